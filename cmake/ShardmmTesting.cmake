@@ -1,0 +1,45 @@
+# Test helpers.
+#   shardmm_add_unit_test(NAME SOURCES ... [LIBS ...])
+#   shardmm_add_mpi_test(NAME SOURCES ... [RANKS 1 2 3 4 6] [TIMEOUT s] [LIBS ...])
+# MPI tests run through mpiexec with --oversubscribe (and --allow-run-as-root as root),
+# OPENBLAS_NUM_THREADS=1, a timeout so a deadlock fails, and the label "mpi".
+
+set(SHARDMM_MPIEXEC_EXTRA_FLAGS --oversubscribe)
+execute_process(COMMAND id -u OUTPUT_VARIABLE _shardmm_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(_shardmm_uid STREQUAL "0")
+  list(APPEND SHARDMM_MPIEXEC_EXTRA_FLAGS --allow-run-as-root)
+endif()
+
+find_package(GTest REQUIRED)
+
+function(shardmm_add_unit_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE shardmm GTest::gtest GTest::gtest_main ${T_LIBS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(${name} PRIVATE ${SHARDMM_WARNINGS})
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS unit TIMEOUT 120
+    ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+endfunction()
+
+function(shardmm_add_mpi_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;RANKS;LIBS" ${ARGN})
+  if(NOT T_RANKS)
+    set(T_RANKS 1 2 3 4 6)
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 180)
+  endif()
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE shardmm shardmm_mpi_gtest_main ${T_LIBS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(${name} PRIVATE ${SHARDMM_WARNINGS})
+  foreach(np IN LISTS T_RANKS)
+    add_test(NAME ${name}.np${np}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${SHARDMM_MPIEXEC_EXTRA_FLAGS}
+              ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${name}.np${np} PROPERTIES LABELS mpi TIMEOUT ${T_TIMEOUT}
+      PROCESSORS ${np} ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+  endforeach()
+endfunction()

@@ -1,0 +1,10 @@
+// Umbrella header.
+#pragma once
+
+#include "shardmm/dist_matrix.hpp"
+#include "shardmm/error.hpp"
+#include "shardmm/layout.hpp"
+#include "shardmm/mesh.hpp"
+#include "shardmm/redistribute.hpp"
+#include "shardmm/types.hpp"
+#include "shardmm/version.hpp"

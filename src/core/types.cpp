@@ -1,0 +1,62 @@
+#include "shardmm/types.hpp"
+
+#include <cctype>
+
+#include "shardmm/error.hpp"
+
+namespace shardmm {
+namespace {
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+}  // namespace
+
+std::string to_string(Op op) {
+  switch (op) {
+    case Op::N: return "N";
+    case Op::T: return "T";
+    case Op::C: return "C";
+  }
+  return "?";
+}
+
+Op parse_op(std::string_view text) {
+  const std::string t = lower(text);
+  if (t == "n") return Op::N;
+  if (t == "t") return Op::T;
+  if (t == "c") return Op::C;
+  throw InvalidArgument("unknown transpose op '" + std::string(text) + "' (use N, T or C)");
+}
+
+std::string to_string(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::F32: return "f32";
+    case Dtype::F64: return "f64";
+    case Dtype::C64: return "c64";
+    case Dtype::C128: return "c128";
+  }
+  return "?";
+}
+
+Dtype parse_dtype(std::string_view text) {
+  const std::string t = lower(text);
+  if (t == "f32" || t == "float32" || t == "s") return Dtype::F32;
+  if (t == "f64" || t == "float64" || t == "d") return Dtype::F64;
+  if (t == "c64" || t == "complex64" || t == "c") return Dtype::C64;
+  if (t == "c128" || t == "complex128" || t == "z") return Dtype::C128;
+  throw InvalidArgument("unknown dtype '" + std::string(text) + "' (use f32, f64, c64 or c128)");
+}
+
+std::size_t dtype_size(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::F32: return 4;
+    case Dtype::F64: return 8;
+    case Dtype::C64: return 8;
+    case Dtype::C128: return 16;
+  }
+  return 0;
+}
+
+}  // namespace shardmm

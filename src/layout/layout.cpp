@@ -1,0 +1,178 @@
+// Layout index math: per-dimension block-cyclic maps bound to a mesh shape.
+#include "shardmm/layout.hpp"
+
+#include <algorithm>
+
+#include "shardmm/error.hpp"
+
+namespace shardmm {
+
+// ---------------------------------------------------------------- DimMap
+
+int DimMap::owner(index_t i_glob) const {
+  return static_cast<int>((i_glob / nb + src) % nprocs);
+}
+
+index_t DimMap::to_local(index_t i_glob) const {
+  return (i_glob / (nb * nprocs)) * nb + i_glob % nb;
+}
+
+index_t DimMap::to_global(index_t i_loc, int proc) const {
+  const int offset = (proc - src + nprocs) % nprocs;  // which block of each cycle
+  return ((i_loc / nb) * nprocs + offset) * nb + i_loc % nb;
+}
+
+index_t DimMap::local_extent(int proc) const { return numroc(extent, nb, proc, src, nprocs); }
+
+std::vector<std::pair<index_t, index_t>> DimMap::owned_ranges(int proc) const {
+  std::vector<std::pair<index_t, index_t>> out;
+  const int offset = (proc - src + nprocs) % nprocs;
+  for (index_t b = offset * nb; b < extent; b += nb * nprocs)
+    out.emplace_back(b, std::min(b + nb, extent));
+  return out;
+}
+
+index_t numroc(index_t n, index_t nb, int iproc, int isrcproc, int nprocs) {
+  const int mydist = (nprocs + iproc - isrcproc) % nprocs;
+  const index_t nblocks = n / nb;
+  index_t num = (nblocks / nprocs) * nb;
+  const index_t extrablks = nblocks % nprocs;
+  if (mydist < extrablks) num += nb;
+  else if (mydist == extrablks) num += n % nb;
+  return num;
+}
+
+// ---------------------------------------------------------------- Layout
+
+namespace {
+
+// "#0"/"#1" are the placeholders of the bc(...) shorthand: the mesh's first / second axis.
+int resolve_axis(const MeshShape& mesh, const std::string& name) {
+  if (name.size() == 2 && name[0] == '#') {
+    const int a = name[1] - '0';
+    if (a >= mesh.ndims())
+      throw InvalidArgument("bc(...) layout needs a mesh with at least " + std::to_string(a + 1) +
+                            " axes, got " + mesh.to_string());
+    return a;
+  }
+  return mesh.axis_index(name);
+}
+
+DimMap bind_dim(const DimSpec& d, index_t extent, int nprocs) {
+  DimMap m{extent, nprocs, 1, 0};
+  switch (d.kind) {
+    case DimSpec::Kind::Replicated: m.nprocs = 1; m.nb = std::max<index_t>(extent, 1); break;
+    case DimSpec::Kind::Block: m.nb = std::max<index_t>((extent + nprocs - 1) / nprocs, 1); break;
+    case DimSpec::Kind::Cyclic: m.nb = 1; break;
+    case DimSpec::Kind::BlockCyclic:
+      if (d.nb < 1) throw InvalidArgument("block size must be >= 1, got " + std::to_string(d.nb));
+      if (d.src < 0 || d.src >= nprocs)
+        throw InvalidArgument("source coordinate " + std::to_string(d.src) + " is outside 0.." +
+                              std::to_string(nprocs - 1));
+      m.nb = d.nb;
+      m.src = d.src;
+      break;
+  }
+  return m;
+}
+
+}  // namespace
+
+Layout::Layout(MeshShape mesh, index_t m, index_t n, ShardingSpec spec)
+    : mesh_(std::move(mesh)), spec_(std::move(spec)) {
+  if (m < 0 || n < 0)
+    throw InvalidArgument("matrix shape " + std::to_string(m) + "x" + std::to_string(n) +
+                          " is negative");
+  std::vector<int> used;
+  auto use = [&](const std::string& name) {
+    const int a = resolve_axis(mesh_, name);
+    if (std::find(used.begin(), used.end(), a) != used.end())
+      throw InvalidArgument("mesh axis '" + mesh_.names[a] + "' is used twice in layout " +
+                            spec_.to_string());
+    used.push_back(a);
+    return a;
+  };
+  const index_t extents[2] = {m, n};
+  for (int d = 0; d < 2; ++d) {
+    int p = 1;
+    for (const auto& name : spec_.dims[d].axes) {
+      const int a = use(name);
+      dim_axes_[d].push_back(a);
+      p *= mesh_.sizes[a];
+    }
+    if (spec_.dims[d].kind != DimSpec::Kind::Replicated && dim_axes_[d].empty())
+      throw InvalidArgument("distributed dimension without mesh axes in " + spec_.to_string());
+    (d == 0 ? rows_ : cols_) = bind_dim(spec_.dims[d], extents[d], p);
+  }
+  for (const auto& name : spec_.unreduced) unreduced_axes_.push_back(use(name));
+}
+
+Layout Layout::block_cyclic(const MeshShape& mesh, index_t m, index_t n, index_t mb, index_t nb,
+                            int rsrc, int csrc) {
+  ShardingSpec s;
+  s.dims[0] = {"I", DimSpec::Kind::BlockCyclic, {"#0"}, mb, rsrc};
+  s.dims[1] = {"J", DimSpec::Kind::BlockCyclic, {"#1"}, nb, csrc};
+  return Layout(mesh, m, n, s);
+}
+
+Layout Layout::replicated(const MeshShape& mesh, index_t m, index_t n) {
+  ShardingSpec s;
+  s.dims[1].label = "J";
+  return Layout(mesh, m, n, s);
+}
+
+int Layout::dim_coord(int dim, const std::vector<int>& mesh_coords) const {
+  int c = 0;
+  for (int a : dim_axes_[dim]) c = c * mesh_.sizes[a] + mesh_coords[a];
+  return c;
+}
+
+index_t Layout::local_rows(const std::vector<int>& mc) const {
+  return rows_.local_extent(dim_coord(0, mc));
+}
+index_t Layout::local_cols(const std::vector<int>& mc) const {
+  return cols_.local_extent(dim_coord(1, mc));
+}
+
+bool Layout::owns(const std::vector<int>& mc, index_t i, index_t j) const {
+  return rows_.owner(i) == dim_coord(0, mc) && cols_.owner(j) == dim_coord(1, mc);
+}
+
+std::vector<int> Layout::sharded_axes() const {
+  std::vector<int> out = dim_axes_[0];
+  out.insert(out.end(), dim_axes_[1].begin(), dim_axes_[1].end());
+  return out;
+}
+std::vector<int> Layout::unreduced_axes() const { return unreduced_axes_; }
+
+std::vector<int> Layout::replica_axes() const {
+  std::vector<int> used = sharded_axes(), out;
+  used.insert(used.end(), unreduced_axes_.begin(), unreduced_axes_.end());
+  for (int a = 0; a < mesh_.ndims(); ++a)
+    if (std::find(used.begin(), used.end(), a) == used.end()) out.push_back(a);
+  return out;
+}
+
+bool Layout::is_primary(const std::vector<int>& mc) const {
+  for (int a : replica_axes())
+    if (mc[a] != 0) return false;
+  return true;
+}
+
+bool Layout::same_distribution(const Layout& o) const {
+  return mesh_ == o.mesh_ && rows_ == o.rows_ && cols_ == o.cols_ &&
+         dim_axes_ == o.dim_axes_ && unreduced_axes_ == o.unreduced_axes_;
+}
+
+Layout Layout::transposed() const {
+  ShardingSpec s = spec_;
+  std::swap(s.dims[0], s.dims[1]);
+  return Layout(mesh_, cols(), rows(), s);
+}
+
+std::string Layout::to_string() const {
+  return spec_.to_string() + " " + std::to_string(rows()) + "x" + std::to_string(cols()) +
+         " on " + mesh_.to_string();
+}
+
+}  // namespace shardmm

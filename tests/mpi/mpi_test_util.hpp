@@ -1,0 +1,64 @@
+// Shared helpers for MPI tests: deterministic entries from global indices, error checks.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <complex>
+#include <string>
+
+#include "shardmm/shardmm.hpp"
+
+namespace shardmm::testing {
+
+inline int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+inline int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+/// Deterministic, rank-count-independent entry for (i, j) of matrix number `seed`.
+template <class T>
+T entry(index_t i, index_t j, int seed = 0) {
+  const double x = std::sin(0.37 * static_cast<double>(i) + 1.13 * static_cast<double>(j) +
+                            0.71 * seed) + 0.001 * static_cast<double>((i * 7 + j * 3 + seed) % 11);
+  if constexpr (is_complex_v<T>) {
+    const double y = std::cos(0.53 * static_cast<double>(i) - 0.29 * static_cast<double>(j) + seed);
+    return T(static_cast<real_t<T>>(x), static_cast<real_t<T>>(y));
+  } else {
+    return static_cast<T>(x);
+  }
+}
+
+/// Runs f, expects it to throw E on this rank, and checks all ranks agree on the message.
+template <class E, class F>
+void expect_same_error_everywhere(F&& f, const std::string& must_contain = "") {
+  std::string what;
+  bool thrown = false;
+  try {
+    f();
+  } catch (const E& e) {
+    thrown = true;
+    what = e.what();
+  }
+  EXPECT_TRUE(thrown) << "expected an exception on rank " << world_rank();
+  if (!must_contain.empty()) {
+    EXPECT_NE(what.find(must_contain), std::string::npos) << what;
+  }
+  // All ranks saw the same message: compare lengths and a checksum.
+  long long sig[2] = {static_cast<long long>(what.size()), 0};
+  for (char c : what) sig[1] = sig[1] * 131 + static_cast<unsigned char>(c);
+  long long mn[2], mx[2];
+  MPI_Allreduce(sig, mn, 2, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(sig, mx, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(mn[0], mx[0]) << "ranks threw different messages: " << what;
+  EXPECT_EQ(mn[1], mx[1]) << "ranks threw different messages: " << what;
+}
+
+}  // namespace shardmm::testing
