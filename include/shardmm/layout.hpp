@@ -91,6 +91,8 @@ class Layout {
   [[nodiscard]] index_t local_cols(const std::vector<int>& mesh_coords) const;
   /// True when the mesh cell holds element (i, j) (replicas included).
   [[nodiscard]] bool owns(const std::vector<int>& mesh_coords, index_t i, index_t j) const;
+  /// Mesh axes (indices) that shard dimension `dim`, first major; empty when replicated.
+  [[nodiscard]] const std::vector<int>& dim_axes(int dim) const { return dim_axes_[dim]; }
   /// Mesh axes that shard a dimension (rows then columns); the others replicate or are unreduced.
   [[nodiscard]] std::vector<int> sharded_axes() const;
   [[nodiscard]] std::vector<int> unreduced_axes() const;

@@ -3,8 +3,10 @@
 
 #include "shardmm/dist_matrix.hpp"
 #include "shardmm/error.hpp"
+#include "shardmm/gemm.hpp"
 #include "shardmm/layout.hpp"
 #include "shardmm/mesh.hpp"
+#include "shardmm/options.hpp"
 #include "shardmm/redistribute.hpp"
 #include "shardmm/types.hpp"
 #include "shardmm/version.hpp"

@@ -1,2 +1,396 @@
+// Layout index math checked against brute force: DimMap against a block-by-block walk of the
+// global index range, Layout binding against per-dimension walks and hand-written axis rules.
 #include <gtest/gtest.h>
-TEST(Placeholder, Empty) {}
+
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "shardmm/error.hpp"
+#include "shardmm/layout.hpp"
+
+namespace {
+
+using shardmm::DimMap;
+using shardmm::DimSpec;
+using shardmm::index_t;
+using shardmm::Layout;
+using shardmm::MeshShape;
+using shardmm::ShardingSpec;
+
+template <class T>
+auto& at(std::vector<T>& v, index_t i) { return v[static_cast<std::size_t>(i)]; }
+template <class T>
+const auto& at(const std::vector<T>& v, index_t i) { return v[static_cast<std::size_t>(i)]; }
+
+// Ownership of one dimension found by dealing out blocks one index at a time (no division).
+struct Walk {
+  std::vector<int> owner;       // owning process per global index
+  std::vector<index_t> local;   // local index on the owner
+  std::vector<index_t> count;   // indices held per process
+};
+
+Walk walk_blocks(index_t extent, int nprocs, index_t nb, int src) {
+  Walk w{{}, {}, std::vector<index_t>(static_cast<std::size_t>(nprocs), 0)};
+  int proc = src;
+  index_t in_block = 0;
+  for (index_t i = 0; i < extent; ++i) {
+    if (in_block == nb) {
+      in_block = 0;
+      proc = proc + 1 == nprocs ? 0 : proc + 1;
+    }
+    w.owner.push_back(proc);
+    w.local.push_back(at(w.count, proc)++);
+    ++in_block;
+  }
+  return w;
+}
+
+std::string describe(const DimMap& m) {
+  return "DimMap{extent=" + std::to_string(m.extent) + ", nprocs=" + std::to_string(m.nprocs) +
+         ", nb=" + std::to_string(m.nb) + ", src=" + std::to_string(m.src) + "}";
+}
+
+::testing::AssertionResult check_indices(const DimMap& m, const Walk& w) {
+  for (index_t i = 0; i < m.extent; ++i) {
+    const int p = at(w.owner, i);
+    const index_t l = at(w.local, i);
+    if (m.owner(i) != p || m.to_local(i) != l || m.to_global(l, p) != i)
+      return ::testing::AssertionFailure()
+             << describe(m) << " i=" << i << ": owner " << m.owner(i) << " (want " << p
+             << "), to_local " << m.to_local(i) << " (want " << l << "), to_global "
+             << m.to_global(l, p);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Ranges must be non-empty, increasing, disjoint, and cover exactly the indices `proc` owns.
+::testing::AssertionResult check_ranges(const DimMap& m, const Walk& w, int proc) {
+  index_t prev_end = 0, covered = 0;
+  for (const auto& [b, e] : m.owned_ranges(proc)) {
+    if (b < prev_end || e <= b || e > m.extent)
+      return ::testing::AssertionFailure() << describe(m) << " proc " << proc << ": bad range ["
+                                           << b << "," << e << ") after " << prev_end;
+    for (index_t i = b; i < e; ++i)
+      if (at(w.owner, i) != proc)
+        return ::testing::AssertionFailure()
+               << describe(m) << " proc " << proc << ": range holds foreign index " << i;
+    covered += e - b;
+    prev_end = e;
+  }
+  if (covered != at(w.count, proc))
+    return ::testing::AssertionFailure() << describe(m) << " proc " << proc << ": ranges cover "
+                                         << covered << " of " << at(w.count, proc) << " indices";
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult check_extents(const DimMap& m, const Walk& w) {
+  index_t total = 0;
+  for (int p = 0; p < m.nprocs; ++p) {
+    if (m.local_extent(p) != at(w.count, p))
+      return ::testing::AssertionFailure() << describe(m) << " local_extent(" << p
+                                           << ")=" << m.local_extent(p) << " want "
+                                           << at(w.count, p);
+    total += m.local_extent(p);
+    if (auto r = check_ranges(m, w, p); !r) return r;
+  }
+  if (total != m.extent)
+    return ::testing::AssertionFailure() << describe(m) << " local extents sum to " << total;
+  return ::testing::AssertionSuccess();
+}
+
+class DimMapExhaustive : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(DimMapExhaustive, MatchesBlockWalk) {
+  const auto [nprocs, nb] = GetParam();
+  for (index_t extent = 0; extent <= 40; ++extent)
+    for (int src = 0; src < nprocs; ++src) {
+      const DimMap m{extent, nprocs, nb, src};
+      const Walk w = walk_blocks(extent, nprocs, nb, src);
+      ASSERT_TRUE(check_indices(m, w));
+      ASSERT_TRUE(check_extents(m, w));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, DimMapExhaustive,
+                         ::testing::Combine(::testing::Range(1, 8), ::testing::Range(1, 10)));
+
+// ---------------------------------------------------------------- Layout binding
+
+// Every coordinate tuple of a mesh (odometer, independent of MeshShape::coords_of).
+std::vector<std::vector<int>> all_cells(const MeshShape& mesh) {
+  std::vector<std::vector<int>> out;
+  std::vector<int> c(mesh.sizes.size(), 0);
+  for (;;) {
+    out.push_back(c);
+    std::size_t a = 0;
+    while (a < c.size() && ++c[a] == mesh.sizes[a]) c[a++] = 0;
+    if (a == c.size()) return out;
+  }
+}
+
+struct DimWant {
+  std::vector<int> axes;  // mesh axis indices, first major; empty = replicated
+  index_t nb = 0;         // ignored when replicated
+  int src = 0;
+};
+
+struct BindCase {
+  std::string mesh, spec;
+  index_t m, n;
+  DimWant rows, cols;
+};
+
+int group_size(const MeshShape& mesh, const DimWant& d) {
+  int p = 1;
+  for (int a : d.axes) p *= mesh.sizes[static_cast<std::size_t>(a)];
+  return p;
+}
+
+// First axis major: coordinate = c[a0] * |a1| + c[a1] (and so on).
+int group_coord(const MeshShape& mesh, const DimWant& d, const std::vector<int>& cell) {
+  int c = 0;
+  for (int a : d.axes)
+    c = c * mesh.sizes[static_cast<std::size_t>(a)] + cell[static_cast<std::size_t>(a)];
+  return c;
+}
+
+Walk want_walk(const MeshShape& mesh, const DimWant& d, index_t extent) {
+  if (d.axes.empty()) return walk_blocks(extent, 1, 1, 0);
+  return walk_blocks(extent, group_size(mesh, d), d.nb, d.src);
+}
+
+std::string case_name(const BindCase& c) {
+  return c.spec + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + " on " + c.mesh;
+}
+
+void check_binding(const BindCase& c) {
+  SCOPED_TRACE(case_name(c));
+  const MeshShape mesh = MeshShape::parse(c.mesh);
+  const Layout l(mesh, c.m, c.n, c.spec);
+  const DimWant* want[2] = {&c.rows, &c.cols};
+  const Walk wr = want_walk(mesh, c.rows, c.m), wc = want_walk(mesh, c.cols, c.n);
+  for (int d = 0; d < 2; ++d) {
+    EXPECT_EQ(l.map(d).nprocs, group_size(mesh, *want[d]));
+    if (!want[d]->axes.empty()) {
+      EXPECT_EQ(l.map(d).nb, want[d]->nb);
+      EXPECT_EQ(l.map(d).src, want[d]->src);
+    }
+  }
+  for (const auto& cell : all_cells(mesh)) {
+    const int rc = group_coord(mesh, c.rows, cell), cc = group_coord(mesh, c.cols, cell);
+    ASSERT_EQ(l.dim_coord(0, cell), rc);
+    ASSERT_EQ(l.dim_coord(1, cell), cc);
+    ASSERT_EQ(l.local_rows(cell), at(wr.count, rc));
+    ASSERT_EQ(l.local_cols(cell), at(wc.count, cc));
+    for (index_t i = 0; i < c.m; ++i)
+      for (index_t j = 0; j < c.n; ++j)
+        ASSERT_EQ(l.owns(cell, i, j), at(wr.owner, i) == rc && at(wc.owner, j) == cc)
+            << "i=" << i << " j=" << j;
+  }
+}
+
+const std::vector<BindCase>& bind_cases() {
+  static const std::vector<BindCase> cases = {
+      {"x=4", "A[I_X,J]", 10, 3, {{0}, 3}, {}},
+      {"x=4", "A[I_X,J]", 2, 3, {{0}, 1}, {}},  // fewer rows than processes
+      {"x=4", "A[I_X,J]", 0, 0, {{0}, 1}, {}},
+      {"x=4", "A[I,J_X:b]", 5, 9, {}, {{0}, 3}},
+      {"x=3,y=2", "A[I_X:c,J_Y]", 7, 9, {{0}, 1}, {{1}, 5}},
+      {"x=3,y=2", "A[I_X:bc4+2,J_Y:bc3+1]", 17, 11, {{0}, 4, 2}, {{1}, 3, 1}},
+      {"x=2,y=3", "A[I_XY,J]", 13, 5, {{0, 1}, 3}, {}},
+      {"x=2,y=3", "A[I_YX:c,J]", 13, 5, {{1, 0}, 1}, {}},
+      {"x=2,y=3", "A[I_XY:bc2+5,J]", 19, 2, {{0, 1}, 2, 5}, {}},
+      {"x=2,y=3,z=2", "A[I_X,J_{z}:bc2]", 9, 10, {{0}, 5}, {{2}, 2}},
+      {"x=2,y=3,z=2", "C[I_X,K_Y]{U_Z}", 9, 10, {{0}, 5}, {{1}, 4}},
+      {"x=2,y=3,z=2", "A[I_ZX,J_Y:c]", 9, 10, {{2, 0}, 3}, {{1}, 1}},
+      {"2x3", "bc(2,3)", 10, 11, {{0}, 2}, {{1}, 3}},
+      {"2x3x2", "bc(2,3,1,2)", 10, 11, {{0}, 2, 1}, {{1}, 3, 2}},
+      {"x=2,y=3", "A[I,J]", 5, 6, {}, {}},
+      {"data=2,model=3", "A[I_{data},J_{model}:c]", 8, 9, {{0}, 4}, {{1}, 1}},
+  };
+  return cases;
+}
+
+TEST(LayoutBinding, MatchesWalksOnEveryCell) {
+  for (const auto& c : bind_cases()) check_binding(c);
+}
+
+TEST(LayoutBinding, BlockSizeIsCeilOfExtentOverProcesses) {
+  const MeshShape mesh = MeshShape::parse("x=2,y=3");
+  for (index_t n = 0; n <= 25; ++n) {
+    index_t want = 1;  // smallest nb >= 1 with nb * 6 >= n
+    while (want * 6 < n) ++want;
+    EXPECT_EQ(Layout(mesh, n, 1, "A[I_XY,J]").row_map().nb, want) << "n=" << n;
+  }
+}
+
+TEST(LayoutBinding, AxisGroupIsFirstAxisMajor) {
+  for (auto order : {MeshShape::Order::RowMajor, MeshShape::Order::ColMajor}) {
+    const MeshShape mesh({"x", "y"}, {2, 3}, order);
+    const Layout xy(mesh, 12, 4, "A[I_XY,J]"), yx(mesh, 12, 4, "A[I_YX,J]");
+    for (int cx = 0; cx < 2; ++cx)
+      for (int cy = 0; cy < 3; ++cy) {
+        EXPECT_EQ(xy.dim_coord(0, {cx, cy}), cx * 3 + cy);
+        EXPECT_EQ(yx.dim_coord(0, {cx, cy}), cy * 2 + cx);
+        EXPECT_EQ(xy.dim_coord(1, {cx, cy}), 0);
+        EXPECT_EQ(xy.local_rows({cx, cy}), 2);  // nb = 2, one block each
+        EXPECT_TRUE(xy.owns({cx, cy}, 2 * (cx * 3 + cy) + 1, 3));
+      }
+  }
+}
+
+TEST(LayoutBinding, FactoriesMatchNotation) {
+  const MeshShape mesh = MeshShape::parse("x=2,y=3,z=2");
+  const Layout bc = Layout::block_cyclic(mesh, 20, 30, 4, 5, 1, 2);
+  EXPECT_EQ(bc.row_map(), (DimMap{20, 2, 4, 1}));
+  EXPECT_EQ(bc.col_map(), (DimMap{30, 3, 5, 2}));
+  EXPECT_TRUE(bc.same_distribution(Layout(mesh, 20, 30, "A[I_X:bc4+1,J_Y:bc5+2]")));
+  EXPECT_EQ(bc.replica_axes(), (std::vector<int>{2}));
+  const Layout rep = Layout::replicated(mesh, 7, 8);
+  EXPECT_EQ(rep.rows(), 7);
+  EXPECT_EQ(rep.cols(), 8);
+  EXPECT_TRUE(rep.same_distribution(Layout(mesh, 7, 8, "A[I,J]")));
+  for (const auto& cell : all_cells(mesh)) {
+    EXPECT_EQ(rep.local_rows(cell), 7);
+    EXPECT_EQ(rep.local_cols(cell), 8);
+    EXPECT_TRUE(rep.owns(cell, 6, 7));
+  }
+}
+
+struct AxesCase {
+  std::string spec;
+  std::vector<int> sharded, unreduced, replica;
+};
+
+TEST(LayoutAxes, ShardedUnreducedReplicaAndPrimary) {
+  const MeshShape mesh = MeshShape::parse("x=2,y=3,z=2");
+  const std::vector<AxesCase> cases = {
+      {"A[I_X,J]", {0}, {}, {1, 2}},
+      {"C[I_X,K_Y]{U_Z}", {0, 1}, {2}, {}},
+      {"A[I_ZX,J]{U_Y}", {2, 0}, {1}, {}},
+      {"A[I,J]", {}, {}, {0, 1, 2}},
+      {"A[I,J]{U_YX}", {}, {1, 0}, {2}},
+      {"A[I,J_Y]", {1}, {}, {0, 2}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.spec);
+    const Layout l(mesh, 6, 6, c.spec);
+    EXPECT_EQ(l.sharded_axes(), c.sharded);
+    EXPECT_EQ(l.unreduced_axes(), c.unreduced);
+    EXPECT_EQ(l.replica_axes(), c.replica);
+    EXPECT_EQ(l.is_unreduced(), !c.unreduced.empty());
+    for (const auto& cell : all_cells(mesh)) {
+      bool primary = true;
+      for (int a : c.replica) primary = primary && cell[static_cast<std::size_t>(a)] == 0;
+      EXPECT_EQ(l.is_primary(cell), primary);
+    }
+  }
+}
+
+TEST(LayoutTranspose, SwapsDimensions) {
+  const MeshShape mesh = MeshShape::parse("x=2,y=3,z=2");
+  for (const char* spec : {"A[I_X:bc3+1,J_Y:c]", "C[I_XZ,K]{U_Y}", "bc(2,5,1,0)", "A[I,J_YX]"}) {
+    SCOPED_TRACE(spec);
+    const Layout l(mesh, 11, 7, spec), t = l.transposed();
+    EXPECT_EQ(t.rows(), 7);
+    EXPECT_EQ(t.cols(), 11);
+    EXPECT_EQ(t.row_map(), l.col_map());
+    EXPECT_EQ(t.col_map(), l.row_map());
+    EXPECT_EQ(t.unreduced_axes(), l.unreduced_axes());
+    EXPECT_EQ(t.replica_axes(), l.replica_axes());
+    EXPECT_TRUE(t.transposed().same_distribution(l));
+    for (const auto& cell : all_cells(mesh)) {
+      EXPECT_EQ(t.local_rows(cell), l.local_cols(cell));
+      for (index_t i = 0; i < 11; ++i)
+        for (index_t j = 0; j < 7; ++j) ASSERT_EQ(t.owns(cell, j, i), l.owns(cell, i, j));
+    }
+  }
+}
+
+struct SameCase {
+  std::string a, b;
+  index_t m, n;
+  bool same;
+};
+
+TEST(LayoutSameDistribution, IgnoresNamesOnly) {
+  const MeshShape mesh = MeshShape::parse("x=2,y=3");
+  const std::vector<SameCase> cases = {
+      {"A[I_X,J_Y]", "B[K_X,L_Y]", 10, 10, true},
+      {"A[I_X,J_Y]", "A[I_x,J_y:b]", 10, 10, true},
+      {"A[I_X,J_Y]", "A[I_X:bc5,J_Y:bc4]", 10, 10, true},  // block == bc with ceil(n/p)
+      {"A[I_X,J_Y]", "A[I_X:c,J_Y]", 10, 10, false},
+      {"A[I_X,J_Y]", "A[I_X:c,J_Y:c]", 2, 3, true},        // nb = 1 either way
+      {"A[I_X,J_Y]", "A[I_Y,J_X]", 10, 10, false},
+      {"A[I_XY,J]", "A[I_YX,J]", 12, 10, false},
+      {"A[I_X,J]", "A[I_X,J]{U_Y}", 10, 10, false},
+      {"A[I_X:bc2,J]", "A[I_X:bc2+1,J]", 10, 10, false},
+      {"bc(2,3)", "A[I_X:bc2,J_Y:bc3]", 10, 10, true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.a + " vs " + c.b);
+    const Layout la(mesh, c.m, c.n, c.a), lb(mesh, c.m, c.n, c.b);
+    EXPECT_EQ(la.same_distribution(lb), c.same);
+    EXPECT_EQ(lb.same_distribution(la), c.same);
+  }
+  const Layout base(mesh, 10, 10, "A[I_X,J_Y]");
+  EXPECT_FALSE(base.same_distribution(Layout(mesh, 10, 11, "A[I_X,J_Y]")));
+  EXPECT_FALSE(base.same_distribution(Layout(MeshShape::parse("x=2,y=4"), 10, 10, "A[I_X,J_Y]")));
+  const MeshShape col({"x", "y"}, {2, 3}, MeshShape::Order::ColMajor);
+  EXPECT_FALSE(base.same_distribution(Layout(col, 10, 10, "A[I_X,J_Y]")));
+}
+
+// ---------------------------------------------------------------- errors
+
+ShardingSpec spec_with(std::vector<std::string> rows, std::vector<std::string> cols,
+                       std::vector<std::string> unreduced = {}) {
+  ShardingSpec s;
+  s.dims[0] = {"I", rows.empty() ? DimSpec::Kind::Replicated : DimSpec::Kind::Block, rows};
+  s.dims[1] = {"J", cols.empty() ? DimSpec::Kind::Replicated : DimSpec::Kind::Block, cols};
+  s.unreduced = std::move(unreduced);
+  return s;
+}
+
+ShardingSpec bc_rows(index_t nb, int src, std::vector<std::string> axes = {"x"}) {
+  ShardingSpec s = spec_with(axes, {});
+  s.dims[0].kind = DimSpec::Kind::BlockCyclic;
+  s.dims[0].nb = nb;
+  s.dims[0].src = src;
+  return s;
+}
+
+TEST(LayoutErrors, ThrowInvalidArgument) {
+  const MeshShape mesh = MeshShape::parse("x=2,y=3");
+  const MeshShape line = MeshShape::parse("x=4");
+  ShardingSpec no_axes = spec_with({}, {});
+  no_axes.dims[0].kind = DimSpec::Kind::Cyclic;
+  const std::vector<std::pair<std::string, std::function<void()>>> cases = {
+      {"unknown axis", [&] { Layout(mesh, 4, 4, "A[I_Q,J]"); }},
+      {"unknown long axis", [&] { Layout(mesh, 4, 4, "A[I_{xx},J]"); }},
+      {"axis in both dims", [&] { Layout(mesh, 4, 4, spec_with({"x"}, {"X"})); }},
+      {"axis twice in a group", [&] { Layout(mesh, 4, 4, spec_with({"y", "y"}, {})); }},
+      {"axis in dim and unreduced", [&] { Layout(mesh, 4, 4, spec_with({"x"}, {}, {"x"})); }},
+      {"axis twice unreduced", [&] { Layout(mesh, 4, 4, spec_with({}, {}, {"y", "Y"})); }},
+      {"nb = 0", [&] { Layout(mesh, 4, 4, bc_rows(0, 0)); }},
+      {"nb < 0", [&] { Layout(mesh, 4, 4, bc_rows(-3, 0)); }},
+      {"src < 0", [&] { Layout(mesh, 4, 4, bc_rows(2, -1)); }},
+      {"src = p", [&] { Layout(mesh, 4, 4, "A[I_X:bc2+2,J]"); }},
+      {"src = |XY|", [&] { Layout(mesh, 4, 4, bc_rows(2, 6, {"x", "y"})); }},
+      {"bc src = p", [&] { Layout(mesh, 4, 4, "bc(2,2,0,3)"); }},
+      {"negative rows", [&] { Layout(mesh, -1, 4, "A[I_X,J]"); }},
+      {"negative cols", [&] { Layout(mesh, 4, -1, "A[I,J]"); }},
+      {"bc on 1D mesh", [&] { Layout(line, 4, 4, "bc(2,2)"); }},
+      {"block_cyclic on 1D", [&] { (void)Layout::block_cyclic(line, 4, 4, 2, 2); }},
+      {"distributed without axes", [&] { Layout(mesh, 4, 4, no_axes); }},
+  };
+  for (const auto& [what, make] : cases) EXPECT_THROW(make(), shardmm::InvalidArgument) << what;
+  // Boundary values that are valid.
+  EXPECT_NO_THROW(Layout(mesh, 4, 4, bc_rows(1, 5, {"x", "y"})));
+  EXPECT_NO_THROW(Layout(mesh, 4, 4, "bc(1,1,1,2)"));
+  // A spec string that repeats an axis is rejected by the parser first.
+  EXPECT_THROW(Layout(mesh, 4, 4, "A[I_X,J_X]"), shardmm::ParseError);
+}
+
+}  // namespace

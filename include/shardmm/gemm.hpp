@@ -1,0 +1,32 @@
+// C <- alpha * op(A) * op(B) + beta * C on distributed matrices.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "shardmm/dist_matrix.hpp"
+#include "shardmm/options.hpp"
+
+namespace shardmm {
+
+/// What one gemm call did on this rank.
+struct GemmReport {
+  Algorithm algorithm = Algorithm::Auto;  ///< the algorithm that ran
+  std::string grid;                       ///< e.g. "2x3 (x,y)" or "ring over x (6)"
+  std::string detail;                     ///< collectives / variant, human readable
+  std::int64_t bytes_sent = 0;            ///< by this rank, algorithm + redistribution
+  std::int64_t bytes_received = 0;
+  std::int64_t messages = 0;
+  std::int64_t redist_bytes_sent = 0;     ///< part of bytes_sent spent redistributing
+  std::int64_t redist_bytes_received = 0;
+  double seconds_total = 0, seconds_gemm = 0, seconds_comm = 0, seconds_redist = 0;
+  [[nodiscard]] std::string to_string() const;
+};
+
+/// Collective over the operands' mesh. Shapes and layouts are validated on global metadata
+/// before any communication: a mismatch throws DimensionMismatch on every rank.
+template <Scalar T>
+GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+                DistMatrix<T>& C, const Options& options = {});
+
+}  // namespace shardmm

@@ -1,0 +1,37 @@
+// Options of gemm, with their defaults in one place. Environment knobs: see README.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace shardmm {
+
+enum class Algorithm { Auto, Local, Summa, Cannon, Ring, Sharded };
+
+std::string to_string(Algorithm a);
+Algorithm parse_algorithm(std::string_view text);  ///< auto|local|summa|cannon|ring|sharded
+
+/// Which ring form the 1D collective matmul uses.
+enum class RingForm {
+  Auto,           ///< circulate the smallest of A, B and C
+  AllGatherA,     ///< A's row blocks circulate: A[I_X,K] . B[K,J_X] -> C[I,J_X]
+  AllGatherB,     ///< B's column blocks circulate: A[I_X,K] . B[K,J_X] -> C[I_X,J]
+  ReduceScatter,  ///< partial C blocks circulate: A[I,K_X] . B[K_X,J] -> C[I_X,J]
+};
+
+struct Options {
+  Algorithm algorithm = Algorithm::Auto;
+  /// SUMMA panel width along k (0: default 256, clipped to the operands' k blocks).
+  std::int64_t panel = 0;
+  /// Block size of the layouts an algorithm redistributes into (0: block layouts for
+  /// Cannon/ring, 64 for SUMMA's block-cyclic ones).
+  std::int64_t block = 0;
+  /// Overlap communication with the local GEMM (non-blocking, double-buffered).
+  bool overlap = true;
+  /// Ring: the mesh axis to run along (empty: the only axis of a 1D mesh).
+  std::string ring_axis;
+  RingForm ring_form = RingForm::Auto;
+};
+
+}  // namespace shardmm

@@ -1,0 +1,73 @@
+// Interface between the gemm front end and the distributed algorithms.
+// Each algorithm provides
+//   Plan <name>_plan(const Problem&, const Options&)  -- the stored layouts it runs on (the
+//        caller's own layouts where they already fit, so no redistribution is needed), and
+//   void <name>_run<T>(const Operands<T>&, const Plan&, const Options&, Timers&)
+// The front end redistributes A, B (and C) into the plan's layouts when they differ.
+#pragma once
+
+#include <string>
+
+#include "shardmm/dist_matrix.hpp"
+#include "shardmm/options.hpp"
+
+namespace shardmm::algo {
+
+/// Global description of a call: shapes, ops and the caller's layouts (all ranks agree).
+struct Problem {
+  Op opA = Op::N, opB = Op::N;
+  index_t m = 0, n = 0, k = 0;
+  Layout A, B, C;  // the caller's stored layouts
+  MeshShape mesh;
+};
+
+/// Layouts an algorithm runs on, plus how to describe the run.
+struct Plan {
+  Algorithm algorithm = Algorithm::Auto;
+  Layout A, B, C;  // stored layouts (A is k x m when opA != N)
+  std::string grid, detail;
+  RingForm ring_form = RingForm::Auto;
+  std::string ring_axis;
+};
+
+struct Timers {
+  double gemm = 0;  // local BLAS
+  double comm = 0;  // waiting for communication
+};
+
+template <Scalar T>
+struct Operands {
+  Op opA, opB;
+  T alpha;
+  const DistMatrix<T>& A;
+  const DistMatrix<T>& B;
+  T beta;
+  DistMatrix<T>& C;
+};
+
+/// The stored layout of X when op(X) has logical layout `spec` (rows x cols).
+Layout stored_layout(Op op, const MeshShape& mesh, index_t rows, index_t cols,
+                     const ShardingSpec& spec);
+/// Dimension of stored X that holds op(X)'s dimension `logical_dim`.
+inline int stored_dim(Op op, int logical_dim) { return op == Op::N ? logical_dim : 1 - logical_dim; }
+
+double now();  // seconds, MPI_Wtime
+
+Plan summa_plan(const Problem& p, const Options& o);
+Plan cannon_plan(const Problem& p, const Options& o);
+Plan ring_plan(const Problem& p, const Options& o);
+Plan sharded_plan(const Problem& p, const Options& o);
+Plan local_plan(const Problem& p, const Options& o);
+
+template <Scalar T>
+void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+template <Scalar T>
+void cannon_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+template <Scalar T>
+void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+template <Scalar T>
+void sharded_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+template <Scalar T>
+void local_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+
+}  // namespace shardmm::algo

@@ -1,0 +1,37 @@
+// Local: every operand replicated on every rank; each rank computes the whole product with
+// one BLAS call. No communication inside the algorithm (the front end's redistribution
+// replicates the inputs). For tiny problems and single-rank meshes.
+#include "algo/algo.hpp"
+#include "blas/blas.hpp"
+
+namespace shardmm::algo {
+
+Plan local_plan(const Problem& p, const Options&) {
+  Plan plan;
+  plan.algorithm = Algorithm::Local;
+  plan.A = Layout::replicated(p.mesh, p.opA == Op::N ? p.m : p.k, p.opA == Op::N ? p.k : p.m);
+  plan.B = Layout::replicated(p.mesh, p.opB == Op::N ? p.k : p.n, p.opB == Op::N ? p.n : p.k);
+  plan.C = Layout::replicated(p.mesh, p.m, p.n);
+  plan.grid = "replicated on " + std::to_string(p.mesh.size()) + " rank(s)";
+  plan.detail = "one local GEMM per rank";
+  return plan;
+}
+
+template <Scalar T>
+void local_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
+  const double t0 = now();
+  const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
+  blas::gemm(x.opA, x.opB, x.C.local_rows(), x.C.local_cols(), k, x.alpha, x.A.data(), x.A.ld(),
+             x.B.data(), x.B.ld(), x.beta, x.C.data(), x.C.ld());
+  t.gemm += now() - t0;
+}
+
+#define SHARDMM_INSTANTIATE(T) \
+  template void local_run<T>(const Operands<T>&, const Plan&, const Options&, Timers&);
+SHARDMM_INSTANTIATE(float)
+SHARDMM_INSTANTIATE(double)
+SHARDMM_INSTANTIATE(std::complex<float>)
+SHARDMM_INSTANTIATE(std::complex<double>)
+#undef SHARDMM_INSTANTIATE
+
+}  // namespace shardmm::algo

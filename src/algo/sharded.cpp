@@ -1,0 +1,129 @@
+// Sharding-rule matmul (the JAX guide's four cases) on named mesh axes, block shardings.
+//
+// op(A) = [I_a, K_a], op(B) = [K_b, J_b], C asked as [I_c, J_c]{U_c}. Collectives inserted:
+//  1. K_a and K_b sharded over different axes: AllGather the smaller operand's k dimension.
+//  2. I_a and J_b share a mesh axis (case 4): AllGather one operand's non-contracting dimension
+//     (the one C does not want sharded that way; otherwise the smaller).
+//  3. Only one operand sharded on k (case 2): either AllGather it, or slice the other operand
+//     locally and reduce the output afterwards, whichever moves fewer words.
+//  4. Local multiply (one BLAS call): C_part = [I_a, J_b]{U_K} where K is the k sharding left.
+//  5. C_part to C: nothing when the layouts agree (C may stay unreduced, {U_X});
+//     ReduceScatter over U_K when C shards a dimension as C_part does plus the U axes
+//     (case 3); otherwise AllReduce over U_K (only if C needs the sum) and redistribute.
+// AllGather: MPI_Allgatherv on axis_comm(dimension's axes). ReduceScatter: MPI_Reduce_scatter
+// on axis_comm(U_K). AllReduce: MPI_Allreduce on axis_comm(U_K).
+#include <algorithm>
+#include <optional>
+
+#include "algo/algo.hpp"
+#include "algo/sharded_steps.hpp"
+#include "blas/blas.hpp"
+#include "shardmm/error.hpp"
+#include "shardmm/redistribute.hpp"
+
+namespace shardmm::algo {
+namespace {
+
+// The same sharding with block-cyclic / cyclic dimensions turned into block ones.
+Layout as_block(const Layout& L) {
+  ShardingSpec s = L.spec();
+  for (int d = 0; d < 2; ++d) {
+    auto& dim = s.dims[d];
+    if (dim.kind == DimSpec::Kind::Replicated) continue;
+    dim.kind = DimSpec::Kind::Block;
+    dim.nb = 0;
+    dim.src = 0;
+    dim.axes.clear();
+    for (int a : L.dim_axes(d)) dim.axes.push_back(L.mesh().names[a]);
+  }
+  s.unreduced.clear();
+  for (int a : L.unreduced_axes()) s.unreduced.push_back(L.mesh().names[a]);
+  return Layout(L.mesh(), L.rows(), L.cols(), s);
+}
+
+}  // namespace
+
+Plan sharded_plan(const Problem& p, const Options&) {
+  Plan plan;
+  plan.algorithm = Algorithm::Sharded;
+  plan.A = as_block(p.A);
+  plan.B = as_block(p.B);
+  plan.C = as_block(p.C);
+  plan.grid = p.mesh.to_string();
+  plan.detail = "sharding rules: " + plan.A.spec().to_string() + (p.opA == Op::N ? "" : "^" + to_string(p.opA)) +
+                " . " + plan.B.spec().to_string() + (p.opB == Op::N ? "" : "^" + to_string(p.opB)) +
+                " -> " + plan.C.spec().to_string();
+  return plan;
+}
+
+template <Scalar T>
+void sharded_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
+  using sharded::Axes;
+  const int da = stored_dim(x.opA, 1), db = stored_dim(x.opB, 0);  // stored k dims
+  const int ia = 1 - da, jb = 1 - db;
+  std::optional<DistMatrix<T>> Ag, Bg;
+  const DistMatrix<T>* A = &x.A;
+  const DistMatrix<T>* B = &x.B;
+  auto gather = [&](bool of_a, int dim) {
+    const double t0 = now();
+    if (of_a) A = &Ag.emplace(sharded::allgather_dim(*A, dim));
+    else B = &Bg.emplace(sharded::allgather_dim(*B, dim));
+    t.comm += now() - t0;
+  };
+  const double size_a = double(x.A.rows()) * double(x.A.cols());
+  const double size_b = double(x.B.rows()) * double(x.B.cols());
+  // 1. k sharded differently on both sides.
+  {
+    const Axes ka = A->layout().dim_axes(da), kb = B->layout().dim_axes(db);
+    if (!ka.empty() && !kb.empty() && ka != kb) gather(size_a <= size_b, size_a <= size_b ? da : db);
+  }
+  // 2. case 4: a mesh axis shards both non-contracting dimensions.
+  if (sharded::intersects(A->layout().dim_axes(ia), B->layout().dim_axes(jb))) {
+    const Axes& c_rows = x.C.layout().dim_axes(0);
+    const bool c_wants_rows = sharded::intersects(c_rows, A->layout().dim_axes(ia));
+    const bool gather_b = c_wants_rows || (!sharded::intersects(x.C.layout().dim_axes(1),
+                                                                B->layout().dim_axes(jb)) &&
+                                           size_b <= size_a);
+    gather(!gather_b, gather_b ? jb : ia);
+  }
+  // 3. only one side sharded on k: gather it, or slice the other side and reduce later.
+  {
+    const Axes ka = A->layout().dim_axes(da), kb = B->layout().dim_axes(db);
+    if (ka.empty() != kb.empty()) {
+      const bool a_side = !ka.empty();
+      const DistMatrix<T>& X = a_side ? *A : *B;
+      const int kd = a_side ? da : db;
+      const double gather_words = double(X.layout().rows()) * double(X.layout().cols()) /
+                                  double(X.layout().map(1 - kd).nprocs);
+      const double reduce_words = sharded::reduce_words(x.C.layout(), x.C.rows(), x.C.cols(),
+                                                        A->layout().dim_axes(ia),
+                                                        B->layout().dim_axes(jb), a_side ? ka : kb);
+      if (gather_words <= reduce_words) gather(a_side, kd);
+    }
+  }
+  // 4. local multiply into C_part (straight into C when the layouts agree).
+  const Layout part = sharded::product_layout(*A, x.opA, *B, x.opB, x.C.layout().mesh());
+  const double t0 = now();
+  if (part.same_distribution(x.C.layout())) {
+    sharded::local_multiply(x.opA, x.opB, x.alpha, *A, *B, x.beta, x.C);
+    t.gemm += now() - t0;
+    return;
+  }
+  DistMatrix<T> P(x.C.mesh(), part);
+  sharded::local_multiply(x.opA, x.opB, x.alpha, *A, *B, T(0), P);
+  t.gemm += now() - t0;
+  // 5. reduce / place into C.
+  const double t1 = now();
+  sharded::finish(P, x.beta, x.C);
+  t.comm += now() - t1;
+}
+
+#define SHARDMM_INSTANTIATE(T) \
+  template void sharded_run<T>(const Operands<T>&, const Plan&, const Options&, Timers&);
+SHARDMM_INSTANTIATE(float)
+SHARDMM_INSTANTIATE(double)
+SHARDMM_INSTANTIATE(std::complex<float>)
+SHARDMM_INSTANTIATE(std::complex<double>)
+#undef SHARDMM_INSTANTIATE
+
+}  // namespace shardmm::algo

@@ -1,0 +1,199 @@
+// SUMMA, C-stationary (van de Geijn & Watts), on a p x q process grid.
+//
+// Grid: C's rows are distributed over the axis group R (p processes), its columns over the
+// group Q (q processes); R and Q together cover every mesh axis. op(A) shares C's row map and
+// distributes k over Q with any block-cyclic map; op(B) distributes k over R and shares C's
+// column map. ScaLAPACK layouts (any MB/NB/RSRC/CSRC) are used as they are.
+//
+// Data flow, per k-panel [k0, k0+w) lying within one k-block of A and one of B:
+//   the process column owning op(A)'s panel packs its m_loc x w piece and broadcasts it along
+//   its process row (axis_comm(Q)); the process row owning op(B)'s panel broadcasts its
+//   w x n_loc piece along its process column (axis_comm(R)); every rank then does
+//   C_loc += alpha * A_panel * B_panel with one BLAS call.
+// Overlap: the broadcasts of panel s+1 (MPI_Ibcast, double-buffered) are in flight while
+// panel s multiplies; the GEMM is cut into column chunks with MPI_Testall in between so the
+// broadcasts progress. Words received per rank: sum over panels not owned locally of
+// m_loc*w (A) and w*n_loc (B).
+#include <algorithm>
+
+#include "algo/algo.hpp"
+#include "blas/blas.hpp"
+#include "comm/collectives.hpp"
+#include "memory/workspace.hpp"
+#include "shardmm/error.hpp"
+
+namespace shardmm::algo {
+namespace {
+
+constexpr index_t kDefaultPanel = 256;
+
+std::vector<std::string> axis_names(const MeshShape& mesh, const std::vector<int>& axes) {
+  std::vector<std::string> out;
+  for (int a : axes) out.push_back(mesh.names[a]);
+  return out;
+}
+
+// C's layout if SUMMA can run on it as is (both dims sharded, no replica/unreduced axes).
+bool c_fits(const Layout& C) {
+  return !C.is_unreduced() && !C.dim_axes(0).empty() && !C.dim_axes(1).empty() &&
+         C.replica_axes().empty();
+}
+
+// op(X) must share C's map along C-dim `cdim` and spread k over the other grid axis group.
+bool operand_fits(const Layout& X, Op op, const Layout& C, int cdim) {
+  const int xd = stored_dim(op, cdim == 0 ? 0 : 1);  // X's dim matching C's dim
+  const int kd = 1 - xd;
+  return !X.is_unreduced() && X.dim_axes(xd) == C.dim_axes(cdim) && X.map(xd) == C.map(cdim) &&
+         X.dim_axes(kd) == C.dim_axes(1 - cdim);
+}
+
+// C = [I_R, J_Q] with R = the first mesh axis, Q = the others; block unless a block size is
+// asked for.
+Layout default_c(const Problem& p, const Options& o) {
+  std::vector<std::string> Q(p.mesh.names.begin() + 1, p.mesh.names.end());
+  const auto kind = o.block > 0 ? DimSpec::Kind::BlockCyclic : DimSpec::Kind::Block;
+  ShardingSpec c;
+  c.dims[0] = DimSpec{"I", kind, {p.mesh.names[0]}, o.block, 0};
+  c.dims[1] = DimSpec{"J", kind, Q, o.block, 0};
+  return Layout(p.mesh, p.m, p.n, c);
+}
+
+}  // namespace
+
+Plan summa_plan(const Problem& p, const Options& o) {
+  if (p.mesh.ndims() < 2)
+    throw NotSupported("SUMMA needs a mesh with at least 2 axes, got " + p.mesh.to_string() +
+                       "; use the ring algorithm on a 1D mesh");
+  Plan plan;
+  plan.algorithm = Algorithm::Summa;
+  plan.C = c_fits(p.C) ? p.C : default_c(p, o);
+  const auto R = axis_names(p.mesh, plan.C.dim_axes(0));
+  const auto Q = axis_names(p.mesh, plan.C.dim_axes(1));
+  // k: block layout (long panel runs per owner) unless a block size is asked for.
+  const auto kind = o.block > 0 ? DimSpec::Kind::BlockCyclic : DimSpec::Kind::Block;
+  ShardingSpec a, b;
+  a.dims[0] = plan.C.spec().dims[0];
+  a.dims[1] = DimSpec{"K", kind, Q, o.block, 0};
+  b.dims[0] = DimSpec{"K", kind, R, o.block, 0};
+  b.dims[1] = plan.C.spec().dims[1];
+  plan.A = operand_fits(p.A, p.opA, plan.C, 0) ? p.A : stored_layout(p.opA, p.mesh, p.m, p.k, a);
+  plan.B = operand_fits(p.B, p.opB, plan.C, 1) ? p.B : stored_layout(p.opB, p.mesh, p.k, p.n, b);
+  const int pr = plan.C.row_map().nprocs, pc = plan.C.col_map().nprocs;
+  plan.grid = std::to_string(pr) + "x" + std::to_string(pc);
+  plan.detail = "C-stationary, panel broadcasts along rows and columns";
+  return plan;
+}
+
+namespace {
+
+// Packs op(A)'s panel (k-range [kl, kl+w) of the local tile) in A's stored orientation:
+// m_loc x w when opA == N, w x m_loc otherwise. Returns the packed leading dimension.
+template <Scalar T>
+index_t pack_panel(const DistMatrix<T>& X, bool k_is_col, index_t kl, index_t w, index_t other,
+                   T* out) {
+  if (k_is_col) {  // panel = columns kl..kl+w of an (other x k_loc) tile
+    for (index_t j = 0; j < w; ++j) std::copy_n(&X.local(0, kl + j), other, out + j * other);
+    return std::max<index_t>(other, 1);
+  }
+  for (index_t j = 0; j < other; ++j) std::copy_n(&X.local(kl, j), w, out + j * w);
+  return std::max<index_t>(w, 1);
+}
+
+// One panel of the pipeline: its k range, owners, local offsets and buffers.
+struct Panel {
+  index_t k0 = 0, w = 0;
+  int owner_a = 0, owner_b = 0;  // coordinate along Q (for A) / R (for B)
+  index_t kl_a = 0, kl_b = 0;    // local k offset at the owners
+  index_t lda = 1, ldb = 1;
+};
+
+std::vector<Panel> panels(const DimMap& ka, const DimMap& kb, index_t k, index_t width) {
+  std::vector<Panel> out;
+  for (index_t k0 = 0; k0 < k;) {
+    const index_t end = std::min({k, (k0 / ka.nb + 1) * ka.nb, (k0 / kb.nb + 1) * kb.nb, k0 + width});
+    Panel p;
+    p.k0 = k0;
+    p.w = end - k0;
+    p.owner_a = ka.owner(k0);
+    p.owner_b = kb.owner(k0);
+    p.kl_a = ka.to_local(k0);
+    p.kl_b = kb.to_local(k0);
+    out.push_back(p);
+    k0 = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+template <Scalar T>
+void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t) {
+  const Mesh& mesh = x.C.mesh();
+  const MeshShape& shape = mesh.shape();
+  const Layout& LC = x.C.layout();
+  const MPI_Comm row_comm = mesh.axis_comm(axis_names(shape, LC.dim_axes(1)));  // along Q
+  const MPI_Comm col_comm = mesh.axis_comm(axis_names(shape, LC.dim_axes(0)));  // along R
+  const int my_q = LC.dim_coord(1, mesh.coords()), my_r = LC.dim_coord(0, mesh.coords());
+  const index_t m_loc = x.C.local_rows(), n_loc = x.C.local_cols();
+  const bool a_k_col = x.opA == Op::N, b_k_col = x.opB != Op::N;
+  const DimMap& ka = x.A.layout().map(a_k_col ? 1 : 0);
+  const DimMap& kb = x.B.layout().map(b_k_col ? 1 : 0);
+  const index_t k = ka.extent;
+  const index_t width = o.panel > 0 ? o.panel : kDefaultPanel;
+  (void)plan;
+
+  blas::scale(m_loc, n_loc, x.beta, x.C.data(), x.C.ld());
+  auto steps = panels(ka, kb, k, width);
+  T* abuf[2] = {memory::get<T>(memory::Slot::Panel0, m_loc * width),
+                memory::get<T>(memory::Slot::Panel1, m_loc * width)};
+  T* bbuf[2] = {memory::get<T>(memory::Slot::Panel2, width * n_loc),
+                memory::get<T>(memory::Slot::Panel3, width * n_loc)};
+  comm::Requests inflight[2];
+
+  auto start = [&](std::size_t s) {  // pack at the owners and post both broadcasts
+    Panel& p = steps[s];
+    const int b = static_cast<int>(s % 2);
+    p.lda = a_k_col ? std::max<index_t>(m_loc, 1) : std::max<index_t>(p.w, 1);
+    p.ldb = b_k_col ? std::max<index_t>(n_loc, 1) : std::max<index_t>(p.w, 1);
+    if (my_q == p.owner_a) pack_panel(x.A, a_k_col, p.kl_a, p.w, m_loc, abuf[b]);
+    if (my_r == p.owner_b) pack_panel(x.B, b_k_col, p.kl_b, p.w, n_loc, bbuf[b]);
+    comm::ibcast(abuf[b], m_loc * p.w, p.owner_a, row_comm, inflight[b]);
+    comm::ibcast(bbuf[b], p.w * n_loc, p.owner_b, col_comm, inflight[b]);
+    if (!o.overlap) {
+      const double t0 = now();
+      inflight[b].wait();
+      t.comm += now() - t0;
+    }
+  };
+
+  if (!steps.empty()) start(0);
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const int b = static_cast<int>(s % 2);
+    if (s + 1 < steps.size()) start(s + 1);  // next panel's broadcasts in flight
+    double t0 = now();
+    inflight[b].wait();
+    t.comm += now() - t0;
+    t0 = now();
+    // C_loc += alpha * op(A_panel) * op(B_panel), in column chunks to drive progress.
+    const Panel& p = steps[s];
+    const index_t chunk = std::max<index_t>(256, (n_loc + 3) / 4);
+    for (index_t j0 = 0; j0 < n_loc; j0 += chunk) {
+      const index_t nj = std::min(chunk, n_loc - j0);
+      const T* bj = b_k_col ? bbuf[b] + j0 : bbuf[b] + j0 * p.ldb;
+      blas::gemm(x.opA, x.opB, m_loc, nj, p.w, x.alpha, abuf[b], p.lda, bj, p.ldb, T(1),
+                 x.C.data() + j0 * x.C.ld(), x.C.ld());
+      if (s + 1 < steps.size()) inflight[1 - b].test();
+    }
+    t.gemm += now() - t0;
+  }
+}
+
+#define SHARDMM_INSTANTIATE(T) \
+  template void summa_run<T>(const Operands<T>&, const Plan&, const Options&, Timers&);
+SHARDMM_INSTANTIATE(float)
+SHARDMM_INSTANTIATE(double)
+SHARDMM_INSTANTIATE(std::complex<float>)
+SHARDMM_INSTANTIATE(std::complex<double>)
+#undef SHARDMM_INSTANTIATE
+
+}  // namespace shardmm::algo

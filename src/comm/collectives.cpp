@@ -1,0 +1,166 @@
+#include "comm/collectives.hpp"
+
+#include <algorithm>
+#include <complex>
+#include <numeric>
+
+#include "comm/mpi_check.hpp"
+#include "comm/traffic.hpp"
+
+namespace shardmm::comm {
+
+void Requests::wait() {
+  if (reqs.empty()) return;
+  SHARDMM_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
+  reqs.clear();
+}
+
+bool Requests::test() {
+  if (reqs.empty()) return true;
+  int done = 0;
+  SHARDMM_MPI(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE));
+  if (done) reqs.clear();
+  return done != 0;
+}
+
+namespace {
+constexpr auto bytes = [](std::int64_t n, std::size_t size) {
+  return n * static_cast<std::int64_t>(size);
+};
+
+// Calls post(offset, n) for consecutive pieces of at most max_message_elems().
+template <class F>
+void in_pieces(std::int64_t count, F&& post) {
+  const std::int64_t limit = max_message_elems();
+  for (std::int64_t off = 0; off < count; off += limit)
+    post(off, static_cast<int>(std::min(limit, count - off)));
+}
+}  // namespace
+
+template <class T>
+void ibcast(T* buf, std::int64_t count, int root, MPI_Comm comm, Requests& out) {
+  const int P = comm_size(comm);
+  if (P == 1 || count == 0) return;
+  Traffic& t = traffic();
+  if (comm_rank(comm) == root) {
+    t.bytes_sent += bytes(count, sizeof(T)) * (P - 1);
+    t.messages += P - 1;
+  } else {
+    t.bytes_received += bytes(count, sizeof(T));
+  }
+  in_pieces(count, [&](std::int64_t off, int n) {
+    out.reqs.emplace_back();
+    SHARDMM_MPI(MPI_Ibcast(buf + off, n, mpi_type<T>(), root, comm, &out.reqs.back()));
+  });
+}
+
+template <class T>
+void isend(const T* buf, std::int64_t count, int peer, int tag, MPI_Comm comm, Requests& out) {
+  if (count == 0) return;
+  traffic().bytes_sent += bytes(count, sizeof(T));
+  traffic().messages += 1;
+  in_pieces(count, [&](std::int64_t off, int n) {
+    out.reqs.emplace_back();
+    SHARDMM_MPI(MPI_Isend(buf + off, n, mpi_type<T>(), peer, tag, comm, &out.reqs.back()));
+  });
+}
+
+template <class T>
+void irecv(T* buf, std::int64_t count, int peer, int tag, MPI_Comm comm, Requests& out) {
+  if (count == 0) return;
+  traffic().bytes_received += bytes(count, sizeof(T));
+  in_pieces(count, [&](std::int64_t off, int n) {
+    out.reqs.emplace_back();
+    SHARDMM_MPI(MPI_Irecv(buf + off, n, mpi_type<T>(), peer, tag, comm, &out.reqs.back()));
+  });
+}
+
+template <class T>
+void allgatherv(T* recv, const std::vector<std::int64_t>& counts,
+                const std::vector<std::int64_t>& displs, MPI_Comm comm) {
+  const int P = comm_size(comm), me = comm_rank(comm);
+  if (P == 1) return;
+  const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
+  Traffic& t = traffic();
+  t.bytes_sent += bytes(counts[me], sizeof(T)) * (P - 1);
+  t.bytes_received += bytes(total - counts[me], sizeof(T));
+  t.messages += counts[me] > 0 ? P - 1 : 0;
+  const std::int64_t limit = max_message_elems();
+  const bool fits = std::all_of(displs.begin(), displs.end(), [&](auto d) { return d <= limit; }) &&
+                    std::all_of(counts.begin(), counts.end(), [&](auto c) { return c <= limit; });
+  if (fits) {
+    std::vector<int> c(counts.begin(), counts.end()), d(displs.begin(), displs.end());
+    SHARDMM_MPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, c.data(), d.data(),
+                               mpi_type<T>(), comm));
+    return;
+  }
+  // Split path: every rank broadcasts its piece (in pieces) to the others.
+  Requests reqs;
+  for (int r = 0; r < P; ++r)
+    in_pieces(counts[r], [&](std::int64_t off, int n) {
+      reqs.reqs.emplace_back();
+      SHARDMM_MPI(MPI_Ibcast(recv + displs[r] + off, n, mpi_type<T>(), r, comm, &reqs.reqs.back()));
+    });
+  reqs.wait();
+}
+
+template <class T>
+void reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& counts,
+                    MPI_Comm comm) {
+  const int P = comm_size(comm), me = comm_rank(comm);
+  const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
+  if (P == 1) {
+    std::copy_n(send, total, recv);
+    return;
+  }
+  Traffic& t = traffic();
+  t.bytes_sent += bytes(total - counts[me], sizeof(T));
+  t.bytes_received += bytes(counts[me], sizeof(T)) * (P - 1);
+  t.messages += P - 1;
+  const std::int64_t limit = max_message_elems();
+  if (std::all_of(counts.begin(), counts.end(), [&](auto c) { return c <= limit; }) &&
+      total <= limit) {
+    std::vector<int> c(counts.begin(), counts.end());
+    SHARDMM_MPI(MPI_Reduce_scatter(send, recv, c.data(), mpi_type<T>(), MPI_SUM, comm));
+    return;
+  }
+  // Split path: one MPI_Reduce per block and piece, rooted at the block's owner.
+  std::int64_t displ = 0;
+  for (int r = 0; r < P; ++r) {
+    in_pieces(counts[r], [&](std::int64_t off, int n) {
+      SHARDMM_MPI(MPI_Reduce(send + displ + off, r == me ? recv + off : nullptr, n, mpi_type<T>(),
+                             MPI_SUM, r, comm));
+    });
+    displ += counts[r];
+  }
+}
+
+template <class T>
+void allreduce_sum(T* buf, std::int64_t count, MPI_Comm comm) {
+  const int P = comm_size(comm);
+  if (P == 1 || count == 0) return;
+  Traffic& t = traffic();  // logical: reduce-scatter then all-gather of the result
+  const std::int64_t share = bytes(count, sizeof(T)) * (P - 1) / P;
+  t.bytes_sent += 2 * share;
+  t.bytes_received += 2 * share;
+  t.messages += 2 * (P - 1);
+  in_pieces(count, [&](std::int64_t off, int n) {
+    SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, buf + off, n, mpi_type<T>(), MPI_SUM, comm));
+  });
+}
+
+#define SHARDMM_INSTANTIATE(T)                                                               \
+  template void ibcast<T>(T*, std::int64_t, int, MPI_Comm, Requests&);                       \
+  template void isend<T>(const T*, std::int64_t, int, int, MPI_Comm, Requests&);             \
+  template void irecv<T>(T*, std::int64_t, int, int, MPI_Comm, Requests&);                   \
+  template void allgatherv<T>(T*, const std::vector<std::int64_t>&,                          \
+                              const std::vector<std::int64_t>&, MPI_Comm);                   \
+  template void reduce_scatter<T>(const T*, T*, const std::vector<std::int64_t>&, MPI_Comm); \
+  template void allreduce_sum<T>(T*, std::int64_t, MPI_Comm);
+SHARDMM_INSTANTIATE(float)
+SHARDMM_INSTANTIATE(double)
+SHARDMM_INSTANTIATE(std::complex<float>)
+SHARDMM_INSTANTIATE(std::complex<double>)
+#undef SHARDMM_INSTANTIATE
+
+}  // namespace shardmm::comm

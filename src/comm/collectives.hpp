@@ -1,0 +1,48 @@
+// Named, checked, counted communication calls used by the algorithms. Each adds its logical
+// volume to comm::traffic() (see traffic.hpp for the convention). Counts are 64-bit; a
+// transfer above max_message_elems() is split into several MPI calls.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace shardmm::comm {
+
+/// Outstanding non-blocking operations; wait() / test() act on all of them.
+class Requests {
+ public:
+  std::vector<MPI_Request> reqs;
+  void wait();
+  bool test();  ///< drives progress; true when all are complete
+  [[nodiscard]] bool empty() const { return reqs.empty(); }
+};
+
+/// Broadcast `count` elements from `root` of `comm` (non-blocking, appended to `out`).
+template <class T>
+void ibcast(T* buf, std::int64_t count, int root, MPI_Comm comm, Requests& out);
+
+/// Non-blocking send / receive of `count` elements (split above the message limit).
+template <class T>
+void isend(const T* buf, std::int64_t count, int peer, int tag, MPI_Comm comm, Requests& out);
+template <class T>
+void irecv(T* buf, std::int64_t count, int peer, int tag, MPI_Comm comm, Requests& out);
+
+/// All-gather of variable pieces: piece r (counts[r] elements) lands at recv + displs[r].
+/// The own piece must already be in place in `recv`.
+template <class T>
+void allgatherv(T* recv, const std::vector<std::int64_t>& counts,
+                const std::vector<std::int64_t>& displs, MPI_Comm comm);
+
+/// Sum-reduce-scatter: `send` holds one block per rank (counts[r] elements, consecutive);
+/// rank r receives the sum of block r into `recv`.
+template <class T>
+void reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& counts,
+                    MPI_Comm comm);
+
+/// In-place sum all-reduce.
+template <class T>
+void allreduce_sum(T* buf, std::int64_t count, MPI_Comm comm);
+
+}  // namespace shardmm::comm

@@ -1,0 +1,28 @@
+// Workspace pool: the algorithms' large work buffers (panels, shift buffers, partial sums)
+// come from here. Buffers are kept per slot and reused across calls, so a repeated gemm
+// allocates (and first-touches) nothing; a slot grows only when a larger buffer is needed.
+// Memory is 64-byte aligned and left uninitialised.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace shardmm::memory {
+
+/// Named slots, one per concurrent use inside a single algorithm run.
+enum class Slot : int { Panel0, Panel1, Panel2, Panel3, Partial, Count };
+
+/// Raw bytes for `slot`, at least `bytes` long. Invalidated by the next get() of that slot.
+void* get_bytes(Slot slot, std::size_t bytes);
+
+template <class T>
+T* get(Slot slot, std::int64_t count) {
+  return static_cast<T*>(get_bytes(slot, static_cast<std::size_t>(count < 1 ? 1 : count) * sizeof(T)));
+}
+
+/// Bytes currently held by the pool (all slots).
+std::size_t held_bytes();
+/// Frees every slot.
+void release();
+
+}  // namespace shardmm::memory
