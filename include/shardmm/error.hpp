@@ -32,7 +32,7 @@ class NotSupported : public Error {
 };
 
 /// A malformed layout spec; `position()` is the index of the offending character.
-class ParseError : public Error {
+class ParseError : public InvalidArgument {
  public:
   ParseError(const std::string& message, std::string text, std::size_t position);
   [[nodiscard]] std::size_t position() const noexcept { return position_; }

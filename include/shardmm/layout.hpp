@@ -36,7 +36,7 @@ struct ShardingSpec {
   std::vector<std::string> unreduced;   ///< axes with pending partial sums
   bool operator==(const ShardingSpec&) const = default;
 
-  /// Parses A[I_X,J], A[I_XY,J_Z:bc64+1], C[I_X,K_Y]{U_Z}, bc(64,64)[@x,y]. Throws ParseError
+  /// Parses A[I_X,J], A[I_XY,J_Z:bc64+1], C[I_X,K_Y]{U_Z}, bc(64,64) (first two mesh axes). Throws ParseError
   /// pointing at the bad character.
   static ShardingSpec parse(std::string_view text);
   [[nodiscard]] std::string to_string() const;

@@ -98,7 +98,10 @@ void sharded_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
       const double reduce_words = sharded::reduce_words(x.C.layout(), x.C.rows(), x.C.cols(),
                                                         A->layout().dim_axes(ia),
                                                         B->layout().dim_axes(jb), a_side ? ka : kb);
-      if (gather_words <= reduce_words) gather(a_side, kd);
+      // Slicing the other operand along k is impossible when its own sharding uses K's axes.
+      const Axes& other = a_side ? B->layout().dim_axes(jb) : A->layout().dim_axes(ia);
+      if (sharded::intersects(a_side ? ka : kb, other) || gather_words <= reduce_words)
+        gather(a_side, kd);
     }
   }
   // 4. local multiply into C_part (straight into C when the layouts agree).

@@ -7,7 +7,7 @@
 namespace shardmm {
 
 ParseError::ParseError(const std::string& message, std::string text, std::size_t position)
-    : Error(message + "\n  " + text + "\n  " + std::string(position, ' ') + "^"),
+    : InvalidArgument(message + "\n  " + text + "\n  " + std::string(position, ' ') + "^"),
       text_(std::move(text)),
       position_(position) {}
 

@@ -166,6 +166,9 @@ bool Layout::same_distribution(const Layout& o) const {
 
 Layout Layout::transposed() const {
   ShardingSpec s = spec_;
+  for (auto& d : s.dims)  // bc() placeholders name real axes once the dims are swapped
+    for (auto& a : d.axes)
+      if (a.size() == 2 && a[0] == '#') a = mesh_.names[a[1] - '0'];
   std::swap(s.dims[0], s.dims[1]);
   return Layout(mesh_, cols(), rows(), s);
 }

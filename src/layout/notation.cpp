@@ -5,6 +5,7 @@
 //   axes  := one letter per axis (XY = X major, Y minor) | '{' name {',' name} '}'
 //   dist  := 'b' (block, default) | 'c' (cyclic) | 'bc' nb ['+' src] (block-cyclic)
 #include <cctype>
+#include <limits>
 
 #include "shardmm/error.hpp"
 #include "shardmm/layout.hpp"
@@ -65,11 +66,15 @@ class Parser {
     while (pos_ < t_.size() && std::isalnum(uc(t_[pos_]))) ++pos_;
     return std::string(t_.substr(b, pos_ - b));
   }
-  index_t integer() {
+  index_t integer(index_t max = std::numeric_limits<index_t>::max()) {
     const std::size_t b = pos_;
     while (pos_ < t_.size() && std::isdigit(uc(t_[pos_]))) ++pos_;
     if (b == pos_) fail("expected a number");
-    if (pos_ - b > 12) fail("number too large");
+    const bool too_long = pos_ - b > 12;
+    if (too_long || std::stoll(std::string(t_.substr(b, pos_ - b))) > max) {
+      pos_ = b;
+      fail("number too large");
+    }
     return std::stoll(std::string(t_.substr(b, pos_ - b)));
   }
   std::vector<std::string> axes() {
@@ -114,7 +119,7 @@ class Parser {
         if (d.nb < 1) { pos_ = at; fail("block size must be >= 1"); }
         if (peek('+')) {
           ++pos_;
-          d.src = static_cast<int>(integer());
+          d.src = static_cast<int>(integer(std::numeric_limits<int>::max()));
         }
       } else if (peek('c')) {
         ++pos_;
@@ -136,7 +141,7 @@ class Parser {
       skip_ws();
       if (count == 4) fail("bc() takes 2 or 4 numbers");
       const std::size_t at = pos_;
-      v[count] = integer();
+      v[count] = count < 2 ? integer() : integer(std::numeric_limits<int>::max());
       if (count < 2 && v[count] < 1) { pos_ = at; fail("block size must be >= 1"); }
       ++count;
       skip_ws();

@@ -41,17 +41,22 @@ MeshShape::MeshShape(std::vector<std::string> axis_names, std::vector<int> axis_
 }
 
 MeshShape MeshShape::parse(std::string_view text) {
+  const bool named = text.find('=') != std::string_view::npos;
+  const char sep = named ? ',' : 'x';
+  const auto bad = [&] {
+    return InvalidArgument("bad mesh shape '" + std::string(text) + "': expected e.g. 2x3 or x=2,y=3");
+  };
+  if (text.empty() || text.back() == sep) throw bad();
   std::vector<std::string> n;
   std::vector<int> s;
   std::string item;
   std::stringstream ss{std::string(text)};
-  const bool named = text.find('=') != std::string_view::npos;
-  const char sep = named ? ',' : 'x';
   while (std::getline(ss, item, sep)) {
-    std::string name = named ? item.substr(0, item.find('=')) : std::string(1, "XYZ"[std::min<std::size_t>(n.size(), 2)]);
-    std::string num = named ? item.substr(item.find('=') + 1) : item;
-    if (num.empty() || !std::all_of(num.begin(), num.end(), ::isdigit) || num.size() > 9)
-      throw InvalidArgument("bad mesh shape '" + std::string(text) + "': expected e.g. 2x3 or x=2,y=3");
+    const std::size_t eq = item.find('=');
+    if (named && eq == std::string::npos) throw bad();
+    std::string name = named ? item.substr(0, eq) : std::string(1, "XYZ"[std::min<std::size_t>(n.size(), 2)]);
+    std::string num = named ? item.substr(eq + 1) : item;
+    if (num.empty() || !std::all_of(num.begin(), num.end(), ::isdigit) || num.size() > 9) throw bad();
     n.push_back(name);
     s.push_back(std::stoi(num));
   }

@@ -30,17 +30,20 @@ T value(double re, double im) {
   else return static_cast<T>(re);
 }
 
-// Runs one case with operands in `spec_a`/`spec_b`/`spec_c` layouts ("" = block-cyclic 3x2).
+// Runs one case with stored operands in layouts lay[0..2] ("bc" = block-cyclic 3x2, src 0,1).
 template <Scalar T>
-void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta, const std::string& lay) {
+void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
+              const std::array<std::string, 3>& lay) {
   Mesh mesh = mesh_for(algo);  // Cannon leaves surplus ranks idle; they still join the oracle
   const index_t ar = opA == Op::N ? s.m : s.k, ac = opA == Op::N ? s.k : s.m;
   const index_t br = opB == Op::N ? s.k : s.n, bc = opB == Op::N ? s.n : s.k;
-  auto layout = [&](index_t r, index_t c) {
-    if (lay == "bc") return Layout::block_cyclic(mesh.shape(), r, c, 3, 2, 0, mesh.shape().ndims() > 1 ? 1 % mesh.shape().sizes[1] : 0);
-    return Layout(mesh.shape(), r, c, lay);
+  auto layout = [&](index_t r, index_t c, const std::string& spec) {
+    const int csrc = mesh.shape().ndims() > 1 ? 1 % mesh.shape().sizes[1] : 0;
+    if (spec == "bc") return Layout::block_cyclic(mesh.shape(), r, c, 3, 2, 0, csrc);
+    return Layout(mesh.shape(), r, c, spec);
   };
-  DistMatrix<T> A(mesh, layout(ar, ac)), B(mesh, layout(br, bc)), C(mesh, layout(s.m, s.n));
+  DistMatrix<T> A(mesh, layout(ar, ac, lay[0])), B(mesh, layout(br, bc, lay[1])),
+      C(mesh, layout(s.m, s.n, lay[2]));
   A.fill([](index_t i, index_t j) { return entry<T>(i, j, 1); });
   B.fill([](index_t i, index_t j) { return entry<T>(i, j, 2); });
   C.fill([](index_t i, index_t j) { return entry<T>(i, j, 3); });
@@ -51,11 +54,12 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta, const st
   gemm(opA, opB, alpha, A, B, beta, C, o);
   const double err = gemm_error(opA, opB, alpha, A, B, beta, C0, C);
   EXPECT_LE(err, 10.0) << to_string(algo) << " " << to_string(opA) << to_string(opB) << " m=" << s.m
-                       << " n=" << s.n << " k=" << s.k << " layout " << lay;
+                       << " n=" << s.n << " k=" << s.k << " layouts " << lay[0] << " " << lay[1]
+                       << " " << lay[2];
 }
 
 template <Scalar T>
-void sweep(Algorithm algo, const std::vector<std::string>& layouts) {
+void sweep(Algorithm algo, const std::vector<std::array<std::string, 3>>& layouts) {
   const Op ops[] = {Op::N, Op::T, Op::C};
   const T alphas[] = {T(1), value<T>(2.5, -0.5)};
   const T betas[] = {T(0), value<T>(-1.5, 0.25)};
@@ -71,10 +75,34 @@ class GemmTyped : public ::testing::Test {};
 using Types = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
 TYPED_TEST_SUITE(GemmTyped, Types);
 
-TYPED_TEST(GemmTyped, Summa) { sweep<TypeParam>(Algorithm::Summa, {"bc", "A[I_X,J_Y]"}); }
-TYPED_TEST(GemmTyped, Cannon) { sweep<TypeParam>(Algorithm::Cannon, {"A[I_X,J_Y]", "bc"}); }
-TYPED_TEST(GemmTyped, Ring) { sweep<TypeParam>(Algorithm::Ring, {"A[I_X,J]", "A[I,J_X]"}); }
-TYPED_TEST(GemmTyped, Local) { sweep<TypeParam>(Algorithm::Local, {"bc"}); }
-TYPED_TEST(GemmTyped, Auto) { sweep<TypeParam>(Algorithm::Auto, {"bc"}); }
+using L3 = std::array<std::string, 3>;
+const L3 kBc = {"bc", "bc", "bc"};
+const L3 kGrid = {"A[I_X,J_Y]", "B[I_X,J_Y]", "C[I_X,J_Y]"};
+
+TYPED_TEST(GemmTyped, Summa) { sweep<TypeParam>(Algorithm::Summa, {kBc, kGrid}); }
+TYPED_TEST(GemmTyped, Cannon) { sweep<TypeParam>(Algorithm::Cannon, {kGrid, kBc}); }
+TYPED_TEST(GemmTyped, Ring) {
+  sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});
+}
+TYPED_TEST(GemmTyped, Local) { sweep<TypeParam>(Algorithm::Local, {kBc}); }
+TYPED_TEST(GemmTyped, Auto) { sweep<TypeParam>(Algorithm::Auto, {kBc}); }
+
+// The JAX guide's cases on a 2D mesh (layouts are of the stored matrices).
+TYPED_TEST(GemmTyped, Sharded) {
+  sweep<TypeParam>(Algorithm::Sharded, {
+      {"A[I_X,J]", "B[J,K_Y]", "C[I_X,K_Y]"},        // case 1: no communication
+      {"A[I,J_X]", "B[J,K]", "C[I,K]"},              // case 2
+      {"A[I,J_X]", "B[J_X,K]", "C[I,K]"},            // case 3, AllReduce
+      {"A[I,J_X]", "B[J_X,K]", "C[I_X,K]"},          // case 3, ReduceScatter
+      {"A[I,J_X]", "B[J_X,K]", "C[I,K_X]"},
+      {"A[I,J_X]", "B[J_X,K]", "C[I,K]{U_X}"},       // left unreduced
+      {"A[I_X,J]", "B[J,K_X]", "C[I_X,K]"},          // case 4
+      {"A[I_X,J]", "B[J,K_X]", "C[I,K_X]"},
+      {"A[I,J_X]", "B[J_Y,K]", "C[I,K]"},            // k on different axes
+      {"A[I_XY,J]", "B[J,K]", "C[I_XY,K]"},
+      {"A[I_X,J_Y]", "B[J_Y,K]", "C[I_X,K]{U_Y}"},
+      {"A[I_X,J_Y]", "B[J_Y,K]", "C[I_XY,K]"},       // ReduceScatter onto a combined axis
+      {"A[I_X:c,J_Y:bc2]", "B[J_Y:bc3,K]", "C[I_X,K_Y]"}});
+}
 
 }  // namespace

@@ -172,6 +172,7 @@ void check_binding(const BindCase& c) {
   const DimWant* want[2] = {&c.rows, &c.cols};
   const Walk wr = want_walk(mesh, c.rows, c.m), wc = want_walk(mesh, c.cols, c.n);
   for (int d = 0; d < 2; ++d) {
+    EXPECT_EQ(l.dim_axes(d), want[d]->axes);
     EXPECT_EQ(l.map(d).nprocs, group_size(mesh, *want[d]));
     if (!want[d]->axes.empty()) {
       EXPECT_EQ(l.map(d).nb, want[d]->nb);
