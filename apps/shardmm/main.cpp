@@ -1,34 +1,75 @@
-// shardmm launcher (placeholder until the launcher issue): distribution round trip.
+// shardmm launcher: `mpirun -n P shardmm <command>`.
+// Exit codes: 0 success; 1 error (bad input, I/O, MPI); 2 usage error; 3 a --check failed.
 #include <mpi.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
+#include <sstream>
 
+#include "bench.hpp"
 #include "shardmm/shardmm.hpp"
+
+namespace {
+
+using shardmm::cli::BenchConfig;
+
+void add_bench(CLI::App& app, BenchConfig& c) {
+  auto* b = app.add_subcommand("bench", "time shardmm (and ScaLAPACK) on generated operands");
+  b->add_option("--m", c.m, "rows of C")->check(CLI::NonNegativeNumber);
+  b->add_option("--n", c.n, "columns of C")->check(CLI::NonNegativeNumber);
+  b->add_option("--k", c.k, "inner dimension")->check(CLI::NonNegativeNumber);
+  b->add_option_function<shardmm::index_t>("--size", [&c](shardmm::index_t s) { c.m = c.n = c.k = s; },
+                                           "m = n = k")->check(CLI::NonNegativeNumber);
+  b->add_option("--dtype", c.dtype, "f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
+  b->add_option("--algo", c.algos, "comma list of auto|local|summa|cannon|ring|sharded|scalapack")
+      ->delimiter(',');
+  b->add_option("--grid", c.grid, "process grid PxQ (default near-square)");
+  b->add_option("--nb", c.nb, "block size of the default bc(nb,nb) input layouts")->check(CLI::PositiveNumber);
+  b->add_option("--layout-a", c.layout_a, "layout of A, e.g. A[I_X,J] or bc(64,64)");
+  b->add_option("--layout-b", c.layout_b, "layout of B");
+  b->add_option("--layout-c", c.layout_c, "layout of C");
+  b->add_option("--transa", c.transa, "N|T|C")->check(CLI::IsMember({"N", "T", "C", "n", "t", "c"}));
+  b->add_option("--transb", c.transb, "N|T|C")->check(CLI::IsMember({"N", "T", "C", "n", "t", "c"}));
+  b->add_option("--alpha", c.alpha, "alpha (real)");
+  b->add_option("--beta", c.beta, "beta (real)");
+  b->add_option("--reps", c.reps, "timed repetitions")->check(CLI::PositiveNumber);
+  b->add_option("--warmup", c.warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
+  b->add_flag("--check,!--no-check", c.check, "verify with a random-vector probe (default on)");
+  b->add_option("--json", c.json, "append one JSON record per algorithm to FILE");
+  b->add_option("--panel", c.panel, "SUMMA panel width")->check(CLI::NonNegativeNumber);
+  b->add_option("--ring-axis", c.ring_axis, "mesh axis of the ring algorithm");
+  b->add_flag("--progress", c.progress, "show progress on stderr");
+  b->add_flag("--quiet", c.quiet, "print nothing (use with --json)");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  CLI::App app{"shardmm: distributed dense matrix multiplication over MPI"};
+  app.set_version_flag("--version", std::string("shardmm ") + shardmm::version_string);
+  app.require_subcommand(1);
+  BenchConfig bench;
+  add_bench(app, bench);
   int rc = 0;
   try {
-    using namespace shardmm;
-    Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
-    const index_t m = 1000, n = 700;
-    DistMatrix<double> A(mesh, Layout::block_cyclic(mesh.shape(), m, n, 32, 32));
-    A.fill([](index_t i, index_t j) { return static_cast<double>(i * 1000 + j); });
-    RedistStats st;
-    auto B = redistribute(A, Layout(mesh.shape(), m, n, "A[I_XY,J]"), &st);
-    auto C = redistribute(B, A.layout());
-    double err = 0;
-    for (index_t j = 0; j < C.local_cols(); ++j)
-      for (index_t i = 0; i < C.local_rows(); ++i)
-        err = std::max(err, std::abs(C.local(i, j) - A.local(i, j)));
-    double gerr = 0;
-    MPI_Allreduce(&err, &gerr, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (mesh.rank() == 0)
-      std::printf("shardmm %s: round trip bc(32,32) -> A[I_XY,J] -> bc(32,32) on %s: max error %g\n",
-                  version_string, mesh.shape().to_string().c_str(), gerr);
-    rc = gerr == 0 ? 0 : 1;
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream out, err;
+    rc = app.exit(e, out, err);
+    if (rank == 0) {
+      std::fputs(out.str().c_str(), stdout);
+      std::fputs(err.str().c_str(), stderr);
+    }
+    MPI_Finalize();
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    if (app.got_subcommand("bench")) rc = shardmm::cli::run_bench(bench);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "shardmm: error: %s\n", e.what());
+    if (rank == 0) std::fprintf(stderr, "shardmm: error: %s\n", e.what());
     rc = 1;
   }
   MPI_Finalize();

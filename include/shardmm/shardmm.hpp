@@ -7,6 +7,7 @@
 #include "shardmm/layout.hpp"
 #include "shardmm/mesh.hpp"
 #include "shardmm/options.hpp"
+#include "shardmm/plan.hpp"
 #include "shardmm/redistribute.hpp"
 #include "shardmm/types.hpp"
 #include "shardmm/version.hpp"

@@ -1,0 +1,31 @@
+// `shardmm bench`: times shardmm (and ScaLAPACK side by side) on generated operands.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shardmm/shardmm.hpp"
+
+namespace shardmm::cli {
+
+struct BenchConfig {
+  index_t m = 2048, n = 2048, k = 2048;
+  std::string dtype = "f64";
+  std::vector<std::string> algos = {"auto", "scalapack"};  ///< run in this order, same data
+  std::string grid;                                        ///< "PxQ"; empty: near-square
+  index_t nb = 64;                                         ///< block size of the input layouts
+  std::string layout_a, layout_b, layout_c;                ///< notation; empty: bc(nb,nb)
+  std::string transa = "N", transb = "N";
+  double alpha = 1.0, beta = 0.0;
+  int reps = 5, warmup = 1;
+  bool check = true;
+  std::string json;      ///< append one JSON record per algorithm
+  index_t panel = 0;     ///< SUMMA panel width
+  std::string ring_axis;
+  bool progress = false, quiet = false;
+};
+
+/// Runs the benchmark; returns the process exit code (0, or 3 when a check failed).
+int run_bench(const BenchConfig& cfg);
+
+}  // namespace shardmm::cli

@@ -1,0 +1,1 @@
+#include "mpi/mpi_test_util.hpp"
