@@ -275,19 +275,20 @@ TEST(GemmScalapack, ComplexDouble) { sweep<std::complex<double>>(53); }
 
 // The sampler must actually reach the corners the brief lists (checked once, no MPI needed).
 TEST(GemmScalapack, SamplingCoversTheCorners) {
-  bool op[3][3] = {}, blk[6] = {}, src = false, scal[4] = {};
+  constexpr int S = sizeof(kShapes) / sizeof(kShapes[0]);
+  bool combo[S][9] = {}, blk[6] = {}, src = false, scal[4] = {};
   Sampler rng(1);
   for (int i = 0; i < kCases; ++i) {
     const Case c = make_case(i, 3, 2, rng);
-    op[int(c.opA)][int(c.opB)] = true;
+    combo[i % S][int(c.opA) * 3 + int(c.opB)] = true;
     for (int v : {c.a.mb, c.a.nb, c.b.mb, c.c.nb}) blk[v] = true;
     src = src || c.c.rsrc != 0 || c.a.csrc != 0;
     scal[c.alpha] = scal[c.beta] = true;
   }
-  for (auto& row : op)
-    for (bool b : row) EXPECT_TRUE(b) << "an op pair is never sampled";
+  for (auto& row : combo)
+    for (bool b : row) EXPECT_TRUE(b) << "a (shape, op pair) combination is never sampled";
   for (int v : kBlocks) EXPECT_TRUE(blk[v]) << "block size " << v << " is never sampled";
-  EXPECT_TRUE(src);
+  EXPECT_TRUE(src) << "no nonzero RSRC/CSRC sampled";
   for (bool b : scal) EXPECT_TRUE(b) << "a scalar is never sampled";
 }
 
