@@ -20,13 +20,18 @@ enum class RingForm {
   ReduceScatter,  ///< partial C blocks circulate: A[I,K_X] . B[K_X,J] -> C[I_X,J]
 };
 
+/// SUMMA variants, named by the matrix that does not move (ScaLAPACK's AB/AC/BC,
+/// Elemental's SUMMA_NNA/NNB/NNC).
+enum class Stationary { Auto, A, B, C };
+
 struct Options {
   Algorithm algorithm = Algorithm::Auto;
   /// SUMMA panel width along k (0: default 256, clipped to the operands' k blocks).
   std::int64_t panel = 0;
-  /// Block size of the layouts an algorithm redistributes into (0: block layouts for
-  /// Cannon/ring, 64 for SUMMA's block-cyclic ones).
+  /// Block size of the layouts an algorithm redistributes into (0: block layouts).
   std::int64_t block = 0;
+  /// SUMMA: which matrix stays in place (Auto: the variant that moves the fewest words).
+  Stationary stationary = Stationary::Auto;
   /// Overlap communication with the local GEMM (non-blocking, double-buffered).
   bool overlap = true;
   /// Ring: the mesh axis to run along (empty: the only axis of a 1D mesh).

@@ -28,6 +28,7 @@ struct Plan {
   std::string grid, detail;
   RingForm ring_form = RingForm::Auto;
   std::string ring_axis;
+  Stationary stationary = Stationary::C;  // SUMMA variant
 };
 
 struct Timers {
@@ -61,6 +62,8 @@ Plan local_plan(const Problem& p, const Options& o);
 
 template <Scalar T>
 void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+template <Scalar T>
+void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t);
 template <Scalar T>
 void cannon_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
 template <Scalar T>

@@ -58,6 +58,18 @@ Layout default_c(const Problem& p, const Options& o) {
   return Layout(p.mesh, p.m, p.n, c);
 }
 
+// Words per rank of each variant (leading terms): C moves panels of A and B; A-stationary
+// moves B (k/q x n) and reduces C (m/p x n); B-stationary the mirror image.
+Stationary cheapest_variant(const Problem& p, int pr, int pc) {
+  const double m = double(p.m), n = double(p.n), k = double(p.k), P = pr, Q = pc;
+  const double c = m / P * k * (1 - 1 / Q) + n / Q * k * (1 - 1 / P);
+  const double a = k / Q * n * (1 - 1 / P) + m / P * n * (1 - 1 / Q);
+  const double b = k / P * m * (1 - 1 / Q) + n / Q * m * (1 - 1 / P);
+  if (a < 0.8 * c && a <= b) return Stationary::A;
+  if (b < 0.8 * c) return Stationary::B;
+  return Stationary::C;
+}
+
 }  // namespace
 
 Plan summa_plan(const Problem& p, const Options& o) {
@@ -80,7 +92,12 @@ Plan summa_plan(const Problem& p, const Options& o) {
   plan.B = operand_fits(p.B, p.opB, plan.C, 1) ? p.B : stored_layout(p.opB, p.mesh, p.k, p.n, b);
   const int pr = plan.C.row_map().nprocs, pc = plan.C.col_map().nprocs;
   plan.grid = std::to_string(pr) + "x" + std::to_string(pc);
-  plan.detail = "C-stationary, panel broadcasts along rows and columns";
+  plan.stationary = o.stationary == Stationary::Auto ? cheapest_variant(p, pr, pc) : o.stationary;
+  plan.detail = plan.stationary == Stationary::C
+                    ? "C-stationary, panel broadcasts along rows and columns"
+                    : plan.stationary == Stationary::A
+                          ? "A-stationary: B gathered to A's k split, partial C reduce-scattered along rows"
+                          : "B-stationary: A gathered to B's k split, partial C reduce-scattered along columns";
   return plan;
 }
 
@@ -128,6 +145,7 @@ std::vector<Panel> panels(const DimMap& ka, const DimMap& kb, index_t k, index_t
 
 template <Scalar T>
 void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t) {
+  if (plan.stationary != Stationary::C) return summa_stationary_run(x, plan, t);
   const Mesh& mesh = x.C.mesh();
   const MeshShape& shape = mesh.shape();
   const Layout& LC = x.C.layout();
@@ -140,7 +158,6 @@ void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers&
   const DimMap& kb = x.B.layout().map(b_k_col ? 1 : 0);
   const index_t k = ka.extent;
   const index_t width = o.panel > 0 ? o.panel : kDefaultPanel;
-  (void)plan;
 
   blas::scale(m_loc, n_loc, x.beta, x.C.data(), x.C.ld());
   auto steps = panels(ka, kb, k, width);

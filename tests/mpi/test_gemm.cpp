@@ -14,6 +14,8 @@ struct Shape {
 };
 const Shape kShapes[] = {{1, 1, 1}, {7, 5, 3}, {13, 1, 17}, {1, 11, 6}, {5, 29, 2}, {23, 19, 31}, {4, 6, 0}};
 
+Stationary g_stationary = Stationary::Auto;
+
 Mesh mesh_for(Algorithm a) {
   const int P = world_size();
   if (a == Algorithm::Ring) return Mesh::line(MPI_COMM_WORLD, "x");
@@ -51,6 +53,7 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
   Options o;
   o.algorithm = algo;
   o.panel = 4;  // many panels even at small k
+  o.stationary = g_stationary;
   gemm(opA, opB, alpha, A, B, beta, C, o);
   const double err = gemm_error(opA, opB, alpha, A, B, beta, C0, C);
   EXPECT_LE(err, 10.0) << to_string(algo) << " " << to_string(opA) << to_string(opB) << " m=" << s.m
@@ -80,6 +83,16 @@ const L3 kBc = {"bc", "bc", "bc"};
 const L3 kGrid = {"A[I_X,J_Y]", "B[I_X,J_Y]", "C[I_X,J_Y]"};
 
 TYPED_TEST(GemmTyped, Summa) { sweep<TypeParam>(Algorithm::Summa, {kBc, kGrid}); }
+TYPED_TEST(GemmTyped, SummaStationaryA) {
+  g_stationary = Stationary::A;
+  sweep<TypeParam>(Algorithm::Summa, {kBc, kGrid});
+  g_stationary = Stationary::Auto;
+}
+TYPED_TEST(GemmTyped, SummaStationaryB) {
+  g_stationary = Stationary::B;
+  sweep<TypeParam>(Algorithm::Summa, {kBc, kGrid});
+  g_stationary = Stationary::Auto;
+}
 TYPED_TEST(GemmTyped, Cannon) { sweep<TypeParam>(Algorithm::Cannon, {kGrid, kBc}); }
 TYPED_TEST(GemmTyped, Ring) {
   sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});

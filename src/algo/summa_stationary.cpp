@@ -1,0 +1,110 @@
+// SUMMA, A- and B-stationary variants (Elemental's SUMMA_NNA / SUMMA_NNB), on the same p x q
+// grid and layouts as the C-stationary SUMMA (summa.cpp).
+//
+// A-stationary (wins when n is small next to m and k):
+//   1. B moves: one redistribution (alltoallv on the mesh) to [K over Q with A's k map, J
+//      replicated], so rank (r, q) holds op(B)[k rows of its A tile, all n columns].
+//   2. D = alpha * op(A_loc) * op(B_loc): an m_loc x n partial sum over the process row.
+//   3. MPI_Reduce_scatter along the process row (axis_comm(Q)): process column c receives the
+//      sum of the columns of D it owns in C's column map; C_loc = that + beta * C_loc.
+//   Words per rank: B's k_q x n slice (less what it held) + (q-1) x its C tile.
+// B-stationary is the mirror image: A moves to [I replicated, K over R with B's k map], the
+// m x n_loc partial is reduce-scattered along the process column onto C's row map.
+// No overlap: the phases depend on each other.
+#include <algorithm>
+
+#include "algo/algo.hpp"
+#include "blas/blas.hpp"
+#include "comm/collectives.hpp"
+#include "memory/workspace.hpp"
+#include "shardmm/redistribute.hpp"
+
+namespace shardmm::algo {
+namespace {
+
+std::vector<std::string> axis_names(const MeshShape& mesh, const std::vector<int>& axes) {
+  std::vector<std::string> out;
+  for (int a : axes) out.push_back(mesh.names[a]);
+  return out;
+}
+
+// The moving operand M redistributed so its k dim follows the stationary operand's k map.
+template <Scalar T>
+DistMatrix<T> align_k(const DistMatrix<T>& M, int km, const Layout& S, int ks) {
+  ShardingSpec spec;
+  spec.dims[km] = S.spec().dims[ks];
+  spec.dims[km].label = "K";
+  spec.dims[1 - km] = DimSpec{km == 0 ? "J" : "I", DimSpec::Kind::Replicated, {}, 0, 0};
+  return redistribute(M, Layout(M.layout().mesh(), M.rows(), M.cols(), spec));
+}
+
+// Packs D (rows x cols, ld = rows) by destination coordinate along `dim` of C's map: the
+// pieces come out in destination order, each in C's local column-major order.
+template <Scalar T>
+void pack_by_owner(const T* D, index_t rows, index_t cols, const DimMap& map, int dim,
+                   std::vector<T>& out, std::vector<std::int64_t>& counts) {
+  out.clear();
+  counts.assign(static_cast<std::size_t>(map.nprocs), 0);
+  for (int c = 0; c < map.nprocs; ++c) {
+    const auto ranges = map.owned_ranges(c);
+    const std::size_t before = out.size();
+    if (dim == 1) {
+      for (auto [b, e] : ranges) out.insert(out.end(), D + b * rows, D + e * rows);
+    } else {
+      for (index_t j = 0; j < cols; ++j)
+        for (auto [b, e] : ranges) out.insert(out.end(), D + j * rows + b, D + j * rows + e);
+    }
+    counts[c] = static_cast<std::int64_t>(out.size() - before);
+  }
+}
+
+}  // namespace
+
+template <Scalar T>
+void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t) {
+  const bool a_stays = plan.stationary == Stationary::A;
+  const Mesh& mesh = x.C.mesh();
+  const DistMatrix<T>& S = a_stays ? x.A : x.B;
+  const int ks = stored_dim(a_stays ? x.opA : x.opB, a_stays ? 1 : 0);
+  const int km = stored_dim(a_stays ? x.opB : x.opA, a_stays ? 0 : 1);
+  double t0 = now();
+  const DistMatrix<T> M = align_k(a_stays ? x.B : x.A, km, S.layout(), ks);
+  t.comm += now() - t0;
+
+  // D = alpha * op(A) * op(B) on the local pieces: m_loc x n (A stays) or m x n_loc (B stays).
+  const DistMatrix<T>& A = a_stays ? x.A : M;
+  const DistMatrix<T>& B = a_stays ? M : x.B;
+  const index_t rows = a_stays ? x.C.local_rows() : x.C.rows();
+  const index_t cols = a_stays ? x.C.cols() : x.C.local_cols();
+  const index_t kl = a_stays ? (x.opA == Op::N ? A.local_cols() : A.local_rows())
+                             : (x.opB == Op::N ? B.local_rows() : B.local_cols());
+  T* D = memory::get<T>(memory::Slot::Partial, rows * cols);
+  t0 = now();
+  blas::gemm(x.opA, x.opB, rows, cols, kl, x.alpha, A.data(), A.ld(), B.data(), B.ld(), T(0), D,
+             std::max<index_t>(rows, 1));
+  t.gemm += now() - t0;
+
+  // Reduce-scatter the partial sums onto C's map along the dimension D spans in full.
+  t0 = now();
+  const int dim = a_stays ? 1 : 0;
+  std::vector<T> send;
+  std::vector<std::int64_t> counts;
+  pack_by_owner(D, rows, cols, x.C.layout().map(dim), dim, send, counts);
+  std::vector<T> mine(static_cast<std::size_t>(x.C.local_rows() * x.C.local_cols()));
+  const MPI_Comm comm = mesh.axis_comm(axis_names(mesh.shape(), x.C.layout().dim_axes(dim)));
+  comm::reduce_scatter(send.data(), mine.data(), counts, comm);
+  t.comm += now() - t0;
+  blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
+  for (index_t j = 0; j < x.C.local_cols(); ++j)
+    for (index_t i = 0; i < x.C.local_rows(); ++i) x.C.local(i, j) += mine[i + j * x.C.local_rows()];
+}
+
+#define SHARDMM_INSTANTIATE(T) \
+  template void summa_stationary_run<T>(const Operands<T>&, const Plan&, Timers&);
+SHARDMM_INSTANTIATE(float)
+SHARDMM_INSTANTIATE(double)
+SHARDMM_INSTANTIATE(std::complex<float>)
+SHARDMM_INSTANTIATE(std::complex<double>)
+#undef SHARDMM_INSTANTIATE
+
+}  // namespace shardmm::algo
