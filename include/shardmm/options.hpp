@@ -37,6 +37,8 @@ struct Options {
   /// Ring: the mesh axis to run along (empty: the only axis of a 1D mesh).
   std::string ring_axis;
   RingForm ring_form = RingForm::Auto;
+  /// Ring, AllGather forms: split the circulating tiles along k and send halves both ways.
+  bool bidirectional = false;
 };
 
 }  // namespace shardmm

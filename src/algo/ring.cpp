@@ -12,6 +12,9 @@
 //   B[k_r, :], adds the accumulator received from r+1 and passes it to r-1; after p steps
 //   rank r holds block r complete. Words received per rank: (p-1) blocks of C rows.
 // Every shift is MPI_Isend/Irecv on axis_comm(X), double-buffered, overlapped with one GEMM.
+// Bidirectional (Options::bidirectional, AllGather forms): the tiles are split along k; the
+// first half travels left and the second right, so both directions of every link carry half
+// the volume (same words per rank, half the per-link time on full-duplex links).
 #include <algorithm>
 
 #include "algo/algo.hpp"
@@ -80,37 +83,54 @@ struct Ring {
   [[nodiscard]] int at(int d) const { return ((r + d) % p + p) % p; }
 };
 
-// Send `send` (n_send elements) left and receive n_recv elements from the right.
-template <class T>
-void shift_left(const Ring& ring, const T* send, index_t n_send, T* recv, index_t n_recv,
-                comm::Requests& out) {
-  comm::irecv(recv, n_recv, ring.at(1), 7, ring.comm, out);
-  comm::isend(send, n_send, ring.at(-1), 7, ring.comm, out);
-}
+// A k-range of the circulating tiles travelling one way round the ring (dir -1: to r-1).
+struct Stream {
+  index_t k0, kw;
+  int dir;
+};
 
+// Packs rows or columns [k0, k0+kw) along X's k dimension into `out` (ld = extent packed).
 template <Scalar T>
-void pack(const DistMatrix<T>& X, T* out) {
-  for (index_t j = 0; j < X.local_cols(); ++j)
-    std::copy_n(&X.local(0, j), X.local_rows(), out + j * X.local_rows());
+void pack_k(const DistMatrix<T>& X, bool k_is_col, index_t k0, index_t kw, T* out) {
+  const index_t other = k_is_col ? X.local_rows() : X.local_cols();
+  for (index_t j = 0; j < (k_is_col ? kw : other); ++j) {
+    const T* col = k_is_col ? &X.local(0, k0 + j) : &X.local(k0, j);
+    std::copy_n(col, k_is_col ? other : kw, out + j * (k_is_col ? other : kw));
+  }
 }
 
-// AllGather forms: the circulating operand's tiles travel; `multiply(buf, block)` uses one.
+// AllGather forms: X's tiles travel round the ring, split along k into one stream (left) or
+// two (bidirectional: first half left, second half right). At step s a stream moving in
+// direction d holds the tile of ring position r - d*s; multiply(buf, block, k0, kw) uses it.
 template <Scalar T, class Multiply>
-void circulate(const Ring& ring, const DistMatrix<T>& X, const DimMap& map, index_t other,
-               const Options& o, Timers& t, Multiply&& multiply) {
-  const index_t max_tile = map.local_extent(0) * other;
-  T* buf[2] = {memory::get<T>(memory::Slot::Panel0, max_tile), memory::get<T>(memory::Slot::Panel1, max_tile)};
-  pack(X, buf[0]);
+void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
+               index_t k, const Options& o, Timers& t, Multiply&& multiply) {
+  std::vector<Stream> streams = {{0, k, -1}};
+  if (o.bidirectional && ring.p > 2) streams = {{0, k / 2, -1}, {k / 2, k - k / 2, +1}};
+  const memory::Slot slots[2][2] = {{memory::Slot::Panel0, memory::Slot::Panel1},
+                                    {memory::Slot::Panel2, memory::Slot::Panel3}};
+  T* buf[2][2];
+  for (std::size_t h = 0; h < streams.size(); ++h) {
+    const index_t max_tile = map.local_extent(0) * streams[h].kw;
+    buf[h][0] = memory::get<T>(slots[h][0], max_tile);
+    buf[h][1] = memory::get<T>(slots[h][1], max_tile);
+    pack_k(X, k_is_col, streams[h].k0, streams[h].kw, buf[h][0]);
+  }
   for (int s = 0; s < ring.p; ++s) {
     const int cur = s % 2;
     comm::Requests reqs;
-    if (s + 1 < ring.p) {
-      shift_left(ring, buf[cur], map.local_extent(ring.at(s)) * other, buf[1 - cur],
-                 map.local_extent(ring.at(s + 1)) * other, reqs);
-      if (!o.overlap) reqs.wait();
+    for (std::size_t h = 0; s + 1 < ring.p && h < streams.size(); ++h) {
+      const Stream& st = streams[h];
+      const int tag = 7 + static_cast<int>(h);
+      comm::irecv(buf[h][1 - cur], map.local_extent(ring.at(-st.dir * (s + 1))) * st.kw,
+                  ring.at(-st.dir), tag, ring.comm, reqs);
+      comm::isend(buf[h][cur], map.local_extent(ring.at(-st.dir * s)) * st.kw, ring.at(st.dir),
+                  tag, ring.comm, reqs);
     }
+    if (!o.overlap) reqs.wait();
     double t0 = now();
-    multiply(buf[cur], ring.at(s));
+    for (std::size_t h = 0; h < streams.size(); ++h)
+      multiply(buf[h][cur], ring.at(-streams[h].dir * s), streams[h].k0, streams[h].kw);
     t.gemm += now() - t0;
     t0 = now();
     reqs.wait();
@@ -165,22 +185,27 @@ void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& 
                   mesh.coord(plan.ring_axis)};
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
   if (plan.ring_form == RingForm::ReduceScatter) return reduce_scatter_ring(ring, x, o, t);
+  // Each stream adds its k-range's contribution, so C is scaled by beta once up front.
+  blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
   if (plan.ring_form == RingForm::AllGatherA) {
-    const DimMap& rows = x.A.layout().map(x.opA == Op::N ? 0 : 1);
-    circulate(ring, x.A, rows, k, o, t, [&](const T* a, int b) {
-      const index_t mb = rows.local_extent(b), row0 = rows.to_global(0, b);
-      const index_t lda = std::max<index_t>(x.opA == Op::N ? mb : k, 1);
-      blas::gemm(x.opA, x.opB, mb, x.C.local_cols(), k, x.alpha, a, lda, x.B.data(), x.B.ld(),
-                 x.beta, x.C.data() + row0, x.C.ld());
+    const bool k_col = x.opA == Op::N;
+    const DimMap& rows = x.A.layout().map(k_col ? 0 : 1);
+    circulate(ring, x.A, k_col, rows, k, o, t, [&](const T* a, int b, index_t k0, index_t kw) {
+      const index_t mb = rows.local_extent(b), row0 = mb > 0 ? rows.to_global(0, b) : 0;
+      const T* bk = x.opB == Op::N ? x.B.data() + k0 : x.B.data() + k0 * x.B.ld();
+      blas::gemm(x.opA, x.opB, mb, x.C.local_cols(), kw, x.alpha, a,
+                 std::max<index_t>(k_col ? mb : kw, 1), bk, x.B.ld(), T(1), x.C.data() + row0,
+                 x.C.ld());
     });
     return;
   }
-  const DimMap& cols = x.B.layout().map(x.opB == Op::N ? 1 : 0);
-  circulate(ring, x.B, cols, k, o, t, [&](const T* b, int blk) {
-    const index_t nb = cols.local_extent(blk), col0 = cols.to_global(0, blk);
-    const index_t ldb = std::max<index_t>(x.opB == Op::N ? k : nb, 1);
-    blas::gemm(x.opA, x.opB, x.C.local_rows(), nb, k, x.alpha, x.A.data(), x.A.ld(), b, ldb,
-               x.beta, x.C.data() + col0 * x.C.ld(), x.C.ld());
+  const bool k_col = x.opB != Op::N;
+  const DimMap& cols = x.B.layout().map(k_col ? 0 : 1);
+  circulate(ring, x.B, k_col, cols, k, o, t, [&](const T* b, int blk, index_t k0, index_t kw) {
+    const index_t nb = cols.local_extent(blk), col0 = nb > 0 ? cols.to_global(0, blk) : 0;
+    const T* ak = x.opA == Op::N ? x.A.data() + k0 * x.A.ld() : x.A.data() + k0;
+    blas::gemm(x.opA, x.opB, x.C.local_rows(), nb, kw, x.alpha, ak, x.A.ld(), b,
+               std::max<index_t>(k_col ? nb : kw, 1), T(1), x.C.data() + col0 * x.C.ld(), x.C.ld());
   });
 }
 

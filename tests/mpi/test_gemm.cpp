@@ -15,6 +15,7 @@ struct Shape {
 const Shape kShapes[] = {{1, 1, 1}, {7, 5, 3}, {13, 1, 17}, {1, 11, 6}, {5, 29, 2}, {23, 19, 31}, {4, 6, 0}};
 
 Stationary g_stationary = Stationary::Auto;
+bool g_bidirectional = false;
 
 Mesh mesh_for(Algorithm a) {
   const int P = world_size();
@@ -54,6 +55,7 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
   o.algorithm = algo;
   o.panel = 4;  // many panels even at small k
   o.stationary = g_stationary;
+  o.bidirectional = g_bidirectional;
   gemm(opA, opB, alpha, A, B, beta, C, o);
   const double err = gemm_error(opA, opB, alpha, A, B, beta, C0, C);
   EXPECT_LE(err, 10.0) << to_string(algo) << " " << to_string(opA) << to_string(opB) << " m=" << s.m
@@ -96,6 +98,11 @@ TYPED_TEST(GemmTyped, SummaStationaryB) {
 TYPED_TEST(GemmTyped, Cannon) { sweep<TypeParam>(Algorithm::Cannon, {kGrid, kBc}); }
 TYPED_TEST(GemmTyped, Ring) {
   sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});
+}
+TYPED_TEST(GemmTyped, RingBidirectional) {
+  g_bidirectional = true;
+  sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});
+  g_bidirectional = false;
 }
 TYPED_TEST(GemmTyped, Local) { sweep<TypeParam>(Algorithm::Local, {kBc}); }
 TYPED_TEST(GemmTyped, Auto) { sweep<TypeParam>(Algorithm::Auto, {kBc}); }
