@@ -11,6 +11,7 @@
 #include "blas/blas.hpp"
 #include "comm/traffic.hpp"
 #include "shardmm/error.hpp"
+#include "shardmm/plan.hpp"
 #include "shardmm/redistribute.hpp"
 
 namespace shardmm {
@@ -23,6 +24,7 @@ std::string to_string(Algorithm a) {
     case Algorithm::Cannon: return "cannon";
     case Algorithm::Ring: return "ring";
     case Algorithm::Sharded: return "sharded";
+    case Algorithm::Gemm25D: return "25d";
   }
   return "?";
 }
@@ -31,10 +33,10 @@ Algorithm parse_algorithm(std::string_view text) {
   std::string t(text);
   for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   for (Algorithm a : {Algorithm::Auto, Algorithm::Local, Algorithm::Summa, Algorithm::Cannon,
-                      Algorithm::Ring, Algorithm::Sharded})
+                      Algorithm::Ring, Algorithm::Sharded, Algorithm::Gemm25D})
     if (to_string(a) == t) return a;
   throw InvalidArgument("unknown algorithm '" + std::string(text) +
-                        "' (auto, local, summa, cannon, ring, sharded)");
+                        "' (auto, local, summa, cannon, ring, sharded, 25d)");
 }
 
 std::string GemmReport::to_string() const {
@@ -84,12 +86,42 @@ algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<
   return p;
 }
 
-// The documented Auto rule (docs/ALGORITHMS.md): one rank -> local; 1D mesh -> ring;
-// square 2D mesh whose block layouts already fit Cannon -> cannon; otherwise SUMMA.
-Algorithm choose_auto(const algo::Problem& p) {
-  if (p.mesh.size() == 1) return Algorithm::Local;
-  if (p.mesh.ndims() == 1) return Algorithm::Ring;
-  return Algorithm::Summa;
+// Auto: the planner (src/plan/) picks algorithm and grid; the choice becomes explicit
+// options, plus the mesh shape to run on when it differs from the caller's mesh.
+struct Resolved {
+  Options options;
+  std::optional<MeshShape> remesh;
+  std::string why;
+};
+
+bool on_caller_grid(const algo::Problem& p) {
+  if (p.mesh.ndims() != 2) return false;
+  const algo::Plan s = algo::summa_plan(p, Options{});
+  return s.A.same_distribution(p.A) && s.B.same_distribution(p.B) && s.C.same_distribution(p.C);
+}
+
+template <Scalar T>
+Resolved resolve(const algo::Problem& p, const Options& o) {
+  Resolved r{o, std::nullopt, ""};
+  if (o.algorithm != Algorithm::Auto) return r;
+  PlanRequest q;
+  q.m = p.m, q.n = p.n, q.k = p.k, q.ranks = p.mesh.size(), q.dtype = dtype_of<T>();
+  q.memory_limit = o.memory_limit;
+  if (on_caller_grid(p)) q.current_pm = p.mesh.sizes[0], q.current_pn = p.mesh.sizes[1];
+  const Candidate c = plan_gemm(q).chosen;
+  r.options.algorithm = c.algorithm;
+  r.options.stationary = c.stationary;
+  r.options.ring_form = c.ring_form;
+  r.why = "auto: " + c.name();
+  if (c.algorithm == Algorithm::Gemm25D) {
+    r.options.grid_m = c.pm, r.options.grid_n = c.pn, r.options.grid_k = c.pk;
+  } else if (c.algorithm == Algorithm::Ring) {
+    if (p.mesh.ndims() != 1) r.remesh = MeshShape({"x"}, {c.pm});
+  } else if (c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon) {
+    if (p.mesh.ndims() != 2 || p.mesh.sizes[0] != c.pm || p.mesh.sizes[1] != c.pn)
+      r.remesh = MeshShape({"x", "y"}, {c.pm, c.pn});
+  }
+  return r;
 }
 
 algo::Plan make_plan(Algorithm a, const algo::Problem& p, const Options& o) {
@@ -99,6 +131,7 @@ algo::Plan make_plan(Algorithm a, const algo::Problem& p, const Options& o) {
     case Algorithm::Cannon: return algo::cannon_plan(p, o);
     case Algorithm::Ring: return algo::ring_plan(p, o);
     case Algorithm::Sharded: return algo::sharded_plan(p, o);
+    case Algorithm::Gemm25D: return algo::gemm25d_plan(p, o);
     case Algorithm::Auto: break;
   }
   throw InvalidArgument("gemm: no plan for algorithm " + to_string(a));
@@ -112,6 +145,7 @@ void run(const algo::Operands<T>& x, const algo::Plan& plan, const Options& o, a
     case Algorithm::Cannon: return algo::cannon_run(x, plan, o, t);
     case Algorithm::Ring: return algo::ring_run(x, plan, o, t);
     case Algorithm::Sharded: return algo::sharded_run(x, plan, o, t);
+    case Algorithm::Gemm25D: return algo::gemm25d_run(x, plan, o, t);
     case Algorithm::Auto: break;
   }
 }
@@ -125,27 +159,17 @@ const DistMatrix<T>& in_layout(const DistMatrix<T>& X, const Layout& L,
   return *tmp;
 }
 
-}  // namespace
-
+// Runs `plan` on the caller's mesh: operands move into the plan's layouts where they differ;
+// when C moves, the algorithm writes a temporary and C <- C_tmp + beta C folds it back.
 template <Scalar T>
-GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
-                DistMatrix<T>& C, const Options& o) {
-  const algo::Problem p = validate(opA, opB, A, B, C);
+GemmReport run_planned(const algo::Plan& plan, Op opA, Op opB, T alpha, const DistMatrix<T>& A,
+                       const DistMatrix<T>& B, T beta, DistMatrix<T>& C, const Options& o) {
   GemmReport rep;
-  const Algorithm chosen = o.algorithm == Algorithm::Auto ? choose_auto(p) : o.algorithm;
-  const algo::Plan plan = make_plan(chosen, p, o);  // may throw NotSupported: before any MPI
   rep.algorithm = plan.algorithm;
   rep.grid = plan.grid;
   rep.detail = plan.detail;
-  if (!C.mesh().active() || p.m == 0 || p.n == 0) return rep;
   const double t_start = algo::now();
   const comm::Traffic start = comm::traffic();
-  if (p.k == 0 || alpha == T(0)) {  // only scale C (beta == 0 never reads it)
-    blas::scale(C.local_rows(), C.local_cols(), beta, C.data(), C.ld());
-    rep.detail = "k = 0 or alpha = 0: C scaled by beta";
-    rep.seconds_total = algo::now() - t_start;
-    return rep;
-  }
   algo::Timers t;
   std::optional<DistMatrix<T>> At, Bt, Ct;
   const DistMatrix<T>& Aw = in_layout(A, plan.A, At);
@@ -153,7 +177,7 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   const bool c_moves = !C.layout().same_distribution(plan.C);
   if (c_moves) Ct.emplace(C.mesh(), plan.C);
   double redist = algo::now() - t_start;
-  comm::Traffic redist_traffic = comm::traffic() - start;
+  comm::Traffic moved = comm::traffic() - start;
   DistMatrix<T>& Cw = c_moves ? *Ct : C;
   run(algo::Operands<T>{opA, opB, alpha, Aw, Bw, c_moves ? T(0) : beta, Cw}, plan, o, t);
   if (c_moves) {
@@ -161,17 +185,70 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
     const comm::Traffic before = comm::traffic();
     redistribute(*Ct, C, T(1), beta);
     redist += algo::now() - t0;
-    redist_traffic += comm::traffic() - before;
+    moved += comm::traffic() - before;
   }
+  rep.redist_bytes_sent = moved.bytes_sent;
+  rep.redist_bytes_received = moved.bytes_received;
+  rep.seconds_gemm = t.gemm;
+  rep.seconds_comm = t.comm;
+  rep.seconds_redist = redist + t.redist;
+  return rep;
+}
+
+// Runs on the same ranks arranged as `shape`: operands move to the algorithm's layouts on
+// that mesh, the product runs there, and C comes back with beta folded in.
+template <Scalar T>
+GemmReport run_remeshed(const MeshShape& shape, Op opA, Op opB, T alpha, const DistMatrix<T>& A,
+                        const DistMatrix<T>& B, T beta, DistMatrix<T>& C, const Options& o,
+                        const algo::Problem& p) {
+  const Mesh M = C.mesh().reshaped(shape);
+  algo::Problem q = p;
+  q.mesh = shape;
+  q.A = Layout::replicated(shape, A.rows(), A.cols());  // "fits nothing": defaults are used
+  q.B = Layout::replicated(shape, B.rows(), B.cols());
+  q.C = Layout::replicated(shape, C.rows(), C.cols());
+  const algo::Plan plan = make_plan(o.algorithm, q, o);
+  const double t0 = algo::now();
+  DistMatrix<T> A2(M, plan.A), B2(M, plan.B), C2(M, plan.C);
+  redistribute(A, A2);
+  redistribute(B, B2);
+  const double t1 = algo::now();
+  GemmReport rep = gemm(opA, opB, alpha, A2, B2, T(0), C2, o);
+  const double t2 = algo::now();
+  redistribute(C2, C, T(1), beta);
+  rep.seconds_redist += (t1 - t0) + (algo::now() - t2);
+  return rep;
+}
+
+}  // namespace
+
+template <Scalar T>
+GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+                DistMatrix<T>& C, const Options& options) {
+  const algo::Problem p = validate(opA, opB, A, B, C);
+  const bool trivial = p.m == 0 || p.n == 0 || p.k == 0 || alpha == T(0);
+  const Resolved how = trivial ? Resolved{options, std::nullopt, ""} : resolve<T>(p, options);
+  const Options& o = how.options;
+  std::optional<algo::Plan> plan;  // planning is pure: NotSupported is thrown on every rank
+  if (!how.remesh && o.algorithm != Algorithm::Auto) plan = make_plan(o.algorithm, p, o);
+  GemmReport rep;
+  if (plan) rep.algorithm = plan->algorithm, rep.grid = plan->grid, rep.detail = plan->detail;
+  if (!C.mesh().active() || p.m == 0 || p.n == 0) return rep;
+  const double t_start = algo::now();
+  const comm::Traffic start = comm::traffic();
+  if (trivial) {  // k = 0 or alpha = 0: only scale C (beta == 0 never reads it)
+    blas::scale(C.local_rows(), C.local_cols(), beta, C.data(), C.ld());
+    rep.detail = "k = 0 or alpha = 0: C scaled by beta";
+  } else if (how.remesh) {
+    rep = run_remeshed(*how.remesh, opA, opB, alpha, A, B, beta, C, o, p);
+  } else {
+    rep = run_planned(*plan, opA, opB, alpha, A, B, beta, C, o);
+  }
+  if (!how.why.empty()) rep.detail = how.why + "; " + rep.detail;
   const comm::Traffic total = comm::traffic() - start;
   rep.bytes_sent = total.bytes_sent;
   rep.bytes_received = total.bytes_received;
   rep.messages = total.messages;
-  rep.redist_bytes_sent = redist_traffic.bytes_sent;
-  rep.redist_bytes_received = redist_traffic.bytes_received;
-  rep.seconds_gemm = t.gemm;
-  rep.seconds_comm = t.comm;
-  rep.seconds_redist = redist;
   rep.seconds_total = algo::now() - t_start;
   return rep;
 }

@@ -17,10 +17,10 @@ namespace shardmm {
 /// What the header of a .npy file says.
 struct NpyHeader {
   Dtype dtype = Dtype::F64;
-  index_t rows = 0, cols = 0;     ///< shape (n,) is n x 1, shape () is 1 x 1
-  bool fortran_order = false;     ///< column-major data (true) or row-major (false)
-  std::int64_t data_offset = 0;   ///< byte offset of the first element
-  int version = 1;                ///< major format version: 1, 2 or 3
+  index_t rows = 0, cols = 0;    ///< shape (n,) is n x 1, shape () is 1 x 1
+  bool fortran_order = false;    ///< column-major data (true) or row-major (false)
+  std::int64_t data_offset = 0;  ///< byte offset of the first element
+  int version = 1;               ///< major format version: 1, 2 or 3
 };
 
 /// The .npy descr of a dtype: "<f4", "<f8", "<c8", "<c16".

@@ -66,6 +66,12 @@ class Mesh {
   [[nodiscard]] MPI_Comm axis_comm(const std::string& axis) const {
     return axis_comm(std::vector<std::string>{axis});
   }
+  /// The same ranks arranged as `shape` (same size). Collective the first time a shape is
+  /// asked for; cached for the lifetime of this mesh.
+  [[nodiscard]] Mesh reshaped(const MeshShape& shape) const;
+  /// The mesh formed by the ranks that differ only along `axes` (this rank's slice), with
+  /// those axes. Collective the first time; cached.
+  [[nodiscard]] Mesh slice(const std::vector<std::string>& axes) const;
   /// Same underlying mesh object (operands of one call must share their mesh).
   [[nodiscard]] bool same_as(const Mesh& other) const { return state_ == other.state_; }
 

@@ -7,10 +7,10 @@
 
 namespace shardmm {
 
-enum class Algorithm { Auto, Local, Summa, Cannon, Ring, Sharded };
+enum class Algorithm { Auto, Local, Summa, Cannon, Ring, Sharded, Gemm25D };
 
 std::string to_string(Algorithm a);
-Algorithm parse_algorithm(std::string_view text);  ///< auto|local|summa|cannon|ring|sharded
+Algorithm parse_algorithm(std::string_view text);  ///< auto|local|summa|cannon|ring|sharded|25d
 
 /// Which ring form the 1D collective matmul uses.
 enum class RingForm {
@@ -39,6 +39,11 @@ struct Options {
   RingForm ring_form = RingForm::Auto;
   /// Ring, AllGather forms: split the circulating tiles along k and send halves both ways.
   bool bidirectional = false;
+  /// 2.5D/3D: grid rows x cols x k-slices (all 0: the planner chooses among grids with >= 2
+  /// slices). Their product must equal the number of ranks.
+  int grid_m = 0, grid_n = 0, grid_k = 0;
+  /// Per-rank memory limit in bytes for the planner (0: SHARDMM_MEMORY_LIMIT, else none).
+  std::int64_t memory_limit = 0;
 };
 
 }  // namespace shardmm

@@ -1,7 +1,14 @@
-// Cost-model pieces that need no MPI.
+// The planner: a cost model over candidate algorithms and grids, and the machine profile it
+// uses. Pure functions and values: planning needs no communication and runs for any P on one
+// rank.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shardmm/options.hpp"
+#include "shardmm/types.hpp"
 
 namespace shardmm {
 
@@ -12,5 +19,61 @@ namespace shardmm {
 ///   d1/d2 <= P <= d1*d2/d3^2: 2*sqrt(d1*d2*d3^2/P) - (d1*d3 + d2*d3)/P
 ///   otherwise:                3*(d1*d2*d3/P)^(2/3) - (d1*d2 + d1*d3 + d2*d3)/P
 double lower_bound_words(std::int64_t m, std::int64_t n, std::int64_t k, int P);
+
+/// Latency, bandwidth and local GEMM rate the cost model charges. Defaults are documented in
+/// docs/ALGORITHMS.md; `shardmm calibrate` measures them and writes JSON.
+struct MachineProfile {
+  double latency_s = 5e-6;              ///< alpha: seconds per message
+  double bytes_per_s = 4e9;             ///< 1 / beta: point-to-point bandwidth per rank
+  double gflops[4] = {60, 30, 60, 30};  ///< local GEMM rate per rank: f32, f64, c64, c128
+  std::string source = "defaults";
+
+  [[nodiscard]] double flops_per_s(Dtype d) const { return gflops[static_cast<int>(d)] * 1e9; }
+  /// Reads a profile written by to_json (throws IoError).
+  static MachineProfile from_json_file(const std::string& path);
+  /// SHARDMM_PROFILE (a JSON file) if set, else the defaults.
+  static MachineProfile from_environment();
+  [[nodiscard]] std::string to_json() const;
+};
+
+/// One way to run the product, with its predicted cost on the busiest rank.
+struct Candidate {
+  Algorithm algorithm = Algorithm::Auto;
+  Stationary stationary = Stationary::C;  ///< SUMMA variant
+  RingForm ring_form = RingForm::Auto;
+  int pm = 1, pn = 1, pk = 1;             ///< grid: rows x cols x k-slices (ring: pm = P)
+  double words = 0;                       ///< received by the busiest rank, incl. redistribution
+  double redist_words = 0;                ///< part of `words` spent moving into / out of layouts
+  double messages = 0;
+  double flops = 0;                       ///< per rank
+  std::int64_t memory_bytes = 0;          ///< peak per rank: operands, result, buffers
+  double seconds = 0;                     ///< predicted time
+  bool fits = true;                       ///< within the memory limit
+  [[nodiscard]] std::string name() const;  ///< e.g. "25d 2x2x2", "summa(A) 1x4", "ring(RS) 4"
+};
+
+struct PlanRequest {
+  std::int64_t m = 0, n = 0, k = 0;
+  int ranks = 1;
+  Dtype dtype = Dtype::F64;
+  std::int64_t memory_limit = 0;  ///< bytes per rank; 0 = SHARDMM_MEMORY_LIMIT or none
+  MachineProfile profile = MachineProfile::from_environment();
+  /// The caller's current grid (pm x pn) when its operands are already 2D block-cyclic on it;
+  /// candidates on that grid then pay no redistribution. 0 = unknown.
+  int current_pm = 0, current_pn = 0;
+};
+
+struct GemmPlan {
+  PlanRequest request;
+  std::vector<Candidate> candidates;  ///< cheapest first
+  Candidate chosen;
+  double lower_bound = 0;             ///< words per rank
+  /// Table of candidates and the choice, with predicted words / lower bound.
+  [[nodiscard]] std::string explain(std::size_t max_rows = 12) const;
+};
+
+/// Evaluates every candidate and picks the cheapest that fits the memory limit. Throws
+/// OutOfMemory naming the bytes missing when none fits.
+GemmPlan plan_gemm(const PlanRequest& request);
 
 }  // namespace shardmm

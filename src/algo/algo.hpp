@@ -29,11 +29,13 @@ struct Plan {
   RingForm ring_form = RingForm::Auto;
   std::string ring_axis;
   Stationary stationary = Stationary::C;  // SUMMA variant
+  int pm = 1, pn = 1, pk = 1;              // 2.5D/3D grid
 };
 
 struct Timers {
-  double gemm = 0;  // local BLAS
-  double comm = 0;  // waiting for communication
+  double gemm = 0;    // local BLAS
+  double comm = 0;    // waiting for communication
+  double redist = 0;  // redistribution inside the algorithm (2.5D/3D)
 };
 
 template <Scalar T>
@@ -59,6 +61,7 @@ Plan cannon_plan(const Problem& p, const Options& o);
 Plan ring_plan(const Problem& p, const Options& o);
 Plan sharded_plan(const Problem& p, const Options& o);
 Plan local_plan(const Problem& p, const Options& o);
+Plan gemm25d_plan(const Problem& p, const Options& o);
 
 template <Scalar T>
 void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
@@ -70,6 +73,8 @@ template <Scalar T>
 void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
 template <Scalar T>
 void sharded_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+template <Scalar T>
+void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
 template <Scalar T>
 void local_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
 

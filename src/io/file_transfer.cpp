@@ -4,6 +4,7 @@
 #include "io/file_transfer.hpp"
 
 #include <algorithm>
+#include <climits>
 
 #include "comm/mpi_check.hpp"
 #include "shardmm/error.hpp"
@@ -28,20 +29,18 @@ std::string transfer_piece(MPI_File fh, const std::vector<index_t>& offsets,
       lens[r] = static_cast<int>(lengths[r]);  // <= max_message_elems() <= INT_MAX
       displs[r] = static_cast<MPI_Aint>(offsets[r] * static_cast<index_t>(elem_size));
     }
-    SHARDMM_MPI(MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(),
-                                         displs.data(), etype, &ftype));
+    SHARDMM_MPI(MPI_Type_create_hindexed(static_cast<int>(lens.size()), lens.data(), displs.data(),
+                                         etype, &ftype));
     SHARDMM_MPI(MPI_Type_commit(&ftype));
   }
-  std::string err = mpi_io_error(
-      MPI_File_set_view(fh, static_cast<MPI_Offset>(data_offset), etype, ftype, "native",
-                        MPI_INFO_NULL),
-      "MPI_File_set_view");
+  std::string err = mpi_io_error(MPI_File_set_view(fh, static_cast<MPI_Offset>(data_offset), etype,
+                                                   ftype, "native", MPI_INFO_NULL),
+                                 "MPI_File_set_view");
   if (ftype != etype) SHARDMM_MPI(MPI_Type_free(&ftype));
   const int count = err.empty() ? static_cast<int>(n) : 0;  // still join the collective
   MPI_Status st;
-  const int rc = dir == Direction::Read
-                     ? MPI_File_read_at_all(fh, 0, buf, count, etype, &st)
-                     : MPI_File_write_at_all(fh, 0, buf, count, etype, &st);
+  const int rc = dir == Direction::Read ? MPI_File_read_at_all(fh, 0, buf, count, etype, &st)
+                                        : MPI_File_write_at_all(fh, 0, buf, count, etype, &st);
   if (!err.empty()) return err;
   err = mpi_io_error(rc, dir == Direction::Read ? "MPI_File_read_at_all" : "MPI_File_write_at_all");
   if (!err.empty()) return err;
@@ -100,13 +99,14 @@ index_t RunCursor::next(index_t max_elems, std::size_t max_runs, std::vector<ind
   return total;
 }
 
-std::string transfer(MPI_File fh, MPI_Comm comm, RunCursor cursor, void* packed,
-                     MPI_Datatype etype, std::size_t elem_size, std::int64_t data_offset,
-                     Direction dir) {
+std::string transfer(MPI_File fh, MPI_Comm comm, RunCursor cursor, void* packed, MPI_Datatype etype,
+                     std::size_t elem_size, std::int64_t data_offset, Direction dir) {
   std::string err;
   std::vector<index_t> offsets, lengths;
   char* buf = static_cast<char*>(packed);
-  const index_t limit = comm::max_message_elems();
+  // Pieces also stay below 2 GiB: many MPI-IO implementations count bytes in an int inside.
+  const index_t limit = std::min<index_t>(comm::max_message_elems(),
+                                          INT_MAX / static_cast<index_t>(elem_size));
   for (;;) {
     // Every rank joins every piece until all are done or any failed.
     int flags[2] = {cursor.done() ? 0 : 1, err.empty() ? 0 : 1}, all[2] = {0, 0};

@@ -34,14 +34,15 @@ NpyHeader read_header_here(const std::string& path) {
     in.read(more.data(), want);
     start += more.substr(0, static_cast<std::size_t>(in.gcount()));
   };
-  read_up_to(12);                          // the longest preamble (versions 2 and 3)
-  read_up_to(npy_header_size(start));      // the whole header, or what the file has of it
+  read_up_to(12);                      // the longest preamble (versions 2 and 3)
+  read_up_to(npy_header_size(start));  // the whole header, or what the file has of it
   const NpyHeader h = parse_npy_header(start);
   const std::int64_t need = h.rows * h.cols * static_cast<std::int64_t>(dtype_size(h.dtype));
   if (size - h.data_offset < need)
     throw IoError("truncated: expected " + std::to_string(need) + " bytes of data, file has " +
                   std::to_string(std::max<std::int64_t>(0, size - h.data_offset)) + " (header " +
-                  std::to_string(h.data_offset) + " bytes, file size " + std::to_string(size) + ")");
+                  std::to_string(h.data_offset) + " bytes, file size " + std::to_string(size) +
+                  ")");
   return h;
 }
 
@@ -78,28 +79,35 @@ bool tile_is_packed(const DistMatrix<T>& M, bool fortran) {
 
 // Collective: reads dst's tile from the file whose element 0 is at byte `data_offset`.
 template <Scalar T>
-void read_tile(const std::string& path, std::int64_t data_offset, bool fortran, DistMatrix<T>& dst) {
+void read_tile(const std::string& path, std::int64_t data_offset, bool fortran,
+               DistMatrix<T>& dst) {
   const MPI_Comm comm = dst.mesh().comm();
   const auto& coords = dst.mesh().coords();
   const bool holds = holds_value(dst.layout(), coords);
   const bool direct = tile_is_packed(dst, fortran);
-  std::vector<T> packed(holds && !direct ? static_cast<std::size_t>(dst.local_rows() * dst.local_cols()) : 0);
-  io::RunCursor cursor = holds ? io::RunCursor::for_tile(dst.layout(), coords, fortran) : io::RunCursor();
+  std::vector<T> packed(
+      holds && !direct ? static_cast<std::size_t>(dst.local_rows() * dst.local_cols()) : 0);
+  io::RunCursor cursor =
+      holds ? io::RunCursor::for_tile(dst.layout(), coords, fortran) : io::RunCursor();
   MPI_File fh = io::open_file(comm, path, MPI_MODE_RDONLY);
   std::string err = io::transfer(fh, comm, std::move(cursor), direct ? dst.data() : packed.data(),
                                  comm::mpi_type<T>(), sizeof(T), data_offset, Direction::Read);
   const std::string closed = io::mpi_io_error(MPI_File_close(&fh), "MPI_File_close");
   err = io::first_error(comm, err.empty() ? closed : err);
   if (!err.empty()) throw IoError("cannot read '" + path + "': " + err);
-  if (!holds) dst.set_zero();
-  else if (!direct) unpack_tile(packed, dst, fortran);
+  if (!holds) {
+    dst.set_zero();  // off coordinate 0 of the unreduced axes
+  } else if (!direct) {
+    unpack_tile(packed, dst, fortran);
+  }
 }
 
 // Rank 0 picks "<path>.tmp.<16 hex digits>"; every rank returns it.
 std::string temp_name(MPI_Comm comm, const std::string& path) {
   std::string name;
   if (comm::comm_rank(comm) == 0) {
-    auto v = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    auto v =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     try {
       std::random_device rd;
       v ^= (std::uint64_t{rd()} << 32) ^ rd();
@@ -116,14 +124,16 @@ std::string temp_name(MPI_Comm comm, const std::string& path) {
 // Collective: writes `header` (rank 0) and every primary tile of `src` to a temporary file,
 // then renames it onto `path` when all ranks succeeded; otherwise removes it and throws.
 template <Scalar T>
-void write_file(const std::string& path, const std::string& header, bool fortran, const DistMatrix<T>& src) {
+void write_file(const std::string& path, const std::string& header, bool fortran,
+                const DistMatrix<T>& src) {
   const MPI_Comm comm = src.mesh().comm();
   const int me = comm::comm_rank(comm);
   const auto& coords = src.mesh().coords();
   const bool primary = src.layout().is_primary(coords);
   const bool direct = tile_is_packed(src, fortran);
   const std::vector<T> packed = primary && !direct ? pack_tile(src, fortran) : std::vector<T>();
-  io::RunCursor cursor = primary ? io::RunCursor::for_tile(src.layout(), coords, fortran) : io::RunCursor();
+  io::RunCursor cursor =
+      primary ? io::RunCursor::for_tile(src.layout(), coords, fortran) : io::RunCursor();
   const std::string tmp = temp_name(comm, path);
   std::error_code ec;
   MPI_File fh = MPI_FILE_NULL;
@@ -136,12 +146,13 @@ void write_file(const std::string& path, const std::string& header, bool fortran
   std::string err;
   if (me == 0 && !header.empty()) {
     MPI_Status st;
-    err = io::mpi_io_error(MPI_File_write_at(fh, 0, header.data(), static_cast<int>(header.size()),
-                                             MPI_CHAR, &st), "writing the header");
+    err = io::mpi_io_error(
+        MPI_File_write_at(fh, 0, header.data(), static_cast<int>(header.size()), MPI_CHAR, &st),
+        "writing the header");
   }
-  const std::string data_err =
-      io::transfer(fh, comm, std::move(cursor), const_cast<T*>(direct ? src.data() : packed.data()),
-                   comm::mpi_type<T>(), sizeof(T), static_cast<std::int64_t>(header.size()), Direction::Write);
+  const std::string data_err = io::transfer(
+      fh, comm, std::move(cursor), const_cast<T*>(direct ? src.data() : packed.data()),
+      comm::mpi_type<T>(), sizeof(T), static_cast<std::int64_t>(header.size()), Direction::Write);
   if (err.empty()) err = data_err;
   const std::string synced = io::mpi_io_error(MPI_File_sync(fh), "MPI_File_sync");
   if (err.empty()) err = synced;
@@ -149,8 +160,19 @@ void write_file(const std::string& path, const std::string& header, bool fortran
   if (err.empty()) err = closed;
   err = io::first_error(comm, err);
   if (err.empty() && me == 0) {
-    fs::rename(tmp, path, ec);  // rename(2): atomically replaces an existing file
-    if (ec) err = "renaming '" + tmp + "' failed: " + ec.message();
+    // A short write that MPI-IO did not report shows in the size; then the rename(2), which
+    // atomically replaces an existing file.
+    const auto want = static_cast<std::int64_t>(header.size()) +
+                      src.rows() * src.cols() * static_cast<std::int64_t>(sizeof(T));
+    const auto size = static_cast<std::int64_t>(fs::file_size(tmp, ec));
+    if (ec)
+      err = "cannot stat '" + tmp + "': " + ec.message();
+    else if (size != want)
+      err = "short write: '" + tmp + "' has " + std::to_string(size) + " bytes, expected " +
+            std::to_string(want);
+    else
+      fs::rename(tmp, path, ec);
+    if (err.empty() && ec) err = "renaming '" + tmp + "' failed: " + ec.message();
   }
   err = io::first_error(comm, err);
   if (err.empty()) return;
@@ -179,8 +201,12 @@ NpyHeader read_npy_header(const std::string& path, MPI_Comm comm) {
   }
   err = io::first_error(comm, err);
   if (!err.empty()) throw IoError("cannot read .npy file '" + path + "': " + err);
-  std::int64_t f[6] = {static_cast<std::int64_t>(h.dtype), h.rows, h.cols, h.fortran_order ? 1 : 0,
-                       h.data_offset, h.version};
+  std::int64_t f[6] = {static_cast<std::int64_t>(h.dtype),
+                       h.rows,
+                       h.cols,
+                       h.fortran_order ? 1 : 0,
+                       h.data_offset,
+                       h.version};
   SHARDMM_MPI(MPI_Bcast(f, 6, MPI_INT64_T, 0, comm));
   return NpyHeader{static_cast<Dtype>(f[0]), f[1], f[2], f[3] != 0, f[4], static_cast<int>(f[5])};
 }
@@ -191,11 +217,13 @@ void read_npy(const std::string& path, DistMatrix<T>& dst) {
   const NpyHeader h = read_npy_header(path, dst.mesh().comm());
   constexpr Dtype want = dtype_of<T>();
   if (h.dtype != want)
-    throw IoError("cannot read '" + path + "': it holds " + npy_descr(h.dtype) + " (" + to_string(h.dtype) +
-                  ") data, the matrix's element type is " + to_string(want) + " (" + npy_descr(want) + ")");
+    throw IoError("cannot read '" + path + "': it holds " + npy_descr(h.dtype) + " (" +
+                  to_string(h.dtype) + ") data, the matrix's element type is " + to_string(want) +
+                  " (" + npy_descr(want) + ")");
   if (h.rows != dst.rows() || h.cols != dst.cols())
-    throw DimensionMismatch("cannot read '" + path + "': it holds a " + std::to_string(h.rows) + "x" +
-                            std::to_string(h.cols) + " matrix, the destination is " + dst.layout().to_string());
+    throw DimensionMismatch("cannot read '" + path + "': it holds a " + std::to_string(h.rows) +
+                            "x" + std::to_string(h.cols) + " matrix, the destination is " +
+                            dst.layout().to_string());
   read_tile(path, h.data_offset, h.fortran_order, dst);
 }
 
@@ -203,7 +231,8 @@ template <Scalar T>
 void write_npy(const std::string& path, const DistMatrix<T>& src, bool fortran_order) {
   check_writable(src, "write_npy");
   if (!src.mesh().active()) return;
-  write_file(path, make_npy_header(dtype_of<T>(), src.rows(), src.cols(), fortran_order), fortran_order, src);
+  write_file(path, make_npy_header(dtype_of<T>(), src.rows(), src.cols(), fortran_order),
+             fortran_order, src);
 }
 
 template <Scalar T>
@@ -215,11 +244,12 @@ void read_raw(const std::string& path, DistMatrix<T>& dst, bool fortran_order) {
     std::error_code ec;
     const auto size = static_cast<std::int64_t>(fs::file_size(path, ec));
     const std::int64_t need = dst.rows() * dst.cols() * static_cast<std::int64_t>(sizeof(T));
-    if (ec) err = ec.message();
+    if (ec)
+      err = ec.message();
     else if (size != need)
-      err = "file size is " + std::to_string(size) + " bytes, a " + std::to_string(dst.rows()) + "x" +
-            std::to_string(dst.cols()) + " " + to_string(dtype_of<T>()) + " matrix needs exactly " +
-            std::to_string(need);
+      err = "file size is " + std::to_string(size) + " bytes, a " + std::to_string(dst.rows()) +
+            "x" + std::to_string(dst.cols()) + " " + to_string(dtype_of<T>()) +
+            " matrix needs exactly " + std::to_string(need);
   }
   err = io::first_error(comm, err);
   if (!err.empty()) throw IoError("cannot read raw file '" + path + "': " + err);
@@ -233,10 +263,10 @@ void write_raw(const std::string& path, const DistMatrix<T>& src, bool fortran_o
   write_file(path, std::string(), fortran_order, src);
 }
 
-#define SHARDMM_IO_INSTANTIATE(T)                                              \
-  template void read_npy<T>(const std::string&, DistMatrix<T>&);               \
-  template void write_npy<T>(const std::string&, const DistMatrix<T>&, bool);  \
-  template void read_raw<T>(const std::string&, DistMatrix<T>&, bool);         \
+#define SHARDMM_IO_INSTANTIATE(T)                                             \
+  template void read_npy<T>(const std::string&, DistMatrix<T>&);              \
+  template void write_npy<T>(const std::string&, const DistMatrix<T>&, bool); \
+  template void read_raw<T>(const std::string&, DistMatrix<T>&, bool);        \
   template void write_raw<T>(const std::string&, const DistMatrix<T>&, bool);
 SHARDMM_IO_INSTANTIATE(float)
 SHARDMM_IO_INSTANTIATE(double)

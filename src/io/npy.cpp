@@ -15,8 +15,9 @@
 namespace shardmm {
 namespace {
 
-static_assert(std::endian::native == std::endian::little,
-              ".npy headers and data are read as little-endian: big-endian hosts are not supported");
+static_assert(
+    std::endian::native == std::endian::little,
+    ".npy headers and data are read as little-endian: big-endian hosts are not supported");
 
 constexpr std::string_view kMagic = "\x93NUMPY";
 constexpr std::int64_t kMaxHeaderBytes = std::int64_t{1} << 20;  // sanity cap (NumPy: 10 kB)
@@ -41,14 +42,18 @@ Dtype dtype_from_descr(const std::string& descr) {
   std::optional<Dtype> d;
   for (Dtype t : {Dtype::F32, Dtype::F64, Dtype::C64, Dtype::C128})
     if (npy_descr(t).substr(1) == code) d = t;
-  if (!d)
-    fail("unsupported dtype '" + descr + "' (shardmm reads '<f4', '<f8', '<c8' and '<c16')");
+  if (!d) fail("unsupported dtype '" + descr + "' (shardmm reads '<f4', '<f8', '<c8' and '<c16')");
   switch (descr[0]) {
     case '<':
-    case '=': return *d;  // '=' is native, and the host is little-endian
-    case '>': fail("big-endian data is not supported (dtype '" + descr + "')");
-    case '|': fail("dtype '" + descr + "' has byte order '|' (not applicable), which is invalid for multi-byte types");
-    default: fail("unsupported dtype '" + descr + "' (unknown byte order '" + descr[0] + "')");
+    case '=':
+      return *d;  // '=' is native, and the host is little-endian
+    case '>':
+      fail("big-endian data is not supported (dtype '" + descr + "')");
+    case '|':
+      fail("dtype '" + descr +
+           "' has byte order '|' (not applicable), which is invalid for multi-byte types");
+    default:
+      fail("unsupported dtype '" + descr + "' (unknown byte order '" + descr[0] + "')");
   }
 }
 
@@ -65,7 +70,8 @@ class DictScanner {
       const std::string key = string_literal("a key");
       expect(':', "':' after key '" + key + "'");
       const int k = key == "descr" ? 0 : key == "fortran_order" ? 1 : key == "shape" ? 2 : -1;
-      if (k < 0) error("unexpected key '" + key + "' (a .npy header has descr, fortran_order, shape)");
+      if (k < 0)
+        error("unexpected key '" + key + "' (a .npy header has descr, fortran_order, shape)");
       if (seen[k]) error("duplicate key '" + key + "'");
       seen[k] = true;
       if (k == 0) h.dtype = descr();
@@ -78,20 +84,24 @@ class DictScanner {
     if (pos_ != t_.size()) error("unexpected text after the header dict");
     const char* names[3] = {"descr", "fortran_order", "shape"};
     for (int k = 0; k < 3; ++k)
-      if (!seen[k]) fail("malformed .npy header: key '" + std::string(names[k]) + "' is missing in " + quoted());
+      if (!seen[k])
+        fail("malformed .npy header: key '" + std::string(names[k]) + "' is missing in " +
+             quoted());
     set_shape(h, shape);
   }
 
  private:
   [[noreturn]] void error(const std::string& why) const {
-    fail("malformed .npy header: " + why + " at offset " + std::to_string(pos_) + " of " + quoted());
+    fail("malformed .npy header: " + why + " at offset " + std::to_string(pos_) + " of " +
+         quoted());
   }
   std::string quoted() const {
     std::string_view s = t_.substr(0, t_.find_last_not_of(" \t\r\n") + 1);
     return "\"" + std::string(s.substr(0, 200)) + (s.size() > 200 ? "...\"" : "\"");
   }
   void skip_ws() {
-    while (pos_ < t_.size() && std::string_view(" \t\r\n").find(t_[pos_]) != std::string_view::npos) ++pos_;
+    while (pos_ < t_.size() && std::string_view(" \t\r\n").find(t_[pos_]) != std::string_view::npos)
+      ++pos_;
   }
   bool at(char c) {
     skip_ws();
@@ -103,7 +113,8 @@ class DictScanner {
   }
   std::string string_literal(const std::string& what) {
     skip_ws();
-    if (pos_ >= t_.size() || (t_[pos_] != '\'' && t_[pos_] != '"')) error("expected " + what + " (a quoted string)");
+    if (pos_ >= t_.size() || (t_[pos_] != '\'' && t_[pos_] != '"'))
+      error("expected " + what + " (a quoted string)");
     const char quote = t_[pos_++];
     const std::size_t end = t_.find(quote, pos_);
     if (end == std::string_view::npos) error("unterminated string");
@@ -143,8 +154,9 @@ std::vector<index_t> DictScanner::tuple() {
     const char* last = t_.data() + t_.size();
     index_t v = 0;
     const auto [ptr, ec] = std::from_chars(first, last, v);
-    const std::string token(first, static_cast<std::size_t>(
-                                       std::find_if(first, last, [](char c) { return c == ',' || c == ')'; }) - first));
+    const std::string token(
+        first, static_cast<std::size_t>(
+                   std::find_if(first, last, [](char c) { return c == ',' || c == ')'; }) - first));
     if (ec == std::errc::result_out_of_range) fail("dimension " + token + " in shape is too large");
     if (ec != std::errc()) error("expected an integer in shape");
     if (v < 0) fail("negative dimension " + std::to_string(v) + " in shape");
@@ -154,7 +166,8 @@ std::vector<index_t> DictScanner::tuple() {
     trailing_comma = at(',');
     if (trailing_comma) ++pos_;
   }
-  if (dims.size() == 1 && !trailing_comma) error("shape (n) is not a tuple (a 1-tuple needs a trailing comma)");
+  if (dims.size() == 1 && !trailing_comma)
+    error("shape (n) is not a tuple (a 1-tuple needs a trailing comma)");
   ++pos_;
   return dims;
 }
@@ -163,25 +176,30 @@ void DictScanner::set_shape(NpyHeader& h, const std::vector<index_t>& shape) {
   if (shape.size() > 2) {
     std::string s;
     for (index_t d : shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
-    fail(std::to_string(shape.size()) + "-D shape (" + s + ") is not a matrix (need 0, 1 or 2 dimensions)");
+    fail(std::to_string(shape.size()) + "-D shape (" + s +
+         ") is not a matrix (need 0, 1 or 2 dimensions)");
   }
   h.rows = shape.empty() ? 1 : shape[0];
   h.cols = shape.size() < 2 ? 1 : shape[1];
   const auto max = std::numeric_limits<std::int64_t>::max();
   const auto elem = static_cast<std::int64_t>(dtype_size(h.dtype));
   if ((h.rows > 0 && h.cols > max / h.rows) || h.rows * h.cols > (max - h.data_offset) / elem)
-    fail("shape " + std::to_string(h.rows) + "x" + std::to_string(h.cols) + " of " + npy_descr(h.dtype) +
-         " is too large: the file size would overflow 64 bits");
+    fail("shape " + std::to_string(h.rows) + "x" + std::to_string(h.cols) + " of " +
+         npy_descr(h.dtype) + " is too large: the file size would overflow 64 bits");
 }
 
 }  // namespace
 
 std::string npy_descr(Dtype dtype) {
   switch (dtype) {
-    case Dtype::F32: return "<f4";
-    case Dtype::F64: return "<f8";
-    case Dtype::C64: return "<c8";
-    case Dtype::C128: return "<c16";
+    case Dtype::F32:
+      return "<f4";
+    case Dtype::F64:
+      return "<f8";
+    case Dtype::C64:
+      return "<c8";
+    case Dtype::C128:
+      return "<c16";
   }
   return "?";
 }
@@ -190,7 +208,8 @@ std::int64_t npy_header_size(std::string_view file_start) {
   if (file_start.substr(0, kMagic.size()) != kMagic.substr(0, file_start.size()))
     fail("not a .npy file (bad magic string, expected \\x93NUMPY)");
   if (file_start.size() < kMagic.size() + 2)
-    fail("truncated .npy header: " + std::to_string(file_start.size()) + " bytes, the preamble needs at least 10");
+    fail("truncated .npy header: " + std::to_string(file_start.size()) +
+         " bytes, the preamble needs at least 10");
   const int major = static_cast<unsigned char>(file_start[6]);
   const int minor = static_cast<unsigned char>(file_start[7]);
   if (major < 1 || major > 3 || minor != 0)
@@ -215,16 +234,19 @@ NpyHeader parse_npy_header(std::string_view file_start) {
     fail("truncated .npy header: it needs " + std::to_string(h.data_offset) + " bytes, only " +
          std::to_string(file_start.size()) + " available");
   const std::size_t dict_begin = h.version == 1 ? 10 : 12;
-  DictScanner(file_start.substr(dict_begin, static_cast<std::size_t>(h.data_offset) - dict_begin)).parse(h);
+  DictScanner(file_start.substr(dict_begin, static_cast<std::size_t>(h.data_offset) - dict_begin))
+      .parse(h);
   return h;
 }
 
 std::string make_npy_header(Dtype dtype, index_t rows, index_t cols, bool fortran_order) {
   if (rows < 0 || cols < 0)
-    throw InvalidArgument("make_npy_header: negative shape " + std::to_string(rows) + "x" + std::to_string(cols));
-  const std::string dict = "{'descr': '" + npy_descr(dtype) + "', 'fortran_order': " +
-                           (fortran_order ? "True" : "False") + ", 'shape': (" + std::to_string(rows) +
-                           ", " + std::to_string(cols) + "), }";
+    throw InvalidArgument("make_npy_header: negative shape " + std::to_string(rows) + "x" +
+                          std::to_string(cols));
+  const std::string dict = "{'descr': '" + npy_descr(dtype) +
+                           "', 'fortran_order': " + (fortran_order ? "True" : "False") +
+                           ", 'shape': (" + std::to_string(rows) + ", " + std::to_string(cols) +
+                           "), }";
   // Preamble + dict + '\n', padded with spaces to a multiple of 64 bytes.
   auto padded = [&](std::size_t preamble) {
     const std::size_t unpadded = preamble + dict.size() + 1;

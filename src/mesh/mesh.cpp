@@ -127,10 +127,12 @@ struct Mesh::State {
   int rank = -1;
   std::vector<int> coords;
   mutable std::map<std::vector<int>, MPI_Comm> axis_comms;
+  mutable std::map<std::string, Mesh> derived;  // reshaped() and slice() results
 
   ~State() {  // freeing after MPI_Finalize is an error: then there is nothing to free
     int finalized = 0;
     MPI_Finalized(&finalized);
+    derived.clear();
     if (finalized) return;
     for (auto& [key, c] : axis_comms) MPI_Comm_free(&c);
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
@@ -201,6 +203,32 @@ MPI_Comm Mesh::axis_comm(const std::vector<std::string>& axes) const {
   SHARDMM_MPI(MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN));
   state_->axis_comms.emplace(idx, sub);
   return sub;
+}
+
+Mesh Mesh::reshaped(const MeshShape& shape) const {
+  if (!active()) throw InvalidArgument("reshaped called on an idle rank");
+  if (shape.size() != size())
+    throw InvalidArgument("cannot reshape mesh " + this->shape().to_string() + " into " +
+                          shape.to_string() + ": sizes differ");
+  const std::string key = "reshape " + shape.to_string();
+  auto it = state_->derived.find(key);
+  if (it != state_->derived.end()) return it->second;
+  return state_->derived.emplace(key, Mesh(comm(), shape)).first->second;
+}
+
+Mesh Mesh::slice(const std::vector<std::string>& axes) const {
+  std::string key = "slice";
+  std::vector<std::string> names;
+  std::vector<int> sizes;
+  for (const auto& a : axes) {
+    key += " " + a;
+    names.push_back(shape().names[shape().axis_index(a)]);
+    sizes.push_back(axis_size(a));
+  }
+  auto it = state_->derived.find(key);
+  if (it != state_->derived.end()) return it->second;
+  Mesh m(axis_comm(axes), MeshShape(names, sizes, MeshShape::Order::RowMajor));
+  return state_->derived.emplace(key, m).first->second;
 }
 
 }  // namespace shardmm

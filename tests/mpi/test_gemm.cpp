@@ -104,6 +104,7 @@ TYPED_TEST(GemmTyped, RingBidirectional) {
   sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});
   g_bidirectional = false;
 }
+TYPED_TEST(GemmTyped, Gemm25D) { sweep<TypeParam>(Algorithm::Gemm25D, {kBc, kGrid}); }
 TYPED_TEST(GemmTyped, Local) { sweep<TypeParam>(Algorithm::Local, {kBc}); }
 TYPED_TEST(GemmTyped, Auto) { sweep<TypeParam>(Algorithm::Auto, {kBc}); }
 

@@ -1,0 +1,135 @@
+// 2.5D / 3D GEMM on a pm x pn x pk grid (axes x, y, z) over the caller's ranks.
+//
+// k is cut into pk slices of s' = ceil(ceil(k/pk) / lcm(pm,pn)) * lcm(pm,pn) indices; slice z
+// runs a pm x pn SUMMA (summa.cpp) on its part of k, then the partial products are
+// reduce-scattered along z. Layouts on the 3D mesh:
+//   op(A) [I_x, K_zy:bc(s'/pn)]   op(B) [K_zx:bc(s'/pm), J_y:bc(pk nb)]
+//   C partial [I_x, J_y:bc(pk nb)]{U_z} -> C [I_x, J_yz:bc(nb)],  nb = ceil(n / (pn pk))
+// so each slice's tiles are exactly the 2D SUMMA tiles of its k range (views, no copies) and
+// the z reduction nests (MPI_Reduce_scatter on axis_comm(z), sharded_steps.cpp).
+// What moves: the inputs are redistributed (one alltoallv each) from the caller's layouts into
+// these - the replication-free form of 2.5D's "replicate along the third axis" - then per
+// slice (m/pm) (k/pk) (1-1/pn) + (n/pn) (k/pk) (1-1/pm) words of SUMMA panels, then
+// (m/pm) (n/pn) (1-1/pk) words of reduce-scatter, then C to the caller's layout.
+#include <numeric>
+
+#include "algo/algo.hpp"
+#include "algo/sharded_steps.hpp"
+#include "shardmm/error.hpp"
+#include "shardmm/gemm.hpp"
+#include "shardmm/plan.hpp"
+#include "shardmm/redistribute.hpp"
+
+namespace shardmm::algo {
+namespace {
+
+struct Grid3 {
+  int pm, pn, pk;
+  index_t slice, nb_a, nb_b, nb_c;  // k per slice, A's / B's k blocks, C's final column block
+};
+
+Grid3 make_grid(const Plan& plan, index_t n, index_t k) {
+  Grid3 g{plan.pm, plan.pn, plan.pk, 0, 0, 0, 0};
+  const index_t L = std::lcm<index_t>(g.pm, g.pn);
+  const index_t per = (k + g.pk - 1) / g.pk;
+  g.slice = std::max<index_t>(L, (per + L - 1) / L * L);
+  g.nb_a = g.slice / g.pn;
+  g.nb_b = g.slice / g.pm;
+  g.nb_c = std::max<index_t>(1, (n + g.pn * g.pk - 1) / (g.pn * g.pk));
+  return g;
+}
+
+DimSpec bc(const char* label, std::vector<std::string> axes, index_t nb) {
+  return DimSpec{label, DimSpec::Kind::BlockCyclic, std::move(axes), nb, 0};
+}
+DimSpec block(const char* label, std::vector<std::string> axes) {
+  return DimSpec{label, DimSpec::Kind::Block, std::move(axes), 0, 0};
+}
+
+ShardingSpec spec_of(DimSpec rows, DimSpec cols, std::vector<std::string> unreduced = {}) {
+  ShardingSpec s;
+  s.dims = {std::move(rows), std::move(cols)};
+  s.unreduced = std::move(unreduced);
+  return s;
+}
+
+}  // namespace
+
+Plan gemm25d_plan(const Problem& p, const Options& o) {
+  Plan plan;
+  plan.algorithm = Algorithm::Gemm25D;
+  const int P = p.mesh.size();
+  if (o.grid_m > 0 || o.grid_n > 0 || o.grid_k > 0) {
+    if (o.grid_m * o.grid_n * o.grid_k != P)
+      throw NotSupported("2.5D grid " + std::to_string(o.grid_m) + "x" + std::to_string(o.grid_n) +
+                         "x" + std::to_string(o.grid_k) + " does not use exactly the " +
+                         std::to_string(P) + " ranks of mesh " + p.mesh.to_string());
+    plan.pm = o.grid_m, plan.pn = o.grid_n, plan.pk = o.grid_k;
+  } else {  // the planner's cheapest grid with at least two k-slices
+    PlanRequest r;
+    r.m = p.m, r.n = p.n, r.k = p.k, r.ranks = P;
+    plan.pm = P, plan.pn = 1, plan.pk = 1;
+    for (const Candidate& c : plan_gemm(r).candidates)
+      if (c.algorithm == Algorithm::Gemm25D) {
+        plan.pm = c.pm, plan.pn = c.pn, plan.pk = c.pk;
+        break;
+      }
+  }
+  plan.A = p.A;  // moved onto the 3D mesh inside the run
+  plan.B = p.B;
+  plan.C = p.C;
+  plan.grid = std::to_string(plan.pm) + "x" + std::to_string(plan.pn) + "x" + std::to_string(plan.pk);
+  plan.detail = "k split in " + std::to_string(plan.pk) + " slices, SUMMA per slice, reduce-scatter along z";
+  return plan;
+}
+
+template <Scalar T>
+void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t) {
+  const index_t m = x.C.rows(), n = x.C.cols();
+  const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
+  const Grid3 g = make_grid(plan, n, k);
+  const Mesh M3 = x.C.mesh().reshaped(MeshShape({"x", "y", "z"}, {g.pm, g.pn, g.pk}));
+  const Mesh S = M3.slice({"x", "y"});
+  const MeshShape& sh = M3.shape();
+  const int z = M3.coord("z");
+  const index_t kz = std::clamp<index_t>(k - z * g.slice, 0, g.slice);  // this slice's k
+
+  // Inputs onto the 3D mesh (one alltoallv each).
+  double t0 = now();
+  DistMatrix<T> A3(M3, stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))));
+  DistMatrix<T> B3(M3, stored_layout(x.opB, sh, k, n, spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))));
+  redistribute(x.A, A3);
+  redistribute(x.B, B3);
+  t.redist += now() - t0;
+
+  // Per slice: SUMMA on views of this slice's tiles.
+  DistMatrix<T> Cp(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})));
+  const auto Az = DistMatrix<T>::view(S, stored_layout(x.opA, S.shape(), m, kz, spec_of(block("I", {"x"}), bc("K", {"y"}, g.nb_a))), A3.data(), A3.ld());
+  const auto Bz = DistMatrix<T>::view(S, stored_layout(x.opB, S.shape(), kz, n, spec_of(bc("K", {"x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))), B3.data(), B3.ld());
+  auto Cz = DistMatrix<T>::view(S, Layout(S.shape(), m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c))), Cp.data(), Cp.ld());
+  Options inner = o;
+  inner.algorithm = Algorithm::Summa;
+  inner.stationary = Stationary::C;
+  const GemmReport r = gemm(x.opA, x.opB, x.alpha, Az, Bz, T(0), Cz, inner);
+  t.gemm += r.seconds_gemm;
+  t.comm += r.seconds_comm + r.seconds_redist;
+
+  // Reduce-scatter along z, then C into the caller's layout with beta folded in.
+  t0 = now();
+  DistMatrix<T> Cf(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c))));
+  sharded::finish(Cp, T(0), Cf);
+  t.comm += now() - t0;
+  t0 = now();
+  redistribute(Cf, x.C, T(1), x.beta);
+  t.redist += now() - t0;
+}
+
+#define SHARDMM_INSTANTIATE(T) \
+  template void gemm25d_run<T>(const Operands<T>&, const Plan&, const Options&, Timers&);
+SHARDMM_INSTANTIATE(float)
+SHARDMM_INSTANTIATE(double)
+SHARDMM_INSTANTIATE(std::complex<float>)
+SHARDMM_INSTANTIATE(std::complex<double>)
+#undef SHARDMM_INSTANTIATE
+
+}  // namespace shardmm::algo

@@ -1,0 +1,123 @@
+// Per-candidate formulas (elements received by the busiest rank; docs/ALGORITHMS.md derives
+// them). Block sizes are rounded up, so uneven splits cost what their largest tile costs.
+#include "plan/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shardmm::plan {
+namespace {
+
+constexpr double kPanel = 256;  // SUMMA's default panel width
+
+double up(double a, double b) { return std::ceil(a / b); }
+
+struct Costs {
+  double words = 0, messages = 0, memory = 0;  // memory in elements
+  bool overlapped = true;
+};
+
+// Words to move the inputs into the candidate's layouts and the result back: nothing when
+// the candidate runs on the caller's grid with its block-cyclic operands.
+double redistribution(const PlanRequest& r, const Candidate& c, double a_loc, double b_loc,
+                      double c_loc) {
+  const bool in_place = (c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon) &&
+                        c.pm == r.current_pm && c.pn == r.current_pn;
+  if (in_place || r.ranks == 1) return 0;
+  return (a_loc + b_loc + c_loc) * (1 - 1.0 / r.ranks);
+}
+
+Costs summa(const PlanRequest& r, const Candidate& c) {
+  const double m = double(r.m), n = double(r.n), k = double(r.k), p = c.pm, q = c.pn;
+  const double ml = up(m, p), nl = up(n, q), kq = up(k, q), kp = up(k, p);
+  Costs x;
+  switch (c.stationary) {
+    case Stationary::A:  // B to A's k split, C partials reduce-scattered along rows
+      x.words = kq * n * (1 - 1 / p) + ml * n * (1 - 1 / q);
+      x.memory = ml * kq + kq * n + 2 * ml * n + kp * nl + ml * nl;
+      x.messages = 2 * (p + q);
+      x.overlapped = false;
+      break;
+    case Stationary::B:
+      x.words = kp * m * (1 - 1 / q) + nl * m * (1 - 1 / p);
+      x.memory = kp * nl + m * kp + 2 * m * nl + ml * kq + ml * nl;
+      x.messages = 2 * (p + q);
+      x.overlapped = false;
+      break;
+    default:
+      x.words = ml * k * (1 - 1 / q) + nl * k * (1 - 1 / p);
+      x.memory = ml * kq + kp * nl + ml * nl + 2 * kPanel * (ml + nl);
+      x.messages = 2 * up(k, std::min(kPanel, std::max(1.0, std::min(kq, kp))));
+  }
+  return x;
+}
+
+Costs cannon(const PlanRequest& r, const Candidate& c) {
+  const double q = c.pm, ml = up(double(r.m), q), nl = up(double(r.n), q), kl = up(double(r.k), q);
+  return {q * (ml * kl + kl * nl), 4 * q, 3 * (ml * kl + kl * nl) + ml * nl, true};
+}
+
+Costs ring(const PlanRequest& r, const Candidate& c) {
+  const double m = double(r.m), n = double(r.n), k = double(r.k), p = c.pm;
+  const double f = 1 - 1 / p;
+  Costs x;
+  x.messages = p - 1;
+  if (c.ring_form == RingForm::AllGatherA) {
+    x.words = m * k * f;
+    x.memory = 3 * up(m, p) * k + k * up(n, p) + m * up(n, p);
+  } else if (c.ring_form == RingForm::AllGatherB) {
+    x.words = k * n * f;
+    x.memory = up(m, p) * k + 3 * k * up(n, p) + up(m, p) * n;
+  } else {
+    x.words = m * n * f;
+    x.memory = m * up(k, p) + up(k, p) * n + 4 * up(m, p) * n;
+  }
+  return x;
+}
+
+Costs grid3d(const PlanRequest& r, const Candidate& c) {
+  const double m = double(r.m), n = double(r.n), k = double(r.k);
+  const double pm = c.pm, pn = c.pn, pk = c.pk;
+  const double ml = up(m, pm), nl = up(n, pn), ks = up(k, pk);
+  Costs x;
+  x.words = ml * ks * (1 - 1 / pn) + nl * ks * (1 - 1 / pm) + ml * nl * (1 - 1 / pk);
+  x.messages = 2 * up(ks, kPanel) + pk;
+  x.memory = ml * up(ks, pn) + up(ks, pm) * nl + 2 * ml * nl + 2 * kPanel * (ml + nl);
+  return x;
+}
+
+Costs local(const PlanRequest& r) {
+  const double m = double(r.m), n = double(r.n), k = double(r.k);
+  return {0, 0, m * k + k * n + m * n, true};
+}
+
+}  // namespace
+
+void evaluate(const PlanRequest& r, Candidate& c) {
+  Costs x;
+  switch (c.algorithm) {
+    case Algorithm::Summa: x = summa(r, c); break;
+    case Algorithm::Cannon: x = cannon(r, c); break;
+    case Algorithm::Ring: x = ring(r, c); break;
+    case Algorithm::Gemm25D: x = grid3d(r, c); break;
+    default: x = local(r); break;
+  }
+  const double P = r.ranks, m = double(r.m), n = double(r.n), k = double(r.k);
+  const double elem = double(dtype_size(r.dtype));
+  const bool cplx = r.dtype == Dtype::C64 || r.dtype == Dtype::C128;
+  // The operands' share on this candidate's grid, for the cost of moving them there.
+  double a_loc = m * k / P, b_loc = k * n / P, c_loc = m * n / P;
+  if (c.algorithm == Algorithm::Local) a_loc = m * k, b_loc = k * n, c_loc = 0;
+  c.redist_words = redistribution(r, c, a_loc, b_loc, c_loc);
+  c.words = x.words + c.redist_words;
+  c.messages = x.messages + (c.redist_words > 0 ? 2 * (P - 1) : 0);
+  c.flops = (cplx ? 8 : 2) * m * n * k / (c.pm * c.pn * c.pk);
+  c.memory_bytes = static_cast<std::int64_t>(x.memory * elem);
+  const double comm = r.profile.latency_s * x.messages + x.words * elem / r.profile.bytes_per_s;
+  const double compute = c.flops / r.profile.flops_per_s(r.dtype);
+  const double redist = c.redist_words * elem / r.profile.bytes_per_s +
+                        (c.redist_words > 0 ? r.profile.latency_s * 2 * (P - 1) : 0);
+  c.seconds = (x.overlapped ? std::max(comm, compute) : comm + compute) + redist;
+}
+
+}  // namespace shardmm::plan

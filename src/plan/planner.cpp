@@ -1,0 +1,116 @@
+// Planner: enumerate candidates (local; ring in its three forms; SUMMA C/A/B-stationary and
+// Cannon on every 2D factorisation of P; 2.5D/3D on every factorisation with >= 2 k-slices),
+// cost each one (cost_model.cpp), drop those over the memory limit, pick the cheapest.
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include "plan/cost_model.hpp"
+#include "shardmm/error.hpp"
+#include "shardmm/plan.hpp"
+
+namespace shardmm {
+namespace {
+
+std::int64_t memory_limit(const PlanRequest& r) {
+  if (r.memory_limit > 0) return r.memory_limit;
+  const char* env = std::getenv("SHARDMM_MEMORY_LIMIT");
+  if (!env || !*env) return 0;
+  char* end = nullptr;
+  const double v = std::strtod(env, &end);
+  const double unit = !end || !*end ? 1 : *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0
+                                        : *end == 'G' ? 1073741824.0 : 0.0;
+  if (v <= 0 || unit == 0)
+    throw InvalidArgument("SHARDMM_MEMORY_LIMIT='" + std::string(env) + "': expected bytes, e.g. 512M");
+  return static_cast<std::int64_t>(v * unit);
+}
+
+std::vector<Candidate> enumerate(const PlanRequest& r) {
+  std::vector<Candidate> out;
+  const int P = r.ranks;
+  auto add = [&](Candidate c) { out.push_back(c); };
+  add({Algorithm::Local});
+  if (P == 1) return out;
+  for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter})
+    add({Algorithm::Ring, Stationary::C, f, P, 1, 1});
+  for (int pm = 1; pm <= P; ++pm) {
+    if (P % pm) continue;
+    const int pn = P / pm;
+    for (Stationary s : {Stationary::C, Stationary::A, Stationary::B})
+      add({Algorithm::Summa, s, RingForm::Auto, pm, pn, 1});
+    if (pm == pn) add({Algorithm::Cannon, Stationary::C, RingForm::Auto, pm, pn, 1});
+    for (int pk = 2; pk <= pn; ++pk)
+      if (pn % pk == 0) add({Algorithm::Gemm25D, Stationary::C, RingForm::Auto, pm, pn / pk, pk});
+  }
+  return out;
+}
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(4);
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+std::string Candidate::name() const {
+  std::string s = to_string(algorithm);
+  if (algorithm == Algorithm::Summa) s += stationary == Stationary::A ? "(A)" : stationary == Stationary::B ? "(B)" : "(C)";
+  if (algorithm == Algorithm::Ring)
+    return s + (ring_form == RingForm::AllGatherA ? "(AG-A) " : ring_form == RingForm::AllGatherB ? "(AG-B) " : "(RS) ") +
+           std::to_string(pm);
+  if (algorithm == Algorithm::Local) return s;
+  s += " " + std::to_string(pm) + "x" + std::to_string(pn);
+  return algorithm == Algorithm::Gemm25D ? s + "x" + std::to_string(pk) : s;
+}
+
+GemmPlan plan_gemm(const PlanRequest& r) {
+  if (r.m < 0 || r.n < 0 || r.k < 0 || r.ranks < 1)
+    throw InvalidArgument("plan: sizes must be >= 0 and ranks >= 1");
+  GemmPlan plan;
+  plan.request = r;
+  plan.lower_bound = lower_bound_words(r.m, r.n, r.k, r.ranks);
+  const std::int64_t limit = memory_limit(r);
+  plan.candidates = enumerate(r);
+  for (Candidate& c : plan.candidates) {
+    plan::evaluate(r, c);
+    c.fits = limit == 0 || c.memory_bytes <= limit;
+  }
+  std::stable_sort(plan.candidates.begin(), plan.candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.fits != b.fits ? a.fits : a.seconds < b.seconds;
+  });
+  if (!plan.candidates.front().fits) {
+    std::int64_t least = plan.candidates.front().memory_bytes;
+    for (const Candidate& c : plan.candidates) least = std::min(least, c.memory_bytes);
+    throw OutOfMemory("plan: no algorithm fits the memory limit of " + std::to_string(limit) +
+                      " bytes per rank; the leanest needs " + std::to_string(least) + " bytes (" +
+                      std::to_string(least - limit) + " bytes missing)");
+  }
+  plan.chosen = plan.candidates.front();
+  return plan;
+}
+
+std::string GemmPlan::explain(std::size_t max_rows) const {
+  std::ostringstream s;
+  const auto& r = request;
+  s << "plan for m=" << r.m << " n=" << r.n << " k=" << r.k << " " << to_string(r.dtype) << " on "
+    << r.ranks << " ranks (profile: " << r.profile.source << "); lower bound " << fmt(lower_bound)
+    << " words/rank\n";
+  s << "  candidate            pred_s     words/rank  /LB     redist     msgs    MiB/rank  fits\n";
+  for (std::size_t i = 0; i < candidates.size() && i < max_rows; ++i) {
+    const Candidate& c = candidates[i];
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-18s %10.4g %12.4g %6s %10.4g %8.4g %10.1f  %s\n", c.name().c_str(),
+                  c.seconds, c.words, lower_bound > 0 ? fmt(c.words / lower_bound).c_str() : "-",
+                  c.redist_words, c.messages, double(c.memory_bytes) / 1048576.0, c.fits ? "yes" : "no");
+    s << (i == 0 ? line : line);
+  }
+  s << "chosen: " << chosen.name() << " (predicted " << fmt(chosen.seconds) << " s, "
+    << fmt(chosen.words) << " words/rank";
+  if (lower_bound > 0) s << " = " << fmt(chosen.words / lower_bound) << " x lower bound";
+  s << ")\n";
+  return s.str();
+}
+
+}  // namespace shardmm

@@ -1,0 +1,43 @@
+// MachineProfile <-> JSON (nlohmann-json), and the SHARDMM_PROFILE environment knob.
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "shardmm/error.hpp"
+#include "shardmm/plan.hpp"
+
+namespace shardmm {
+
+MachineProfile MachineProfile::from_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError("machine profile '" + path + "' cannot be opened");
+  MachineProfile p;
+  try {
+    const auto j = nlohmann::json::parse(in);
+    p.latency_s = j.at("latency_s").get<double>();
+    p.bytes_per_s = j.at("bytes_per_s").get<double>();
+    const auto& g = j.at("gemm_gflops");
+    const char* keys[4] = {"f32", "f64", "c64", "c128"};
+    for (int d = 0; d < 4; ++d) p.gflops[d] = g.at(keys[d]).get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw IoError("machine profile '" + path + "' is malformed: " + e.what());
+  }
+  if (p.latency_s < 0 || p.bytes_per_s <= 0)
+    throw IoError("machine profile '" + path + "' has a negative latency or zero bandwidth");
+  p.source = path;
+  return p;
+}
+
+MachineProfile MachineProfile::from_environment() {
+  const char* env = std::getenv("SHARDMM_PROFILE");
+  return env && *env ? from_json_file(env) : MachineProfile{};
+}
+
+std::string MachineProfile::to_json() const {
+  nlohmann::json j = {{"latency_s", latency_s},
+                      {"bytes_per_s", bytes_per_s},
+                      {"gemm_gflops", {{"f32", gflops[0]}, {"f64", gflops[1]}, {"c64", gflops[2]}, {"c128", gflops[3]}}}};
+  return j.dump(2);
+}
+
+}  // namespace shardmm
