@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "bench.hpp"
+#include "commands.hpp"
 #include "shardmm/shardmm.hpp"
 
 namespace {
@@ -42,6 +43,24 @@ void add_bench(CLI::App& app, BenchConfig& c) {
   b->add_flag("--quiet", c.quiet, "print nothing (use with --json)");
 }
 
+void add_plan(CLI::App& app, shardmm::cli::PlanConfig& c) {
+  auto* p = app.add_subcommand("plan", "show the planner's candidates and choice (no communication)");
+  p->add_option("--m", c.m, "rows of C")->required()->check(CLI::NonNegativeNumber);
+  p->add_option("--n", c.n, "columns of C")->required()->check(CLI::NonNegativeNumber);
+  p->add_option("--k", c.k, "inner dimension")->required()->check(CLI::NonNegativeNumber);
+  p->add_option("--ranks", c.ranks, "number of ranks P")->required()->check(CLI::PositiveNumber);
+  p->add_option("--dtype", c.dtype, "f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
+  p->add_option("--memory-limit", c.memory_limit, "bytes per rank, e.g. 512M");
+  p->add_option("--profile", c.profile, "machine profile JSON from `shardmm calibrate`");
+  p->add_option("--rows", c.rows, "candidates to list")->check(CLI::PositiveNumber);
+}
+
+void add_calibrate(CLI::App& app, shardmm::cli::CalibrateConfig& c) {
+  auto* p = app.add_subcommand("calibrate", "measure latency, bandwidth and GEMM rates for the planner");
+  p->add_option("-o,--output", c.output, "write the profile JSON to FILE");
+  p->add_option("--reps", c.reps, "ping-pong repetitions")->check(CLI::PositiveNumber);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,6 +72,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   BenchConfig bench;
   add_bench(app, bench);
+  shardmm::cli::PlanConfig plan;
+  add_plan(app, plan);
+  shardmm::cli::CalibrateConfig calibrate;
+  add_calibrate(app, calibrate);
   int rc = 0;
   try {
     app.parse(argc, argv);
@@ -68,6 +91,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("bench")) rc = shardmm::cli::run_bench(bench);
+    if (app.got_subcommand("plan")) rc = shardmm::cli::run_plan(plan);
+    if (app.got_subcommand("calibrate")) rc = shardmm::cli::run_calibrate(calibrate);
   } catch (const std::exception& e) {
     if (rank == 0) std::fprintf(stderr, "shardmm: error: %s\n", e.what());
     rc = 1;

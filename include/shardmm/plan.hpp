@@ -42,8 +42,8 @@ struct Candidate {
   Stationary stationary = Stationary::C;  ///< SUMMA variant
   RingForm ring_form = RingForm::Auto;
   int pm = 1, pn = 1, pk = 1;             ///< grid: rows x cols x k-slices (ring: pm = P)
-  double words = 0;                       ///< received by the busiest rank, incl. redistribution
-  double redist_words = 0;                ///< part of `words` spent moving into / out of layouts
+  double words = 0;                       ///< received by the busiest rank inside the algorithm
+  double redist_words = 0;                ///< plus these to move into / out of its layouts
   double messages = 0;
   double flops = 0;                       ///< per rank
   std::int64_t memory_bytes = 0;          ///< peak per rank: operands, result, buffers

@@ -67,7 +67,7 @@ RunCursor RunCursor::for_tile(const Layout& L, const std::vector<int>& coords, b
   auto rows = L.row_map().owned_ranges(L.dim_coord(0, coords));
   auto cols = L.col_map().owned_ranges(L.dim_coord(1, coords));
   if (fortran_order) return RunCursor(std::move(cols), std::move(rows), L.rows());
-  return RunCursor(std::move(rows), std::move(cols), L.cols());
+  return RunCursor(std::move(rows), std::move(cols), L.rows());
 }
 
 void RunCursor::advance() {

@@ -8,7 +8,8 @@
 namespace shardmm::plan {
 namespace {
 
-constexpr double kPanel = 256;  // SUMMA's default panel width
+constexpr double kPanel = 256;    // SUMMA's default panel width
+constexpr double kExposed = 0.25; // share of overlapped communication that is not hidden
 
 double up(double a, double b) { return std::ceil(a / b); }
 
@@ -109,7 +110,7 @@ void evaluate(const PlanRequest& r, Candidate& c) {
   double a_loc = m * k / P, b_loc = k * n / P, c_loc = m * n / P;
   if (c.algorithm == Algorithm::Local) a_loc = m * k, b_loc = k * n, c_loc = 0;
   c.redist_words = redistribution(r, c, a_loc, b_loc, c_loc);
-  c.words = x.words + c.redist_words;
+  c.words = x.words;
   c.messages = x.messages + (c.redist_words > 0 ? 2 * (P - 1) : 0);
   c.flops = (cplx ? 8 : 2) * m * n * k / (c.pm * c.pn * c.pk);
   c.memory_bytes = static_cast<std::int64_t>(x.memory * elem);
@@ -117,7 +118,11 @@ void evaluate(const PlanRequest& r, Candidate& c) {
   const double compute = c.flops / r.profile.flops_per_s(r.dtype);
   const double redist = c.redist_words * elem / r.profile.bytes_per_s +
                         (c.redist_words > 0 ? r.profile.latency_s * 2 * (P - 1) : 0);
-  c.seconds = (x.overlapped ? std::max(comm, compute) : comm + compute) + redist;
+  // Overlap is imperfect (progress, memory bandwidth shared with the GEMM): a quarter of the
+  // smaller part stays exposed.
+  const double exposed = x.overlapped ? std::max(comm, compute) + kExposed * std::min(comm, compute)
+                                      : comm + compute;
+  c.seconds = exposed + redist;
 }
 
 }  // namespace shardmm::plan

@@ -12,6 +12,8 @@
 namespace shardmm {
 namespace {
 
+constexpr double kSmallWork = 2e6;  // flops (2mnk) below which the local path is chosen
+
 std::int64_t memory_limit(const PlanRequest& r) {
   if (r.memory_limit > 0) return r.memory_limit;
   const char* env = std::getenv("SHARDMM_MEMORY_LIMIT");
@@ -88,6 +90,12 @@ GemmPlan plan_gemm(const PlanRequest& r) {
                       std::to_string(least - limit) + " bytes missing)");
   }
   plan.chosen = plan.candidates.front();
+  // Small problems go local: below this much work the per-call overheads (communicators,
+  // phases, latency) outweigh splitting it.
+  const double work = 2.0 * double(r.m) * double(r.n) * double(r.k);
+  if (work < kSmallWork && plan.candidates.back().fits)
+    for (const Candidate& c : plan.candidates)
+      if (c.algorithm == Algorithm::Local && c.fits) plan.chosen = c;
   return plan;
 }
 
@@ -104,7 +112,7 @@ std::string GemmPlan::explain(std::size_t max_rows) const {
     std::snprintf(line, sizeof line, "  %-18s %10.4g %12.4g %6s %10.4g %8.4g %10.1f  %s\n", c.name().c_str(),
                   c.seconds, c.words, lower_bound > 0 ? fmt(c.words / lower_bound).c_str() : "-",
                   c.redist_words, c.messages, double(c.memory_bytes) / 1048576.0, c.fits ? "yes" : "no");
-    s << (i == 0 ? line : line);
+    s << line;
   }
   s << "chosen: " << chosen.name() << " (predicted " << fmt(chosen.seconds) << " s, "
     << fmt(chosen.words) << " words/rank";

@@ -1,0 +1,125 @@
+// plan: the planner's table for (m, n, k, P) without running anything.
+// calibrate: ping-pong between rank 0 and the last rank (8 B for latency, 8 MiB for
+// bandwidth; medians), and a 512^3 local GEMM per type on every rank at once (the slowest).
+#include "commands.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include "blas/blas.hpp"
+
+namespace shardmm::cli {
+
+std::int64_t parse_bytes(const std::string& text) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const double f = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : 0;
+  if (used == 0 || f == 0 || v <= 0) throw InvalidArgument("bad byte count '" + text + "' (e.g. 512M, 2G)");
+  return static_cast<std::int64_t>(v * f);
+}
+
+int run_plan(const PlanConfig& cfg) {
+  PlanRequest r;
+  r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
+  if (!cfg.memory_limit.empty()) r.memory_limit = parse_bytes(cfg.memory_limit);
+  if (!cfg.profile.empty()) r.profile = MachineProfile::from_json_file(cfg.profile);
+  const GemmPlan plan = plan_gemm(r);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) std::fputs(plan.explain(static_cast<std::size_t>(cfg.rows)).c_str(), stdout);
+  return 0;
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One-way time of a message of `bytes` between rank 0 and rank `peer` (median of reps).
+double pingpong(int peer, std::size_t bytes, int reps) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::vector<char> buf(std::max<std::size_t>(bytes, 1));
+  std::vector<double> times;
+  const int n = static_cast<int>(bytes);
+  for (int r = 0; r < reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    if (rank == 0) {
+      MPI_Send(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+      MPI_Recv(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == peer) {
+      MPI_Recv(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+    }
+    times.push_back((MPI_Wtime() - t0) / 2);
+  }
+  double t = median(times);
+  MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return t;
+}
+
+template <Scalar T>
+double gemm_gflops() {
+  const index_t s = 512;
+  std::vector<T> a(static_cast<std::size_t>(s * s), T(1)), b(a), c(a);
+  std::vector<double> times;
+  for (int r = 0; r < 4; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    blas::gemm(Op::N, Op::N, s, s, s, T(1), a.data(), s, b.data(), s, T(0), c.data(), s);
+    double t = MPI_Wtime() - t0, worst = 0;
+    MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (r > 0) times.push_back(worst);
+  }
+  return (is_complex_v<T> ? 8.0 : 2.0) * double(s * s * s) / median(times) * 1e-9;
+}
+
+}  // namespace
+
+int run_calibrate(const CalibrateConfig& cfg) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MachineProfile p;
+  if (size > 1) {
+    const double lat = pingpong(size - 1, 8, cfg.reps);
+    const std::size_t big = std::size_t(8) << 20;
+    const double t_big = pingpong(size - 1, big, std::max(3, cfg.reps / 4));
+    p.latency_s = lat;
+    p.bytes_per_s = double(big) / std::max(t_big - lat, 1e-9);
+  }
+  p.gflops[0] = gemm_gflops<float>();
+  p.gflops[1] = gemm_gflops<double>();
+  p.gflops[2] = gemm_gflops<std::complex<float>>();
+  p.gflops[3] = gemm_gflops<std::complex<double>>();
+  p.source = cfg.output.empty() ? "calibrate" : cfg.output;
+  if (rank == 0) {
+    std::printf("calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s, GEMM GFLOP/s per rank "
+                "f32 %.1f f64 %.1f c64 %.1f c128 %.1f\n",
+                size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, p.gflops[0], p.gflops[1], p.gflops[2], p.gflops[3]);
+    if (!cfg.output.empty()) {
+      std::ofstream out(cfg.output + ".tmp");
+      out << p.to_json() << "\n";
+      out.close();
+      if (!out || std::rename((cfg.output + ".tmp").c_str(), cfg.output.c_str()) != 0)
+        throw IoError("cannot write profile '" + cfg.output + "'");
+      std::printf("profile written to %s (use with --profile or SHARDMM_PROFILE)\n", cfg.output.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace shardmm::cli

@@ -1,0 +1,33 @@
+// `shardmm plan` and `shardmm calibrate`.
+#pragma once
+
+#include <string>
+
+#include "shardmm/shardmm.hpp"
+
+namespace shardmm::cli {
+
+struct PlanConfig {
+  index_t m = 0, n = 0, k = 0;
+  int ranks = 1;
+  std::string dtype = "f64";
+  std::string memory_limit;  ///< bytes, or with K/M/G suffix
+  std::string profile;       ///< JSON from `calibrate`; default SHARDMM_PROFILE or built-ins
+  int rows = 12;
+};
+
+/// Prints the candidate table and the choice on rank 0; no communication.
+int run_plan(const PlanConfig& cfg);
+
+struct CalibrateConfig {
+  std::string output;  ///< write the profile JSON here (rank 0)
+  int reps = 20;
+};
+
+/// Measures latency, bandwidth and the local GEMM rate per type on the current ranks.
+int run_calibrate(const CalibrateConfig& cfg);
+
+/// "512M" -> 536870912; throws InvalidArgument.
+std::int64_t parse_bytes(const std::string& text);
+
+}  // namespace shardmm::cli

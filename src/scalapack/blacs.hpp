@@ -1,0 +1,47 @@
+// BLACS interop for the p?gemm drop-in: the few BLACS / ScaLAPACK routines the shim calls
+// (all exported by Debian's libscalapack-openmpi), a BLACS grid's own communicator as a Mesh,
+// and the ScaLAPACK error convention.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <string>
+
+#include "shardmm/mesh.hpp"
+
+extern "C" {
+void Cblacs_gridinfo(int ctxt, int* nprow, int* npcol, int* myrow, int* mycol);
+void Cblacs_get(int ctxt, int what, int* val);
+MPI_Comm Cblacs2sys_handle(int handle);
+void Cblacs_abort(int ctxt, int error_code);
+// Fortran PXERBLA( ICTXT, SRNAME, INFO ): prints the position of the illegal argument.
+void pxerbla_(const int* ictxt, const char* srname, const int* info, std::size_t srname_len);
+}
+
+namespace shardmm::scalapack {
+
+/// This process's view of a BLACS grid (nprow == -1 when it is not part of the context).
+struct Grid {
+  int ctxt = -1;
+  int nprow = -1, npcol = -1, myrow = -1, mycol = -1;
+  [[nodiscard]] bool member() const { return nprow > 0 && myrow >= 0 && mycol >= 0; }
+};
+
+Grid grid_info(int ctxt);
+
+/// The grid's processes as a 2D Mesh {p: nprow, q: npcol} built on the context's own
+/// communicator (never MPI_COMM_WORLD), with the rank order that communicator has. Collective
+/// over the grid the first time a grid is seen; cached on the BLACS communicator itself (an
+/// MPI attribute), so the cache dies with the grid (Cblacs_gridexit).
+Mesh grid_mesh(const Grid& grid);
+
+/// ScaLAPACK's report of an illegal argument: PXERBLA(ctxt, name, position) where position is
+/// the argument number, or argument*100 + entry for a descriptor entry.
+void report_illegal(const Grid& grid, const char* routine, int position);
+
+/// An error that is not the caller's argument (MPI failure, out of memory): printed with the
+/// routine name, then the BLACS abort every ScaLAPACK routine uses for fatal errors.
+[[noreturn]] void fatal(const Grid& grid, const char* routine, const std::string& what);
+
+}  // namespace shardmm::scalapack

@@ -1,0 +1,164 @@
+// p?gemm drop-in: ScaLAPACK's PSGEMM / PDGEMM / PCGEMM / PZGEMM on shardmm::gemm.
+//
+// Flow (front-end layer: no data movement beyond what is named here):
+//   1. the grid of DESCA's context and its Mesh (built on the context's own communicator);
+//   2. PBLAS' argument checks; the codes are agreed over the grid with one MPI_Allreduce
+//      (LLD is checked against each process's own local rows), so every process reports the
+//      same PXERBLA and returns: nobody waits in a collective the others skipped;
+//   3. quick returns: M = 0 or N = 0 do nothing; K = 0 or alpha = 0 scale sub(C) by beta
+//      locally (beta = 0 writes zeros, beta = 1 nothing);
+//   4. each operand is a DistMatrix view of the caller's local array (no copy) when its
+//      submatrix starts on a block boundary, else an aligned copy (copy_in, one exchange);
+//   5. shardmm::gemm, which keeps the block-cyclic layouts when its plan can and redistributes
+//      otherwise; a copied C is written back with copy_out (elements outside sub(C) untouched).
+// No exception leaves the entry points: errors other than illegal arguments are printed and
+// end the program with Cblacs_abort, as ScaLAPACK's own fatal errors do.
+#include <cctype>
+#include <climits>
+#include <complex>
+
+#include "blas/blas.hpp"
+#include "comm/mpi_check.hpp"
+#include "scalapack/realign.hpp"
+#include "shardmm/c/scalapack.h"
+#include "shardmm/gemm.hpp"
+
+namespace shardmm::scalapack {
+namespace {
+
+constexpr int kDescA = 10, kDescB = 14, kDescC = 19;  // argument positions
+constexpr int kPosM = 3, kPosN = 4, kPosK = 5;
+
+struct Call {
+  char ta = 'N', tb = 'N';
+  int m = 0, n = 0, k = 0;
+  MatrixArg A, B, C;
+};
+
+Call parse(SHARDMM_PXGEMM_PARAMS(void)) {
+  (void)alpha, (void)a, (void)b, (void)beta, (void)c;
+  Call x;
+  x.ta = static_cast<char>(std::toupper(static_cast<unsigned char>(transa[0])));
+  x.tb = static_cast<char>(std::toupper(static_cast<unsigned char>(transb[0])));
+  x.m = *m, x.n = *n, x.k = *k;
+  const bool nota = x.ta == 'N', notb = x.tb == 'N';
+  x.A = MatrixArg{desca, *ia, *ja, nota ? x.m : x.k, nota ? x.k : x.m,
+                  nota ? kPosM : kPosK, nota ? kPosK : kPosM, kDescA};
+  x.B = MatrixArg{descb, *ib, *jb, notb ? x.k : x.n, notb ? x.n : x.k,
+                  notb ? kPosK : kPosN, notb ? kPosN : kPosK, kDescB};
+  x.C = MatrixArg{descc, *ic, *jc, x.m, x.n, kPosM, kPosN, kDescC};
+  return x;
+}
+
+bool legal_op(char t) { return t == 'N' || t == 'T' || t == 'C'; }
+
+template <Scalar T>
+Op to_op(char t) {
+  if (t == 'N') return Op::N;
+  return t == 'C' && is_complex_v<T> ? Op::C : Op::T;
+}
+
+// PBLAS' smallest code on this process, then the smallest over the grid (0: legal).
+int agreed_code(const Grid& g, const Mesh& mesh, const Call& x) {
+  int code = !legal_op(x.ta) ? 100 : !legal_op(x.tb) ? 200 : INT_MAX;
+  for (const MatrixArg* arg : {&x.A, &x.B, &x.C})
+    if (const int c = check_matrix(g, *arg); c != 0) code = std::min(code, c);
+  SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MIN, mesh.comm()));
+  return code == INT_MAX ? 0 : code;
+}
+
+// Offset of sub(X)'s first local element in the caller's array (null stays null).
+template <class T>
+T* local_start(T* data, const SubMatrix& s, const std::vector<int>& me) {
+  if (data == nullptr || s.row.local_size(me[0]) == 0 || s.col.local_size(me[1]) == 0)
+    return data;
+  return data + s.row.local_begin(me[0]) + s.col.local_begin(me[1]) * s.lld;
+}
+
+// sub(C) <- beta sub(C) on this process's elements (beta == 0 writes zeros).
+template <Scalar T>
+void scale_local(const Mesh& mesh, const SubMatrix& s, T beta, T* c) {
+  const auto& me = mesh.coords();
+  blas::scale(s.row.local_size(me[0]), s.col.local_size(me[1]), beta, local_start(c, s, me),
+              s.lld);
+}
+
+// sub(X) as a DistMatrix: a view when aligned, else an aligned copy (loaded when `load`).
+template <Scalar T>
+DistMatrix<T> operand(const Mesh& mesh, const SubMatrix& s, const T* data, bool load) {
+  const Layout L = sub_layout(mesh.shape(), s);
+  if (s.aligned()) {
+    const auto& me = mesh.coords();
+    const index_t ld = std::max<index_t>({s.lld, L.local_rows(me), 1});
+    return DistMatrix<T>::view(mesh, L, const_cast<T*>(local_start(data, s, me)), ld);
+  }
+  DistMatrix<T> X(mesh, L);
+  if (load) copy_in(s, data, X);
+  return X;
+}
+
+template <Scalar T>
+void multiply(const Grid& g, const Mesh& mesh, const Call& x, T alpha, const T* a, const T* b,
+              T beta, T* c) {
+  const SubMatrix sc = sub_matrix(x.C, g);
+  const DistMatrix<T> A = operand(mesh, sub_matrix(x.A, g), a, true);
+  const DistMatrix<T> B = operand(mesh, sub_matrix(x.B, g), b, true);
+  DistMatrix<T> C = operand(mesh, sc, c, beta != T(0));
+  gemm(to_op<T>(x.ta), to_op<T>(x.tb), alpha, A, B, beta, C);
+  if (!sc.aligned()) copy_out(C, sc, c);
+}
+
+template <Scalar T>
+void run(const char* routine, const Grid& g, SHARDMM_PXGEMM_PARAMS(void)) {
+  constexpr int kContextOfA = kDescA * 100 + kCtxt + 1;  // PBLAS: -(1001 + CTXT_)
+  if (!g.member()) return report_illegal(g, routine, kContextOfA);
+  const Mesh mesh = grid_mesh(g);
+  const Call x = parse(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta,
+                       c, ic, jc, descc);
+  if (const int code = agreed_code(g, mesh, x); code != 0)
+    return report_illegal(g, routine, code % 100 == 0 ? code / 100 : code);
+  if (x.m == 0 || x.n == 0) return;
+  const T al = *static_cast<const T*>(alpha), be = *static_cast<const T*>(beta);
+  T* const cc = static_cast<T*>(c);
+  if (x.k == 0 || al == T(0)) {
+    if (be != T(1)) scale_local(mesh, sub_matrix(x.C, g), be, cc);
+    return;
+  }
+  multiply(g, mesh, x, al, static_cast<const T*>(a), static_cast<const T*>(b), be, cc);
+}
+
+}  // namespace
+
+template <Scalar T>
+void pgemm(const char* routine, SHARDMM_PXGEMM_PARAMS(void)) noexcept {
+  const Grid g = grid_info(desca[kCtxt]);
+  try {
+    run<T>(routine, g, transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta,
+           c, ic, jc, descc);
+  } catch (const std::exception& e) {
+    fatal(g, routine, e.what());
+  } catch (...) {
+    fatal(g, routine, "unknown exception");
+  }
+}
+
+}  // namespace shardmm::scalapack
+
+// Entry points: ScaLAPACK's three Fortran spellings plus the shardmm_ prefix.
+#define SHARDMM_ARGS                                                                    \
+  transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, \
+      descc
+#define SHARDMM_ENTRY(name, CT, T, ROUTINE) \
+  void name(SHARDMM_PXGEMM_PARAMS(CT)) { shardmm::scalapack::pgemm<T>(ROUTINE, SHARDMM_ARGS); }
+#define SHARDMM_ENTRIES(x, X, CT, T)                  \
+  SHARDMM_ENTRY(p##x##gemm_, CT, T, "P" #X "GEMM")    \
+  SHARDMM_ENTRY(p##x##gemm, CT, T, "P" #X "GEMM")     \
+  SHARDMM_ENTRY(P##X##GEMM, CT, T, "P" #X "GEMM")     \
+  SHARDMM_ENTRY(shardmm_p##x##gemm, CT, T, "P" #X "GEMM")
+
+extern "C" {
+SHARDMM_ENTRIES(s, S, float, float)
+SHARDMM_ENTRIES(d, D, double, double)
+SHARDMM_ENTRIES(c, C, void, std::complex<float>)
+SHARDMM_ENTRIES(z, Z, void, std::complex<double>)
+}

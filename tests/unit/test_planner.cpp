@@ -1,0 +1,130 @@
+// Planner and cost model (pure): lower bound values, the choices on canonical shapes, the
+// memory limit, and the words formulas of the candidates.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "shardmm/error.hpp"
+#include "shardmm/plan.hpp"
+
+using namespace shardmm;
+
+namespace {
+
+PlanRequest request(std::int64_t m, std::int64_t n, std::int64_t k, int P, std::int64_t limit = 0) {
+  PlanRequest r;
+  r.m = m, r.n = n, r.k = k, r.ranks = P, r.memory_limit = limit;
+  r.profile = MachineProfile{};
+  return r;
+}
+
+const Candidate& find(const GemmPlan& p, const std::string& name) {
+  for (const Candidate& c : p.candidates)
+    if (c.name() == name) return c;
+  throw std::runtime_error("no candidate " + name);
+}
+
+TEST(LowerBound, ThreeRegimesByHand) {
+  // 1D regime: P <= d1/d2. d = (8192, 512, 512), P = 4 <= 16: d2 d3 (1 - 1/P)
+  EXPECT_DOUBLE_EQ(lower_bound_words(8192, 512, 512, 4), 512.0 * 512 * 0.75);
+  // 2D regime: d = (4096, 4096, 256), P = 8: 1 <= 8 <= 256 -> 2 sqrt(d1 d2 d3^2 / P) - (d1 d3 + d2 d3)/P
+  EXPECT_NEAR(lower_bound_words(4096, 4096, 256, 8),
+              2 * std::sqrt(4096.0 * 4096 * 256 * 256 / 8) - (2 * 4096.0 * 256) / 8, 1e-6);
+  // 3D regime: square n = 2048, P = 8: 3 (n^3/P)^(2/3) - 3 n^2 / P
+  EXPECT_NEAR(lower_bound_words(2048, 2048, 2048, 8), 3 * std::pow(2048.0 * 2048 * 2048 / 8, 2.0 / 3) - 3 * 2048.0 * 2048 / 8, 1e-3);
+  EXPECT_EQ(lower_bound_words(100, 100, 100, 1), 0);
+  EXPECT_EQ(lower_bound_words(0, 100, 100, 4), 0);
+}
+
+TEST(Planner, SquareOnEightRanksGoes3D) {
+  const GemmPlan p = plan_gemm(request(2048, 2048, 2048, 8));
+  EXPECT_EQ(p.chosen.name(), "25d 2x2x2");
+  EXPECT_NEAR(p.chosen.words / p.lower_bound, 1.0, 1e-9);
+}
+
+TEST(Planner, TallSkinnySplitsRowsOnly) {
+  const GemmPlan p = plan_gemm(request(32768, 1024, 1024, 4));
+  EXPECT_LE(p.chosen.words / p.lower_bound, 1.0 + 1e-9) << p.explain();
+  const bool rows_only = (p.chosen.algorithm == Algorithm::Ring && p.chosen.ring_form == RingForm::AllGatherB) ||
+                         (p.chosen.algorithm == Algorithm::Summa && p.chosen.pm == 4);
+  EXPECT_TRUE(rows_only) << p.explain();
+}
+
+TEST(Planner, WideSplitsColumnsOnly) {
+  const GemmPlan p = plan_gemm(request(1024, 32768, 1024, 4));
+  EXPECT_LE(p.chosen.words / p.lower_bound, 1.0 + 1e-9) << p.explain();
+  const bool cols_only = (p.chosen.algorithm == Algorithm::Ring && p.chosen.ring_form == RingForm::AllGatherA) ||
+                         (p.chosen.algorithm == Algorithm::Summa && p.chosen.pn == 4);
+  EXPECT_TRUE(cols_only) << p.explain();
+}
+
+TEST(Planner, LargeKSplitsK) {
+  const GemmPlan p = plan_gemm(request(1024, 1024, 32768, 4));
+  EXPECT_LE(p.chosen.words / p.lower_bound, 1.0 + 1e-9) << p.explain();
+  const bool splits_k = (p.chosen.algorithm == Algorithm::Ring && p.chosen.ring_form == RingForm::ReduceScatter) ||
+                        p.chosen.pk == 4 || p.chosen.stationary != Stationary::C;
+  EXPECT_TRUE(splits_k) << p.explain();
+}
+
+TEST(Planner, TinyGoesLocal) {
+  EXPECT_EQ(plan_gemm(request(20, 30, 10, 6)).chosen.algorithm, Algorithm::Local);
+  EXPECT_EQ(plan_gemm(request(2048, 2048, 2048, 1)).chosen.algorithm, Algorithm::Local);
+}
+
+TEST(Planner, MemoryLimitChangesTheChoiceThenFails) {
+  const GemmPlan free = plan_gemm(request(2048, 2048, 2048, 8));
+  const std::int64_t need = free.chosen.memory_bytes;
+  const GemmPlan at = plan_gemm(request(2048, 2048, 2048, 8, need));
+  EXPECT_EQ(at.chosen.name(), free.chosen.name());  // exactly at need still fits
+  const GemmPlan tight = plan_gemm(request(2048, 2048, 2048, 8, need - 1));
+  EXPECT_NE(tight.chosen.name(), free.chosen.name());
+  EXPECT_LE(tight.chosen.memory_bytes, need - 1);
+  try {
+    plan_gemm(request(2048, 2048, 2048, 8, 1024));
+    FAIL() << "expected OutOfMemory";
+  } catch (const OutOfMemory& e) {
+    EXPECT_NE(std::string(e.what()).find("bytes missing"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CostModel, WordsOfTheClassicAlgorithms) {
+  const GemmPlan p = plan_gemm(request(1200, 900, 600, 6));
+  // SUMMA C-stationary on 2x3: m/p k (1 - 1/q) + n/q k (1 - 1/p)
+  EXPECT_DOUBLE_EQ(find(p, "summa(C) 2x3").words, 600.0 * 600 * (2.0 / 3) + 300.0 * 600 * 0.5);
+  EXPECT_DOUBLE_EQ(find(p, "ring(AG-A) 6").words, 1200.0 * 600 * 5 / 6);
+  EXPECT_DOUBLE_EQ(find(p, "ring(AG-B) 6").words, 600.0 * 900 * 5 / 6);
+  EXPECT_DOUBLE_EQ(find(p, "ring(RS) 6").words, 1200.0 * 900 * 5 / 6);
+  // 3D 1x3x2: (m/pm)(k/pk)(1-1/pn) + (n/pn)(k/pk)(1-1/pm) + (m/pm)(n/pn)(1-1/pk)
+  EXPECT_DOUBLE_EQ(find(p, "25d 1x3x2").words, 1200.0 * 300 * (2.0 / 3) + 0 + 1200.0 * 300 * 0.5);
+}
+
+TEST(CostModel, CallerGridPaysNoRedistribution) {
+  PlanRequest r = request(2048, 2048, 2048, 4);
+  r.current_pm = 2, r.current_pn = 2;
+  const GemmPlan p = plan_gemm(r);
+  EXPECT_EQ(find(p, "summa(C) 2x2").redist_words, 0);
+  EXPECT_GT(find(p, "summa(C) 4x1").redist_words, 0);
+}
+
+TEST(Profile, JsonRoundTripAndErrors) {
+  MachineProfile a;
+  a.latency_s = 3e-6, a.bytes_per_s = 7e9, a.gflops[1] = 42;
+  const std::string path = ::testing::TempDir() + "/shardmm_profile.json";
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(a.to_json().c_str(), f);
+    std::fclose(f);
+  }
+  const MachineProfile b = MachineProfile::from_json_file(path);
+  EXPECT_DOUBLE_EQ(b.latency_s, 3e-6);
+  EXPECT_DOUBLE_EQ(b.bytes_per_s, 7e9);
+  EXPECT_DOUBLE_EQ(b.gflops[1], 42);
+  EXPECT_THROW(MachineProfile::from_json_file(path + ".missing"), IoError);
+  FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs("{\"latency_s\": 1}", f);
+  std::fclose(f);
+  EXPECT_THROW(MachineProfile::from_json_file(path), IoError);
+}
+
+}  // namespace
