@@ -1,0 +1,95 @@
+// The planner's predicted words per rank equal the words measured on real MPI runs (busiest
+// rank's bytes received / sizeof(T)) when the operands already sit in the candidate's layouts.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "mpi/mpi_test_util.hpp"
+
+using namespace shardmm;
+using namespace shardmm::testing;
+
+namespace {
+
+constexpr index_t M = 96, N = 48, K = 144;  // divisible by every grid used here
+
+double measured_words(const GemmReport& r) {
+  double w = double(r.bytes_received) / sizeof(double), mx = 0;
+  MPI_Allreduce(&w, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return mx;
+}
+
+double predicted(const std::string& name) {
+  PlanRequest r;
+  r.m = M, r.n = N, r.k = K, r.ranks = world_size();
+  for (const Candidate& c : plan_gemm(r).candidates)
+    if (c.name() == name) return c.words;
+  ADD_FAILURE() << "no candidate " << name;
+  return -1;
+}
+
+// Runs `algo` with A, B, C in the given layouts on `mesh` and checks the words moved.
+void expect_words(const Mesh& mesh, const std::string& la, const std::string& lb, const std::string& lc,
+                  Options o, const std::string& candidate) {
+  DistMatrix<double> A(mesh, M, K, la), B(mesh, K, N, lb), C(mesh, M, N, lc);
+  A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+  B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+  const GemmReport r = gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o);
+  EXPECT_EQ(r.redist_bytes_received, 0) << candidate;
+  EXPECT_DOUBLE_EQ(measured_words(r), predicted(candidate)) << candidate << ": " << r.to_string();
+}
+
+TEST(PlanWords, Summa) {
+  const int P = world_size();
+  if (P == 1) GTEST_SKIP() << "no communication on one rank";
+  for (int p = 1; p <= P; ++p) {
+    if (P % p) continue;
+    Mesh mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {p, P / p}));
+    Options o;
+    o.algorithm = Algorithm::Summa;
+    o.stationary = Stationary::C;
+    expect_words(mesh, "A[I_X,J_Y]", "B[I_X,J_Y]", "C[I_X,J_Y]", o,
+                 "summa(C) " + std::to_string(p) + "x" + std::to_string(P / p));
+  }
+}
+
+TEST(PlanWords, RingForms) {
+  const int P = world_size();
+  if (P == 1) GTEST_SKIP() << "no communication on one rank";
+  Mesh mesh = Mesh::line(MPI_COMM_WORLD, "x");
+  const std::pair<RingForm, const char*> forms[] = {
+      {RingForm::AllGatherA, "AG-A"}, {RingForm::AllGatherB, "AG-B"}, {RingForm::ReduceScatter, "RS"}};
+  for (auto [form, tag] : forms) {
+    Options o;
+    o.algorithm = Algorithm::Ring;
+    o.ring_form = form;
+    const bool rs = form == RingForm::ReduceScatter;
+    const char* lc = form == RingForm::AllGatherA ? "C[I,J_X]" : "C[I_X,J]";
+    expect_words(mesh, rs ? "A[I,K_X]" : "A[I_X,K]", rs ? "B[K_X,J]" : "B[K,J_X]", lc, o,
+                 std::string("ring(") + tag + ") " + std::to_string(P));
+  }
+}
+
+TEST(PlanWords, Gemm3D) {
+  const int P = world_size();
+  for (int pm = 1; pm <= P; ++pm)
+    for (int pn = 1; pm * pn <= P; ++pn) {
+      if (P % (pm * pn) || P / (pm * pn) < 2) continue;
+      const int pk = P / (pm * pn);
+      // The caller's mesh and layouts are the algorithm's own, so nothing is redistributed.
+      Mesh mesh(MPI_COMM_WORLD, MeshShape({"x", "y", "z"}, {pm, pn, pk}));
+      const index_t L = std::lcm(pm, pn);
+      const index_t slice = (K / pk + L - 1) / L * L;
+      const index_t nb_c = (N + pn * pk - 1) / (pn * pk);
+      const std::string bcs = ":bc" + std::to_string(slice / pn);
+      Options o;
+      o.algorithm = Algorithm::Gemm25D;
+      o.grid_m = pm, o.grid_n = pn, o.grid_k = pk;
+      expect_words(mesh, "A[I_X,K_ZY" + bcs + "]",
+                   "B[K_ZX:bc" + std::to_string(slice / pm) + ",J_Y:bc" + std::to_string(pk * nb_c) + "]",
+                   "C[I_X,J_YZ:bc" + std::to_string(nb_c) + "]", o,
+                   "25d " + std::to_string(pm) + "x" + std::to_string(pn) + "x" + std::to_string(pk));
+    }
+}
+
+}  // namespace
