@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "blas/blas.hpp"
+#include "commands.hpp"
 #include "probe.hpp"
 #include "scalapack_ref.hpp"
 
@@ -67,10 +68,10 @@ double local_rate(index_t m, index_t n, index_t k, int P) {
   return flops(s, s, s, is_complex_v<T>) / best;
 }
 
+// --grid PxQ is the operands' mesh; PxQxC keeps a near-square 2D mesh for the operands and
+// asks the 2.5D algorithm for that 3D grid.
 Mesh make_mesh(const BenchConfig& cfg) {
-  int P = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &P);
-  if (cfg.grid.empty()) return Mesh::grid2d(MPI_COMM_WORLD);
+  if (cfg.grid.empty() || MeshShape::parse(cfg.grid).ndims() == 3) return Mesh::grid2d(MPI_COMM_WORLD);
   MeshShape s = MeshShape::parse(cfg.grid);
   if (s.ndims() == 2) s = MeshShape({"x", "y"}, s.sizes);
   return Mesh(MPI_COMM_WORLD, s);
@@ -136,6 +137,12 @@ int bench_typed(const BenchConfig& cfg) {
     Options o;
     o.panel = cfg.panel;
     o.ring_axis = cfg.ring_axis;
+    o.bidirectional = cfg.bidirectional;
+    if (!cfg.memory_limit.empty()) o.memory_limit = parse_bytes(cfg.memory_limit);
+    if (!cfg.grid.empty() && MeshShape::parse(cfg.grid).ndims() == 3) {
+      const auto g = MeshShape::parse(cfg.grid).sizes;
+      o.grid_m = g[0], o.grid_n = g[1], o.grid_k = g[2];
+    }
     if (!scalapack) o.algorithm = parse_algorithm(name);
     for (int r = 0; r < cfg.warmup + cfg.reps; ++r) {
       redistribute(C0, C);  // reset C (untimed)

@@ -12,7 +12,7 @@ struct BenchConfig {
   index_t m = 2048, n = 2048, k = 2048;
   std::string dtype = "f64";
   std::vector<std::string> algos = {"auto", "scalapack"};  ///< run in this order, same data
-  std::string grid;                                        ///< "PxQ"; empty: near-square
+  std::string grid;  ///< "PxQ" operand mesh, or "PxQxC" 2.5D grid; empty: near-square
   index_t nb = 64;                                         ///< block size of the input layouts
   std::string layout_a, layout_b, layout_c;                ///< notation; empty: bc(nb,nb)
   std::string transa = "N", transb = "N";
@@ -22,6 +22,8 @@ struct BenchConfig {
   std::string json;      ///< append one JSON record per algorithm
   index_t panel = 0;     ///< SUMMA panel width
   std::string ring_axis;
+  bool bidirectional = false;
+  std::string memory_limit;  ///< per rank for the planner, e.g. 512M
   bool progress = false, quiet = false;
 };
 

@@ -22,9 +22,9 @@ void add_bench(CLI::App& app, BenchConfig& c) {
   b->add_option_function<shardmm::index_t>("--size", [&c](shardmm::index_t s) { c.m = c.n = c.k = s; },
                                            "m = n = k")->check(CLI::NonNegativeNumber);
   b->add_option("--dtype", c.dtype, "f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
-  b->add_option("--algo", c.algos, "comma list of auto|local|summa|cannon|ring|sharded|scalapack")
+  b->add_option("--algo", c.algos, "comma list of auto|local|summa|cannon|ring|sharded|25d|scalapack")
       ->delimiter(',');
-  b->add_option("--grid", c.grid, "process grid PxQ (default near-square)");
+  b->add_option("--grid", c.grid, "process grid PxQ, or PxQxC for --algo 25d (default near-square)");
   b->add_option("--nb", c.nb, "block size of the default bc(nb,nb) input layouts")->check(CLI::PositiveNumber);
   b->add_option("--layout-a", c.layout_a, "layout of A, e.g. A[I_X,J] or bc(64,64)");
   b->add_option("--layout-b", c.layout_b, "layout of B");
@@ -39,6 +39,8 @@ void add_bench(CLI::App& app, BenchConfig& c) {
   b->add_option("--json", c.json, "append one JSON record per algorithm to FILE");
   b->add_option("--panel", c.panel, "SUMMA panel width")->check(CLI::NonNegativeNumber);
   b->add_option("--ring-axis", c.ring_axis, "mesh axis of the ring algorithm");
+  b->add_flag("--bidirectional", c.bidirectional, "ring: send halves both ways");
+  b->add_option("--memory-limit", c.memory_limit, "per-rank memory limit for the planner, e.g. 512M");
   b->add_flag("--progress", c.progress, "show progress on stderr");
   b->add_flag("--quiet", c.quiet, "print nothing (use with --json)");
 }
