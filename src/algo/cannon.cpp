@@ -41,7 +41,8 @@ Plan cannon_plan(const Problem& p, const Options&) {
   plan.C = Layout(p.mesh, p.m, p.n, c);
   const int q = p.mesh.sizes[0];
   plan.grid = std::to_string(q) + "x" + std::to_string(q);
-  plan.detail = "skew, then " + std::to_string(q) + " shift steps overlapped with GEMM";
+  plan.detail = "skew, then " + std::to_string(q) + " GEMM steps with " + std::to_string(q - 1) +
+                " overlapped shifts";
   return plan;
 }
 
@@ -95,10 +96,18 @@ void cannon_run(const Operands<T>& x, const Plan&, const Options& o, Timers& t) 
   Tile ta = tile_of(mA, kA, i, kb0, a_k_col), tb = tile_of(nB, kB, j, kb0, b_k_col);
   {
     comm::Requests r;
-    comm::irecv(abuf[0], ta.size(), wrap(j + i), 0, row, r);
-    comm::isend(abuf[1], x.A.local_rows() * x.A.local_cols(), wrap(j - i), 0, row, r);
-    comm::irecv(bbuf[0], tb.size(), wrap(i + j), 1, col, r);
-    comm::isend(bbuf[1], x.B.local_rows() * x.B.local_cols(), wrap(i - j), 1, col, r);
+    if (i == 0) {  // row 0 already holds k-block j = i + j: no message to itself
+      std::swap(abuf[0], abuf[1]);
+    } else {
+      comm::irecv(abuf[0], ta.size(), wrap(j + i), 0, row, r);
+      comm::isend(abuf[1], x.A.local_rows() * x.A.local_cols(), wrap(j - i), 0, row, r);
+    }
+    if (j == 0) {  // column 0 already holds k-block i = i + j
+      std::swap(bbuf[0], bbuf[1]);
+    } else {
+      comm::irecv(bbuf[0], tb.size(), wrap(i + j), 1, col, r);
+      comm::isend(bbuf[1], x.B.local_rows() * x.B.local_cols(), wrap(i - j), 1, col, r);
+    }
     r.wait();
   }
   t.comm += now() - t0;

@@ -1,8 +1,9 @@
-// shardmm::gemm (SUMMA and Auto) against Debian's ScaLAPACK p?gemm_ on identical memory: each
-// operand is one set of local block-cyclic arrays (LLD padded) that ScaLAPACK sees through an
-// array descriptor and shardmm through DistMatrix::view with Layout::block_cyclic. Every case
-// checks both results against the serial normwise oracle (gemm_check.hpp), against each other,
-// and that neither library wrote into C's LLD padding.
+// shardmm::gemm (SUMMA's C-, A- and B-stationary variants, and Auto) against Debian's
+// ScaLAPACK p?gemm_ on identical memory: each operand is one set of local block-cyclic arrays
+// (LLD padded) that ScaLAPACK sees through an array descriptor and shardmm through
+// DistMatrix::view with Layout::block_cyclic. Every case checks both results against the
+// serial normwise oracle (gemm_check.hpp) and each other, that neither library wrote into C's
+// LLD padding, and that SUMMA runs ScaLAPACK layouts that fit it without redistributing.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -123,6 +124,7 @@ struct Case {
   Blocking a, b, c;
   int alpha = 0, beta = 0;  // index into scalars<T>()
   int pad = 0;
+  bool aligned = false;  // op N N with A and B in C's row / column maps: SUMMA's own layouts
   [[nodiscard]] std::string describe(const std::string& grid) const {
     std::ostringstream o;
     auto blk = [&](const Blocking& x) {
@@ -167,7 +169,7 @@ class Sampler {
 };
 
 // Case i: op pair and shape rotate so every shape meets several op pairs; the rest is sampled.
-// Every other case aligns A and B with C the way SUMMA uses ScaLAPACK layouts as they are.
+// Two cases in three align A and B with C the way SUMMA uses ScaLAPACK layouts as they are.
 Case make_case(int i, int p, int q, Sampler& rng) {
   constexpr int S = sizeof(kShapes) / sizeof(kShapes[0]);
   Case c;
@@ -178,9 +180,10 @@ Case make_case(int i, int p, int q, Sampler& rng) {
   c.c = rng.blocking(p, q);
   c.a = rng.blocking(p, q);
   c.b = rng.blocking(p, q);
-  if (i % 2 == 0) {
+  if (i % 3 != 1) {
     if (c.opA == Op::N) c.a = {c.c.mb, c.a.nb, c.c.rsrc, c.a.csrc};
     if (c.opB == Op::N) c.b = {c.b.mb, c.c.nb, c.b.rsrc, c.c.csrc};
+    c.aligned = c.opA == Op::N && c.opB == Op::N;
   }
   c.alpha = rng.below(4);
   c.beta = rng.below(4);
@@ -208,9 +211,20 @@ double scaled_difference(T alpha, T beta, int k, const std::vector<T>& a, const 
 
 char op_char(Op op) { return op == Op::N ? 'N' : (op == Op::T ? 'T' : 'C'); }
 
+// shardmm configurations compared: SUMMA's three variants and Auto (the planner).
+struct Variant {
+  const char* name;
+  Algorithm algorithm;
+  Stationary stationary;
+};
+constexpr Variant kVariants[] = {{"summa C-stationary", Algorithm::Summa, Stationary::C},
+                                 {"summa A-stationary", Algorithm::Summa, Stationary::A},
+                                 {"summa B-stationary", Algorithm::Summa, Stationary::B},
+                                 {"auto", Algorithm::Auto, Stationary::Auto}};
+
 template <Scalar T>
-void run_case(const Grid& g, const Case& c, Algorithm algo) {
-  const std::string what = c.describe(g.name()) + " algorithm " + to_string(algo);
+void run_case(const Grid& g, const Case& c, const Variant& v) {
+  const std::string what = c.describe(g.name()) + " shardmm " + v.name;
   const int ar = c.opA == Op::N ? c.s.m : c.s.k, ac = c.opA == Op::N ? c.s.k : c.s.m;
   const int br = c.opB == Op::N ? c.s.k : c.s.n, bc = c.opB == Op::N ? c.s.n : c.s.k;
   Operand<T> A(g, ar, ac, c.a, c.pad, 1), B(g, br, bc, c.b, c.pad, 2);
@@ -220,9 +234,13 @@ void run_case(const Grid& g, const Case& c, Algorithm algo) {
   const auto c0 = Csh.view().gather();
 
   Options o;
-  o.algorithm = algo;
+  o.algorithm = v.algorithm;
+  o.stationary = v.stationary;
   auto Av = A.view(), Bv = B.view(), Cv = Csh.view();
-  gemm(c.opA, c.opB, alpha, Av, Bv, beta, Cv, o);
+  const GemmReport rep = gemm(c.opA, c.opB, alpha, Av, Bv, beta, Cv, o);
+  if (c.aligned && v.algorithm == Algorithm::Summa) {  // ScaLAPACK layouts run as they are
+    EXPECT_EQ(rep.redist_bytes_sent + rep.redist_bytes_received, 0) << what;
+  }
 
   const char ta = op_char(c.opA), tb = op_char(c.opB);
   const int one = 1;
@@ -250,7 +268,7 @@ std::vector<std::pair<int, int>> grids() {
   return out;
 }
 
-// Every (shape, op pair) combination once, spread over the grids; x 2 algorithms per type.
+// Every (shape, op pair) combination once, spread over the grids; x 4 variants per type.
 constexpr int kCases = 9 * 9;
 
 template <Scalar T>
@@ -262,8 +280,7 @@ void sweep(std::uint32_t seed) {
     Sampler rng(seed + static_cast<std::uint32_t>(p));
     for (int i = static_cast<int>(gi); i < kCases; i += static_cast<int>(gs.size())) {
       const Case c = make_case(i, p, q, rng);
-      run_case<T>(g, c, Algorithm::Summa);
-      run_case<T>(g, c, Algorithm::Auto);
+      for (const Variant& v : kVariants) run_case<T>(g, c, v);
     }
   }
 }
@@ -273,10 +290,11 @@ TEST(GemmScalapack, Double) { sweep<double>(23); }
 TEST(GemmScalapack, ComplexFloat) { sweep<std::complex<float>>(37); }
 TEST(GemmScalapack, ComplexDouble) { sweep<std::complex<double>>(53); }
 
-// The sampler must actually reach the corners the brief lists (checked once, no MPI needed).
+// The sampler must actually reach the corners this test is for (checked once, no MPI needed).
 TEST(GemmScalapack, SamplingCoversTheCorners) {
   constexpr int S = sizeof(kShapes) / sizeof(kShapes[0]);
   bool combo[S][9] = {}, blk[6] = {}, src = false, scal[4] = {};
+  int aligned = 0;
   Sampler rng(1);
   for (int i = 0; i < kCases; ++i) {
     const Case c = make_case(i, 3, 2, rng);
@@ -284,7 +302,9 @@ TEST(GemmScalapack, SamplingCoversTheCorners) {
     for (int v : {c.a.mb, c.a.nb, c.b.mb, c.c.nb}) blk[v] = true;
     src = src || c.c.rsrc != 0 || c.a.csrc != 0;
     scal[c.alpha] = scal[c.beta] = true;
+    aligned += c.aligned ? 1 : 0;
   }
+  EXPECT_GE(aligned, 4) << "too few cases in SUMMA's own layouts";
   for (auto& row : combo)
     for (bool b : row) EXPECT_TRUE(b) << "a (shape, op pair) combination is never sampled";
   for (int v : kBlocks) EXPECT_TRUE(blk[v]) << "block size " << v << " is never sampled";

@@ -103,6 +103,31 @@ Bytes summa_bytes(const Layout& C, const DimMap& ka, const DimMap& kb, const std
   return b;
 }
 
+// A-stationary: B moves to [k rows in A's k map over Q, all n columns]: this rank receives the
+// rows of its process column's A k-blocks (less the n_loc columns it held of those), and sends
+// each of its own B rows to the p ranks of the column owning it in A's k map (less itself);
+// then the m_loc x n partial product is reduce-scattered along the process row (q ranks).
+// B-stationary is the mirror image: A moves to B's k map over R, reduced along the column.
+Bytes stationary_bytes(const Layout& C, const DimMap& ka, const DimMap& kb,
+                       const std::vector<int>& at, bool a_stays) {
+  const int r = C.dim_coord(0, at), c = C.dim_coord(1, at);
+  const int p = C.row_map().nprocs, q = C.col_map().nprocs;
+  const index_t m_loc = C.row_map().local_extent(r), n_loc = C.col_map().local_extent(c);
+  const DimMap& stays = a_stays ? ka : kb;
+  const DimMap& moves = a_stays ? kb : ka;
+  const int my_stays = a_stays ? c : r, my_moves = a_stays ? r : c;
+  const index_t full = a_stays ? C.cols() : C.rows(), loc = a_stays ? n_loc : m_loc;
+  const index_t other_loc = a_stays ? m_loc : n_loc;
+  const int movers = a_stays ? p : q, reducers = a_stays ? q : p;
+  Bytes b{other_loc * (full - loc), other_loc * loc * (reducers - 1)};  // reduce-scatter
+  for (index_t kk = 0; kk < ka.extent; ++kk) {
+    const bool stay_here = stays.owner(kk) == my_stays, held = moves.owner(kk) == my_moves;
+    if (stay_here) b.received += full - (held ? loc : 0);
+    if (held) b.sent += loc * (movers - (stay_here ? 1 : 0));
+  }
+  return b;
+}
+
 struct SummaCase {
   Op opA, opB;
   Shape s;
@@ -112,7 +137,7 @@ struct SummaCase {
 };
 
 template <Scalar T>
-void summa_case(const Mesh& mesh, const SummaCase& sc) {
+void summa_case(const Mesh& mesh, const SummaCase& sc, Stationary variant) {
   const int p = mesh.shape().sizes[0], q = mesh.shape().sizes[1];
   const std::string I = bc("I", "X", sc.mb, 1 % p), J = bc("J", "Y", sc.nb, q - 1);
   const std::string a = "A[" + I + "," + bc("K", "Y", sc.kba, q / 2) + "]";
@@ -120,16 +145,24 @@ void summa_case(const Mesh& mesh, const SummaCase& sc) {
   const std::string c = "C[" + I + "," + J + "]";
   Options o;
   o.algorithm = Algorithm::Summa;
+  o.stationary = variant;
   o.panel = sc.panel;
   o.overlap = sc.overlap;
-  const auto what = describe("summa", mesh, sc.opA, sc.opB, sc.s) + " " + a + " " + b;
+  const std::string name = variant == Stationary::C ? "C" : variant == Stationary::A ? "A" : "B";
+  const auto what = describe("summa " + name + "-stationary", mesh, sc.opA, sc.opB, sc.s) + " " +
+                    a + " " + b;
   const auto r = run<T>(mesh, sc.opA, sc.opB, sc.s, a, b, c, o, what);
   const Shape s = sc.s;
-  expect_bytes<T>(r, summa_bytes(logical(mesh, s.m, s.n, c), logical(mesh, s.m, s.k, a).map(1),
-                                 logical(mesh, s.k, s.n, b).map(0), mesh.coords()), what);
+  const Layout LC = logical(mesh, s.m, s.n, c);
+  const DimMap ka = logical(mesh, s.m, s.k, a).map(1), kb = logical(mesh, s.k, s.n, b).map(0);
+  expect_bytes<T>(r,
+                  variant == Stationary::C
+                      ? summa_bytes(LC, ka, kb, mesh.coords())
+                      : stationary_bytes(LC, ka, kb, mesh.coords(), variant == Stationary::A),
+                  what);
 }
 
-TYPED_TEST(Traffic, SummaPanelBroadcasts) {
+TYPED_TEST(Traffic, SummaVariants) {
   const SummaCase cases[] = {
       {Op::N, Op::N, {23, 19, 31}, 2, 3, 5, 3, 4, true},
       {Op::T, Op::C, {17, 29, 13}, 3, 1, 2, 5, 1, true},
@@ -137,7 +170,9 @@ TYPED_TEST(Traffic, SummaPanelBroadcasts) {
       {Op::N, Op::T, {2, 1, 9}, 5, 5, 1, 2, 3, true},  // smaller than the grid
   };
   for (const Mesh& mesh : grids())
-    for (const auto& sc : cases) summa_case<TypeParam>(mesh, sc);
+    for (const auto& sc : cases)
+      for (Stationary v : {Stationary::C, Stationary::A, Stationary::B})
+        summa_case<TypeParam>(mesh, sc, v);
 }
 
 // ---------------------------------------------------------------- Cannon
@@ -198,34 +233,40 @@ std::string on_axis(std::string spec, const std::string& axis) {
 }
 
 // AllGather: every block of the circulating operand but the own one comes in; every block but
-// the one of rank r-1 (the last held) goes out. ReduceScatter: partial C blocks of every row
-// block but (r+1)'s come in, and of every row block but the own one go out.
-Bytes ring_bytes(RingForm form, const DimMap& blocks, index_t other, int r) {
+// the one of rank r-1 (the last held) goes out. Bidirectional (p > 2): the last `right` k
+// indices of every tile travel the other way, so that part goes out for every block but
+// (r+1)'s. ReduceScatter: partial C blocks of every row block but (r+1)'s come in, and of
+// every row block but the own one go out.
+Bytes ring_bytes(RingForm form, const DimMap& blocks, index_t other, int r, index_t right) {
   const int p = blocks.nprocs;
-  const int in = form == RingForm::ReduceScatter ? (r + 1) % p : r;
-  const int out = form == RingForm::ReduceScatter ? r : (r + p - 1) % p;
-  return {(blocks.extent - blocks.local_extent(out)) * other,
-          (blocks.extent - blocks.local_extent(in)) * other};
+  auto all_but = [&](int b) { return blocks.extent - blocks.local_extent((b % p + p) % p); };
+  if (form == RingForm::ReduceScatter) return {all_but(r) * other, all_but(r + 1) * other};
+  return {all_but(r - 1) * (other - right) + all_but(r + 1) * right, all_but(r) * other};
 }
 
 template <Scalar T>
 void ring_case(const Mesh& mesh, const std::string& axis, const RingCase& rc, Op opA, Op opB,
-               Shape s) {
+               Shape s, bool bidirectional) {
   const std::string a = on_axis(rc.a, axis), b = on_axis(rc.b, axis), c = on_axis(rc.c, axis);
   Options o;
   o.algorithm = Algorithm::Ring;
   o.ring_form = rc.form;
+  o.bidirectional = bidirectional;
   if (mesh.shape().ndims() > 1) o.ring_axis = axis;
-  const auto what = describe("ring over " + axis, mesh, opA, opB, s) + " " + a + " " + b + " " + c;
+  const auto what = describe(std::string(bidirectional ? "bidirectional " : "") + "ring over " +
+                                 axis, mesh, opA, opB, s) + " " + a + " " + b + " " + c;
   const auto r = run<T>(mesh, opA, opB, s, a, b, c, o, what);
   const int me = mesh.coord(axis);
+  const bool split =
+      bidirectional && mesh.axis_size(axis) > 2 && rc.form != RingForm::ReduceScatter;
+  const index_t right = split ? s.k - s.k / 2 : 0;  // the second half of k travels right
   Bytes want;
   if (rc.form == RingForm::AllGatherA)
-    want = ring_bytes(rc.form, logical(mesh, s.m, s.k, a).map(0), s.k, me);
+    want = ring_bytes(rc.form, logical(mesh, s.m, s.k, a).map(0), s.k, me, right);
   else if (rc.form == RingForm::AllGatherB)
-    want = ring_bytes(rc.form, logical(mesh, s.k, s.n, b).map(1), s.k, me);
+    want = ring_bytes(rc.form, logical(mesh, s.k, s.n, b).map(1), s.k, me, right);
   else
-    want = ring_bytes(rc.form, logical(mesh, s.m, s.n, c).map(0), s.n, me);
+    want = ring_bytes(rc.form, logical(mesh, s.m, s.n, c).map(0), s.n, me, 0);
   expect_bytes<T>(r, want, what);
 }
 
@@ -233,18 +274,22 @@ TYPED_TEST(Traffic, RingForms) {
   const Shape shapes[] = {{23, 19, 31}, {5, 2, 7}};
   const std::pair<Op, Op> ops[] = {{Op::N, Op::N}, {Op::C, Op::T}};
   const Mesh line = Mesh::line(MPI_COMM_WORLD, "x");
+  const auto meshes = grids();
   for (const auto& rc : kRingCases)
     for (const auto& [opA, opB] : ops)
-      for (const Shape& s : shapes) {
-        ring_case<TypeParam>(line, "X", rc, opA, opB, s);
-        for (const Mesh& mesh : grids())  // other axis replicates: one ring per slice
-          for (const char* axis : {"X", "Y"}) ring_case<TypeParam>(mesh, axis, rc, opA, opB, s);
-      }
+      for (const Shape& s : shapes)
+        for (bool bidir : {false, true}) {
+          ring_case<TypeParam>(line, "X", rc, opA, opB, s, bidir);
+          for (const Mesh& mesh : meshes)  // the other axis replicates: one ring per slice
+            for (const char* axis : {"X", "Y"})
+              ring_case<TypeParam>(mesh, axis, rc, opA, opB, s, bidir);
+        }
 }
 
 // ---------------------------------------------------------------- sharding rules
 
-using Expect = std::function<Bytes(const Layout& A, const Layout& B, const Layout& C, int u, int me)>;
+// Expected elements from the logical layouts of op(A), op(B), C, |X| and this rank's x coordinate.
+using Expect = std::function<Bytes(const Layout&, const Layout&, const Layout&, int u, int me)>;
 struct ShardedCase {
   const char* name;
   const char *a, *b, *c;  // logical layouts of op(A), op(B), C
@@ -311,6 +356,7 @@ TYPED_TEST(Traffic, ForeignLayoutIsRedistributed) {
   const std::string a = "A[I_Y,K_X]", b = "B[K_X:bc2+0,J_Y:bc3+0]", c = "C[I_X:bc2+0,J_Y:bc3+0]";
   Options o;
   o.algorithm = Algorithm::Summa;
+  o.stationary = Stationary::C;
   for (const Mesh& mesh : grids()) {
     const auto what = describe("summa, A foreign", mesh, Op::N, Op::N, s);
     const auto r = run<T>(mesh, Op::N, Op::N, s, a, b, c, o, what);
@@ -324,7 +370,8 @@ TYPED_TEST(Traffic, ForeignLayoutIsRedistributed) {
     const Bytes algo = summa_bytes(logical(mesh, s.m, s.n, c),
                                    logical(mesh, s.m, s.k, "A[I_X:bc2+0,K_Y]").map(1),
                                    logical(mesh, s.k, s.n, b).map(0), mesh.coords());
-    EXPECT_EQ(r.bytes_sent - r.redist_bytes_sent, algo.sent * size) << what << "\n" << r.to_string();
+    EXPECT_EQ(r.bytes_sent - r.redist_bytes_sent, algo.sent * size)
+        << what << "\n" << r.to_string();
     EXPECT_EQ(r.bytes_received - r.redist_bytes_received, algo.received * size)
         << what << "\n" << r.to_string();
   }
