@@ -195,6 +195,17 @@ GemmReport run_planned(const algo::Plan& plan, Op opA, Op opB, T alpha, const Di
   return rep;
 }
 
+// The problem on the same ranks arranged as `shape`, with layouts that fit nothing (so the
+// algorithm's default layouts are used).
+algo::Problem remeshed(const algo::Problem& p, const MeshShape& shape) {
+  algo::Problem q = p;
+  q.mesh = shape;
+  q.A = Layout::replicated(shape, p.A.rows(), p.A.cols());
+  q.B = Layout::replicated(shape, p.B.rows(), p.B.cols());
+  q.C = Layout::replicated(shape, p.C.rows(), p.C.cols());
+  return q;
+}
+
 // Runs on the same ranks arranged as `shape`: operands move to the algorithm's layouts on
 // that mesh, the product runs there, and C comes back with beta folded in.
 template <Scalar T>
@@ -202,12 +213,7 @@ GemmReport run_remeshed(const MeshShape& shape, Op opA, Op opB, T alpha, const D
                         const DistMatrix<T>& B, T beta, DistMatrix<T>& C, const Options& o,
                         const algo::Problem& p) {
   const Mesh M = C.mesh().reshaped(shape);
-  algo::Problem q = p;
-  q.mesh = shape;
-  q.A = Layout::replicated(shape, A.rows(), A.cols());  // "fits nothing": defaults are used
-  q.B = Layout::replicated(shape, B.rows(), B.cols());
-  q.C = Layout::replicated(shape, C.rows(), C.cols());
-  const algo::Plan plan = make_plan(o.algorithm, q, o);
+  const algo::Plan plan = make_plan(o.algorithm, remeshed(p, shape), o);
   const double t0 = algo::now();
   DistMatrix<T> A2(M, plan.A), B2(M, plan.B), C2(M, plan.C);
   redistribute(A, A2);
@@ -253,9 +259,25 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   return rep;
 }
 
+template <Scalar T>
+GemmReport gemm_plan(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
+                     const DistMatrix<T>& C, const Options& options) {
+  const algo::Problem p = validate(opA, opB, A, B, C);
+  const Resolved how = resolve<T>(p, options);
+  const algo::Plan plan =
+      make_plan(how.options.algorithm, how.remesh ? remeshed(p, *how.remesh) : p, how.options);
+  GemmReport rep;
+  rep.algorithm = plan.algorithm;
+  rep.grid = plan.grid;
+  rep.detail = how.why.empty() ? plan.detail : how.why + "; " + plan.detail;
+  return rep;
+}
+
 #define SHARDMM_INSTANTIATE(T)                                                               \
   template GemmReport gemm<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,      \
-                              DistMatrix<T>&, const Options&);
+                              DistMatrix<T>&, const Options&);                               \
+  template GemmReport gemm_plan<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&,       \
+                                   const DistMatrix<T>&, const Options&);
 SHARDMM_INSTANTIATE(float)
 SHARDMM_INSTANTIATE(double)
 SHARDMM_INSTANTIATE(std::complex<float>)

@@ -30,13 +30,13 @@ class DistMatrix {
   [[nodiscard]] index_t local_rows() const { return local_rows_; }
   [[nodiscard]] index_t local_cols() const { return local_cols_; }
   [[nodiscard]] index_t ld() const { return ld_; }
-  [[nodiscard]] T* data() { return view_ ? view_ : storage_.data(); }
-  [[nodiscard]] const T* data() const { return view_ ? view_ : storage_.data(); }
+  [[nodiscard]] T* data() { return is_view_ ? view_ : storage_.data(); }
+  [[nodiscard]] const T* data() const { return is_view_ ? view_ : storage_.data(); }
   [[nodiscard]] T& local(index_t i_loc, index_t j_loc) { return data()[i_loc + j_loc * ld_]; }
   [[nodiscard]] const T& local(index_t i_loc, index_t j_loc) const {
     return data()[i_loc + j_loc * ld_];
   }
-  [[nodiscard]] bool is_view() const { return view_ != nullptr; }
+  [[nodiscard]] bool is_view() const { return is_view_; }
   /// Rebinds to another layout on the same mesh, reusing the storage when it is large enough
   /// (owning matrices only; contents become unspecified).
   void reshape(Layout layout);
@@ -66,7 +66,8 @@ class DistMatrix {
   Layout layout_;
   index_t local_rows_ = 0, local_cols_ = 0, ld_ = 1;
   std::vector<T> storage_;  // owning case; copies are deep
-  T* view_ = nullptr;       // view case: caller memory
+  T* view_ = nullptr;       // view case: caller memory (null allowed for an empty tile)
+  bool is_view_ = false;
 };
 
 extern template class DistMatrix<float>;

@@ -29,4 +29,10 @@ template <Scalar T>
 GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
                 DistMatrix<T>& C, const Options& options = {});
 
+/// What gemm would run for these operands and options (algorithm, grid, detail; the counters
+/// stay 0), without running it: pure, no communication. Throws as gemm does on a bad call.
+template <Scalar T>
+GemmReport gemm_plan(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
+                     const DistMatrix<T>& C, const Options& options = {});
+
 }  // namespace shardmm

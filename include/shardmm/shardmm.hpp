@@ -4,6 +4,7 @@
 #include "shardmm/dist_matrix.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/gemm.hpp"
+#include "shardmm/io.hpp"
 #include "shardmm/layout.hpp"
 #include "shardmm/mesh.hpp"
 #include "shardmm/options.hpp"

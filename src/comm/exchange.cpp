@@ -61,7 +61,11 @@ void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& sc
     t.messages += sc[r] > 0 ? 1 : 0;
   }
   const std::int64_t limit = max_message_elems();
-  if (!(fits(sc, limit) && fits(sd, limit) && fits(rc, limit) && fits(rd, limit))) {
+  // Every rank must take the same path: a rank whose own counts fit would otherwise enter
+  // MPI_Alltoallv while a peer posts point-to-point pieces (deadlock).
+  int split = fits(sc, limit) && fits(sd, limit) && fits(rc, limit) && fits(rd, limit) ? 0 : 1;
+  SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, &split, 1, MPI_INT, MPI_MAX, comm));
+  if (split) {
     exchange_split(comm, send, sc, sd, recv, rc, rd);
     return;
   }

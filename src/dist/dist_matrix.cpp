@@ -56,6 +56,7 @@ DistMatrix<T>::DistMatrix(Mesh mesh, Layout layout, T* data, index_t ld) : mesh_
   if (data == nullptr && local_rows_ * local_cols_ > 0)
     throw InvalidArgument("DistMatrix::view: null data for a non-empty local tile");
   view_ = data;
+  is_view_ = true;
 }
 
 template <Scalar T>
@@ -154,11 +155,13 @@ void DistMatrix<T>::scatter(const std::vector<T>& global, int root) {
   const MeshShape& shape = layout_.mesh();
   std::vector<std::int64_t> sc(P, 0), sd(P, 0), rc(P, 0), rd(P, 0);
   std::vector<T> send;
+  // Only the root knows its buffer: share its size so that every rank throws alike.
+  std::int64_t have = me == root ? static_cast<std::int64_t>(global.size()) : 0;
+  SHARDMM_MPI(MPI_Bcast(&have, 1, MPI_INT64_T, root, mesh_.comm()));
+  if (have != rows() * cols())
+    throw InvalidArgument("scatter: root buffer has " + std::to_string(have) + " elements, matrix " +
+                          layout_.to_string() + " needs " + std::to_string(rows() * cols()));
   if (me == root) {
-    if (static_cast<index_t>(global.size()) != rows() * cols())
-      throw InvalidArgument("scatter: root buffer has " + std::to_string(global.size()) +
-                            " elements, matrix " + layout_.to_string() + " needs " +
-                            std::to_string(rows() * cols()));
     for (int r = 0; r < P; ++r) {
       const auto c = shape.coords_of(r);
       sd[r] = static_cast<std::int64_t>(send.size());

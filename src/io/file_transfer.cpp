@@ -67,7 +67,7 @@ RunCursor RunCursor::for_tile(const Layout& L, const std::vector<int>& coords, b
   auto rows = L.row_map().owned_ranges(L.dim_coord(0, coords));
   auto cols = L.col_map().owned_ranges(L.dim_coord(1, coords));
   if (fortran_order) return RunCursor(std::move(cols), std::move(rows), L.rows());
-  return RunCursor(std::move(rows), std::move(cols), L.rows());
+  return RunCursor(std::move(rows), std::move(cols), L.cols());
 }
 
 void RunCursor::advance() {
@@ -105,8 +105,8 @@ std::string transfer(MPI_File fh, MPI_Comm comm, RunCursor cursor, void* packed,
   std::vector<index_t> offsets, lengths;
   char* buf = static_cast<char*>(packed);
   // Pieces also stay below 2 GiB: many MPI-IO implementations count bytes in an int inside.
-  const index_t limit = std::min<index_t>(comm::max_message_elems(),
-                                          INT_MAX / static_cast<index_t>(elem_size));
+  const index_t limit =
+      std::min<index_t>(comm::max_message_elems(), INT_MAX / static_cast<index_t>(elem_size));
   for (;;) {
     // Every rank joins every piece until all are done or any failed.
     int flags[2] = {cursor.done() ? 0 : 1, err.empty() ? 0 : 1}, all[2] = {0, 0};

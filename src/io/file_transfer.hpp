@@ -48,7 +48,8 @@ enum class Direction { Read, Write };
 /// Collective over the communicator `fh` was opened on: moves the elements `cursor` visits
 /// between the file (element offset e at byte data_offset + e * elem_size) and `packed` (the
 /// same elements back to back, in file order), in pieces of at most comm::max_message_elems()
-/// elements (and < 2 GiB), each through a file view of the piece's runs. Returns this rank's first error
+/// elements (and < 2 GiB), each through a file view of the piece's runs. Returns this rank's first
+/// error
 /// ("" when none); every rank stops at the first piece after which any rank failed.
 std::string transfer(MPI_File fh, MPI_Comm comm, RunCursor cursor, void* packed, MPI_Datatype etype,
                      std::size_t elem_size, std::int64_t data_offset, Direction dir);

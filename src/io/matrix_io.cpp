@@ -2,6 +2,7 @@
 // then every rank moves its own tile between the file and its memory (io::transfer): reads
 // fill every replica, writes come from the primary replica only. Writes go to a temporary
 // file next to the target that rank 0 renames onto the target once every rank succeeded.
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -46,6 +47,7 @@ NpyHeader read_header_here(const std::string& path) {
   return h;
 }
 
+// Coordinate 0 on every unreduced axis: the cells that hold the values (as in fill()).
 bool holds_value(const Layout& L, const std::vector<int>& coords) {
   for (int a : L.unreduced_axes())
     if (coords[a] != 0) return false;
@@ -121,6 +123,19 @@ std::string temp_name(MPI_Comm comm, const std::string& path) {
   return name;
 }
 
+// Rank 0, once every rank wrote and closed `tmp`: checks its size (a short write MPI-IO did not
+// report shows there) and renames it onto `path` (rename(2) atomically replaces an old file).
+std::string publish(const std::string& tmp, const std::string& path, std::int64_t want) {
+  std::error_code ec;
+  const auto size = static_cast<std::int64_t>(fs::file_size(tmp, ec));
+  if (ec) return "cannot stat '" + tmp + "': " + ec.message();
+  if (size != want)
+    return "short write: '" + tmp + "' has " + std::to_string(size) + " bytes, expected " +
+           std::to_string(want);
+  fs::rename(tmp, path, ec);
+  return ec ? "renaming '" + tmp + "' failed: " + ec.message() : "";
+}
+
 // Collective: writes `header` (rank 0) and every primary tile of `src` to a temporary file,
 // then renames it onto `path` when all ranks succeeded; otherwise removes it and throws.
 template <Scalar T>
@@ -159,21 +174,10 @@ void write_file(const std::string& path, const std::string& header, bool fortran
   const std::string closed = io::mpi_io_error(MPI_File_close(&fh), "MPI_File_close");
   if (err.empty()) err = closed;
   err = io::first_error(comm, err);
-  if (err.empty() && me == 0) {
-    // A short write that MPI-IO did not report shows in the size; then the rename(2), which
-    // atomically replaces an existing file.
-    const auto want = static_cast<std::int64_t>(header.size()) +
-                      src.rows() * src.cols() * static_cast<std::int64_t>(sizeof(T));
-    const auto size = static_cast<std::int64_t>(fs::file_size(tmp, ec));
-    if (ec)
-      err = "cannot stat '" + tmp + "': " + ec.message();
-    else if (size != want)
-      err = "short write: '" + tmp + "' has " + std::to_string(size) + " bytes, expected " +
-            std::to_string(want);
-    else
-      fs::rename(tmp, path, ec);
-    if (err.empty() && ec) err = "renaming '" + tmp + "' failed: " + ec.message();
-  }
+  if (err.empty() && me == 0)
+    err = publish(tmp, path,
+                  static_cast<std::int64_t>(header.size()) +
+                      src.rows() * src.cols() * static_cast<std::int64_t>(sizeof(T)));
   err = io::first_error(comm, err);
   if (err.empty()) return;
   if (me == 0) fs::remove(tmp, ec);

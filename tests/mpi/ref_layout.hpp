@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cmath>
+#include <complex>
 #include <string>
 #include <vector>
 
 #include "comm/mpi_check.hpp"
+#include "mpi/mpi_test_util.hpp"
 #include "shardmm/shardmm.hpp"
 
 namespace shardmm::testing::ref {
@@ -50,9 +53,7 @@ struct Spec {
 };
 
 /// Mesh axis index of a letter of the test meshes (axes named x, y, z).
-inline int axis_of(char letter) {
-  return std::toupper(static_cast<unsigned char>(letter)) - 'X';
-}
+inline int axis_of(char letter) { return std::toupper(static_cast<unsigned char>(letter)) - 'X'; }
 
 /// Coordinates of every rank: an odometer over the axes, fastest axis last (RowMajor) or
 /// first (ColMajor).
@@ -86,7 +87,9 @@ class Model {
     }
   }
 
-  [[nodiscard]] Layout layout() const { return Layout(mesh_, extent_[0], extent_[1], spec_.text()); }
+  [[nodiscard]] Layout layout() const {
+    return Layout(mesh_, extent_[0], extent_[1], spec_.text());
+  }
   [[nodiscard]] const MeshShape& mesh() const { return mesh_; }
   [[nodiscard]] const Spec& spec() const { return spec_; }
   [[nodiscard]] index_t extent(int dim) const { return extent_[dim]; }
@@ -171,7 +174,9 @@ class Model {
 inline Dim rep() { return Dim{"", 'b', 1, 0}; }
 inline Dim blk(std::string axes) { return Dim{std::move(axes), 'b', 1, 0}; }
 inline Dim cyc(std::string axes) { return Dim{std::move(axes), 'c', 1, 0}; }
-inline Dim bcyc(std::string axes, index_t nb, int src) { return Dim{std::move(axes), 'k', nb, src}; }
+inline Dim bcyc(std::string axes, index_t nb, int src) {
+  return Dim{std::move(axes), 'k', nb, src};
+}
 inline Spec spec(Dim rows, Dim cols, std::string unreduced = "", bool shorthand = false) {
   return Spec{std::move(rows), std::move(cols), std::move(unreduced), shorthand};
 }
@@ -181,10 +186,14 @@ inline Spec spec(Dim rows, Dim cols, std::string unreduced = "", bool shorthand 
 /// allows (odd nb in the bc(...) shorthand, even nb in the I_X:bc<nb>+<src> form).
 inline std::vector<Spec> grid_specs(int px, int py) {
   std::vector<Spec> out = {
-      spec(blk("X"), blk("Y")),          spec(cyc("Y"), cyc("X")),
-      spec(blk("XY"), rep()),            spec(rep(), cyc("YX")),
-      spec(rep(), rep()),                spec(blk("X"), rep()),
-      spec(rep(), bcyc("Y", 3, 1 % py)), spec(blk("X"), rep(), "Y"),
+      spec(blk("X"), blk("Y")),
+      spec(cyc("Y"), cyc("X")),
+      spec(blk("XY"), rep()),
+      spec(rep(), cyc("YX")),
+      spec(rep(), rep()),
+      spec(blk("X"), rep()),
+      spec(rep(), bcyc("Y", 3, 1 % py)),
+      spec(blk("X"), rep(), "Y"),
       spec(rep(), cyc("Y"), "X"),
   };
   for (int nb = 1; nb <= 5; ++nb)
@@ -198,15 +207,6 @@ inline std::vector<Spec> line_specs(int p) {
           spec(rep(), rep()), spec(rep(), rep(), "X")};
 }
 
-/// Lowers the split-message threshold for its lifetime (restores INT_MAX).
-class ScopedMessageLimit {
- public:
-  explicit ScopedMessageLimit(std::int64_t limit) { comm::set_max_message_elems(limit); }
-  ~ScopedMessageLimit() { comm::set_max_message_elems(INT_MAX); }
-  ScopedMessageLimit(const ScopedMessageLimit&) = delete;
-  ScopedMessageLimit& operator=(const ScopedMessageLimit&) = delete;
-};
-
 /// Visits the local elements of `rank` in local column-major order: f(i_loc, j_loc, i, j).
 template <class F>
 void for_each_local(const Model& M, int rank, F&& f) {
@@ -215,5 +215,45 @@ void for_each_local(const Model& M, int rank, F&& f) {
     for (std::size_t il = 0; il < rows.size(); ++il)
       f(static_cast<index_t>(il), static_cast<index_t>(jl), rows[il], cols[jl]);
 }
+
+/// Sets every local element of this rank from f(i, j) (the caller decides what the cells of
+/// unreduced axes hold). Written through local(), independent of DistMatrix::fill.
+template <class T, class F>
+void set_local(DistMatrix<T>& A, const Model& M, F&& f) {
+  for_each_local(M, testing::world_rank(),
+                 [&](index_t il, index_t jl, index_t i, index_t j) { A.local(il, jl) = f(i, j); });
+}
+
+/// Expects this rank's tile of `A` to hold want(i, j) on the cells that hold values and zero on
+/// the other cells of unreduced axes; exact unless `tol` > 0 (then relative to 1 + |want|).
+/// One failure per call, naming the first bad element.
+template <class T, class F>
+void expect_local(const DistMatrix<T>& A, const Model& M, F&& want, const std::string& what,
+                  double tol = 0) {
+  const int me = testing::world_rank();
+  ASSERT_EQ(A.local_rows(), static_cast<index_t>(M.owned(0, me).size())) << what << " " << M.name();
+  ASSERT_EQ(A.local_cols(), static_cast<index_t>(M.owned(1, me).size())) << what << " " << M.name();
+  int bad = 0;
+  std::string first;
+  for_each_local(M, me, [&](index_t il, index_t jl, index_t i, index_t j) {
+    const T expected = M.holds_value(me) ? T(want(i, j)) : T(0);
+    const T got = A.local(il, jl);
+    const bool ok =
+        tol > 0 ? std::abs(got - expected) <= tol * (1 + std::abs(expected)) : got == expected;
+    if (ok || bad++ > 0) return;
+    first = "(" + std::to_string(i) + "," + std::to_string(j) +
+            ") = " + ::testing::PrintToString(got) + ", want " + ::testing::PrintToString(expected);
+  });
+  EXPECT_EQ(bad, 0) << what << " " << M.name() << ": first bad element " << first;
+}
+
+/// Lowers the split-message threshold for its lifetime (restores INT_MAX).
+class ScopedMessageLimit {
+ public:
+  explicit ScopedMessageLimit(std::int64_t limit) { comm::set_max_message_elems(limit); }
+  ~ScopedMessageLimit() { comm::set_max_message_elems(INT_MAX); }
+  ScopedMessageLimit(const ScopedMessageLimit&) = delete;
+  ScopedMessageLimit& operator=(const ScopedMessageLimit&) = delete;
+};
 
 }  // namespace shardmm::testing::ref

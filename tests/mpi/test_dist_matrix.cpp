@@ -3,6 +3,7 @@
 // and sizes 0, 1, 7, 97 and 1000x3; views of caller memory with a padded leading dimension;
 // meshes with idle ranks; gather/scatter through the split-message path. Every local element
 // is checked against entry(i, j) of the global index the reference model assigns to it.
+#include <algorithm>
 #include <complex>
 #include <string>
 #include <vector>
@@ -14,31 +15,12 @@ namespace shardmm::testing {
 namespace {
 
 using Shape = std::pair<index_t, index_t>;
-const std::vector<Shape> kShapes = {{0, 0}, {0, 5}, {5, 0}, {1, 1},   {7, 7},
+const std::vector<Shape> kShapes = {{0, 0},   {0, 5},   {5, 0},    {1, 1},   {7, 7},
                                     {97, 13}, {13, 97}, {1000, 3}, {3, 1000}};
 
 template <class T>
 T sentinel() {
   return T(-99.5);
-}
-
-// Mismatches between the local tile of `A` (this rank) and `want(i, j)` on the cells that hold
-// values (zero on the other cells of an unreduced layout); messages name the first one.
-template <class T, class F>
-void expect_local(const DistMatrix<T>& A, const ref::Model& M, F&& want, const std::string& what) {
-  const int me = world_rank();
-  ASSERT_EQ(A.local_rows(), static_cast<index_t>(M.owned(0, me).size())) << M.name();
-  ASSERT_EQ(A.local_cols(), static_cast<index_t>(M.owned(1, me).size())) << M.name();
-  int bad = 0;
-  std::string first;
-  ref::for_each_local(M, me, [&](index_t il, index_t jl, index_t i, index_t j) {
-    const T expected = M.holds_value(me) ? want(i, j) : T(0);
-    if (A.local(il, jl) == expected) return;
-    if (bad++ == 0)
-      first = "(" + std::to_string(i) + "," + std::to_string(j) + ") = " +
-              ::testing::PrintToString(A.local(il, jl)) + ", want " + ::testing::PrintToString(expected);
-  });
-  EXPECT_EQ(bad, 0) << what << " " << M.name() << ": first bad element " << first;
 }
 
 // `global` (column-major) holds want(i, j) on `root` and nothing elsewhere.
@@ -52,7 +34,8 @@ void expect_gathered(const std::vector<T>& global, const ref::Model& M, int root
   ASSERT_EQ(static_cast<index_t>(global.size()), m * n) << M.name();
   int bad = 0;
   for (index_t j = 0; j < n; ++j)
-    for (index_t i = 0; i < m; ++i) bad += global[static_cast<std::size_t>(i + j * m)] != want(i, j);
+    for (index_t i = 0; i < m; ++i)
+      bad += global[static_cast<std::size_t>(i + j * m)] != want(i, j);
   EXPECT_EQ(bad, 0) << "gathered elements differ from entry(i, j): " << M.name();
 }
 
@@ -91,14 +74,15 @@ void round_trip(const Mesh& mesh, const ref::Model& M) {
   auto f0 = [](index_t i, index_t j) { return entry<T>(i, j, 0); };
   auto f1 = [](index_t i, index_t j) { return entry<T>(i, j, 1); };
   DistMatrix<T> A(mesh, M.layout());
-  expect_local(A, M, [](index_t, index_t) { return T(0); }, "new matrix is zero");
+  ref::expect_local(
+      A, M, [](index_t, index_t) { return T(0); }, "new matrix is zero");
   check_indices(A, M);
   A.fill(f0);
-  expect_local(A, M, f0, "fill");
+  ref::expect_local(A, M, f0, "fill");
   expect_gathered(A.gather(root), M, root, f0);
   DistMatrix<T> B(mesh, M.layout());
   B.scatter(global_on_root<T>(M, root, 1), root);
-  expect_local(B, M, f1, "scatter");
+  ref::expect_local(B, M, f1, "scatter");
   expect_gathered(B.gather(0), M, 0, f1);
   check_at(B, M, 1);
 }
@@ -125,7 +109,8 @@ TYPED_TEST_SUITE(DistMatrixTyped, ScalarTypes);
 TYPED_TEST(DistMatrixTyped, FillGatherScatterRoundTrip) {
   const World w;
   for (const auto& [mesh, spec] : w.layouts())
-    for (const auto& [m, n] : kShapes) round_trip<TypeParam>(*mesh, ref::Model(mesh->shape(), m, n, spec));
+    for (const auto& [m, n] : kShapes)
+      round_trip<TypeParam>(*mesh, ref::Model(mesh->shape(), m, n, spec));
 }
 
 // A view writes only the local tile inside caller memory; the padding rows stay untouched.
@@ -135,21 +120,22 @@ void check_view(const Mesh& mesh, const ref::Model& M) {
   const auto lr = static_cast<index_t>(M.owned(0, me).size());
   const auto lc = static_cast<index_t>(M.owned(1, me).size());
   const index_t ld = lr + 3;
-  std::vector<T> buf(static_cast<std::size_t>(ld * lc), sentinel<T>());
+  std::vector<T> buf(static_cast<std::size_t>(std::max<index_t>(1, ld * lc)), sentinel<T>());
   DistMatrix<T> V = DistMatrix<T>::view(mesh, M.layout(), buf.data(), ld);
   EXPECT_TRUE(V.is_view());
   EXPECT_EQ(V.data(), buf.data());
   EXPECT_EQ(V.ld(), ld);
   auto f2 = [](index_t i, index_t j) { return entry<T>(i, j, 2); };
   V.scatter(global_on_root<T>(M, 0, 2), 0);
-  expect_local(V, M, f2, "scatter into a view");
+  ref::expect_local(V, M, f2, "scatter into a view");
   V.fill(f2);
   ref::for_each_local(M, me, [&](index_t il, index_t jl, index_t i, index_t j) {
     EXPECT_EQ(buf[static_cast<std::size_t>(il + jl * ld)], M.holds_value(me) ? f2(i, j) : T(0));
   });
   int padding_changed = 0;
   for (index_t j = 0; j < lc; ++j)
-    for (index_t i = lr; i < ld; ++i) padding_changed += buf[static_cast<std::size_t>(i + j * ld)] != sentinel<T>();
+    for (index_t i = lr; i < ld; ++i)
+      padding_changed += buf[static_cast<std::size_t>(i + j * ld)] != sentinel<T>();
   EXPECT_EQ(padding_changed, 0) << M.name();
   expect_gathered(V.gather(0), M, 0, f2);
   check_at(V, M, 2);
@@ -162,6 +148,16 @@ TYPED_TEST(DistMatrixTyped, ViewOfCallerMemoryWithPaddedLd) {
       check_view<TypeParam>(*mesh, ref::Model(mesh->shape(), m, n, spec));
 }
 
+// A view whose local tile is empty may pass null data; it is still a view (no storage of its
+// own, reshape() refused).
+TEST(DistMatrix, ViewOfEmptyTileIsAView) {
+  const Mesh mesh = Mesh::line(MPI_COMM_WORLD);
+  const ref::Model M(mesh.shape(), 0, 4, ref::spec(ref::blk("X"), ref::rep()));
+  DistMatrix<float> V = DistMatrix<float>::view(mesh, M.layout(), nullptr, 1);
+  EXPECT_TRUE(V.is_view());
+  EXPECT_THROW(V.reshape(M.layout()), InvalidArgument);
+}
+
 TYPED_TEST(DistMatrixTyped, OwningWithLargerLd) {
   using T = TypeParam;
   const World w;
@@ -172,7 +168,7 @@ TYPED_TEST(DistMatrixTyped, OwningWithLargerLd) {
   EXPECT_FALSE(A.is_view());
   auto f = [](index_t i, index_t j) { return entry<T>(i, j, 3); };
   A.fill(f);
-  expect_local(A, M, f, "fill with padded ld");
+  ref::expect_local(A, M, f, "fill with padded ld");
   expect_gathered(A.gather(0), M, 0, f);
 }
 
@@ -190,7 +186,7 @@ TEST(DistMatrix, IdleRanksHoldNothing) {
     EXPECT_TRUE(A.gather(0).empty());
     return;
   }
-  expect_local(A, M, f, "fill on an idle mesh");
+  ref::expect_local(A, M, f, "fill on an idle mesh");
   expect_gathered(A.gather(0), M, 0, f);
   EXPECT_EQ(A.at(10, 2), f(10, 2));
 }

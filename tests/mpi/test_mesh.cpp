@@ -30,7 +30,8 @@ std::vector<MeshShape> world_shapes(int P) {
   const auto f2 = factor_near_square(P, 2);
   const auto f3 = factor_near_square(P, 3);
   const std::vector<std::vector<int>> sizes = {
-      {P}, {f2[0], f2[1]}, {f2[1], f2[0]}, {1, P}, {f3[0], f3[1], f3[2]}, {f3[2], f3[0], f3[1]},
+      {P},      {f2[0], f2[1]},        {f2[1], f2[0]},
+      {1, P},   {f3[0], f3[1], f3[2]}, {f3[2], f3[0], f3[1]},
       {1, P, 1}};
   std::vector<MeshShape> out;
   for (const auto& s : sizes)

@@ -1,0 +1,73 @@
+#include "common/util.hpp"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+namespace shardmm::examples {
+
+double hash_uniform(std::uint64_t seed, index_t i, index_t j) {
+  // splitmix64 of (seed, i, j): well mixed, cheap, identical on every rank.
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(i) * 0xBF58476D1CE4E5B9ULL +
+                    static_cast<std::uint64_t>(j) * 0x94D049BB133111EBULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+double now_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+MeshShape parse_mesh(const std::string& text, int world) {
+  int x = world, y = 1;
+  if (!text.empty()) {
+    const auto cut = text.find_first_of("xX");
+    try {
+      x = std::stoi(text.substr(0, cut));
+      y = cut == std::string::npos ? 1 : std::stoi(text.substr(cut + 1));
+    } catch (const std::exception&) {
+      throw InvalidArgument("--mesh '" + text + "': expected DATAxMODEL, e.g. 2x2");
+    }
+  }
+  if (x < 1 || y < 1 || x * y != world)
+    throw InvalidArgument("--mesh " + std::to_string(x) + "x" + std::to_string(y) + " needs " +
+                          std::to_string(x * y) + " ranks, not " + std::to_string(world));
+  return MeshShape({"x", "y"}, {x, y});
+}
+
+int run_example(int argc, char** argv, CLI::App& app, const std::function<int(const Mesh&)>& body) {
+  MPI_Init(&argc, &argv);
+  int rc = 0;
+  {
+    const Mesh world = Mesh::line(MPI_COMM_WORLD);
+    bool parsed = false;
+    try {
+      app.parse(argc, argv);
+      parsed = true;
+    } catch (const CLI::ParseError& e) {
+      std::ostringstream out, err;
+      rc = app.exit(e, out, err);
+      if (world.rank() == 0) {
+        std::fputs(out.str().c_str(), stdout);
+        std::fputs(err.str().c_str(), stderr);
+      }
+      rc = rc == 0 ? 0 : 2;
+    }
+    if (parsed) {
+      try {
+        rc = body(world);
+      } catch (const std::exception& e) {
+        if (world.rank() == 0) std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
+        rc = 1;
+      }
+    }
+  }  // meshes free their communicators before MPI_Finalize
+  MPI_Finalize();
+  return rc;
+}
+
+}  // namespace shardmm::examples

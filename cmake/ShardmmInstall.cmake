@@ -1,0 +1,48 @@
+# Install rules and the package: headers, libshardmm (+ C API), libshardmm_scalapack, the
+# launcher, shardmmConfig.cmake + version file (find_package(shardmm)), shardmmTargets.cmake
+# (shardmm::shardmm, shardmm::scalapack), and shardmm.pc / shardmm-scalapack.pc. Everything is
+# relocatable: `cmake --install build --prefix DIR` works for any DIR.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(SHARDMM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/shardmm)
+set(_shardmm_libraries shardmm)
+if(TARGET shardmm_scalapack)
+  list(APPEND _shardmm_libraries shardmm_scalapack)
+endif()
+
+# Installed binaries find the shardmm libraries next to them and OpenBLAS / ScaLAPACK (outside
+# the loader's default path on Debian) through their RUNPATH.
+set_target_properties(${_shardmm_libraries} PROPERTIES
+  INSTALL_RPATH "$ORIGIN" INSTALL_RPATH_USE_LINK_PATH ON)
+set_target_properties(shardmm_cli PROPERTIES
+  INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}" INSTALL_RPATH_USE_LINK_PATH ON)
+
+install(TARGETS ${_shardmm_libraries} EXPORT shardmmTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS shardmm_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/shardmm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT shardmmTargets NAMESPACE shardmm:: DESTINATION ${SHARDMM_INSTALL_CMAKEDIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/shardmmConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/shardmmConfig.cmake INSTALL_DESTINATION ${SHARDMM_INSTALL_CMAKEDIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/shardmmConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)  # 0.x: a minor version may break the API
+install(FILES ${PROJECT_BINARY_DIR}/shardmmConfig.cmake
+  ${PROJECT_BINARY_DIR}/shardmmConfigVersion.cmake DESTINATION ${SHARDMM_INSTALL_CMAKEDIR})
+
+# pkg-config: prefix relative to the .pc file, so the files stay valid wherever installed.
+set(SHARDMM_PC_MPI "mpi-c" CACHE STRING "pkg-config module of the MPI shardmm.pc requires")
+file(RELATIVE_PATH SHARDMM_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" SHARDMM_PC_TO_PREFIX "${SHARDMM_PC_TO_PREFIX}")
+set(_shardmm_pc_files shardmm)
+if(TARGET shardmm_scalapack)
+  list(APPEND _shardmm_pc_files shardmm-scalapack)
+endif()
+foreach(pc IN LISTS _shardmm_pc_files)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()

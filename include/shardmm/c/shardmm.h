@@ -1,0 +1,161 @@
+/* shardmm C API: distributed C <- alpha op(A) op(B) + beta C from C (or any language with a C
+ * FFI). Part of libshardmm.
+ *
+ * Handles are opaque: a mesh (MPI ranks arranged on named axes) and a distributed matrix (a
+ * layout on a mesh plus this rank's local tile, column-major, usually the caller's own buffer).
+ * Every function returns a shardmm_status; on failure shardmm_last_error() returns the message
+ * (thread-local, valid until the thread's next shardmm call). No C++ exception crosses this API.
+ * Functions marked "collective" must be called by every rank of the mesh's communicator; their
+ * argument checks use only global values, so a bad call fails with the same status on every
+ * rank before any communication.
+ *
+ *   shardmm_mesh mesh;
+ *   shardmm_mesh_create(MPI_COMM_WORLD, "x=2,y=2", &mesh);
+ *   int64_t mr, kc;                                    // local tile of A
+ *   shardmm_local_shape(mesh, m, k, "A[I_X,J_Y]", &mr, &kc);
+ *   double *a = malloc(...);                           // fill, same for B and C
+ *   shardmm_matrix A, B, C;
+ *   shardmm_matrix_create(mesh, SHARDMM_F64, m, k, "A[I_X,J_Y]", a, mr, &A);  // ...
+ *   double alpha = 1, beta = 0;
+ *   if (shardmm_gemm('N', 'N', &alpha, A, B, &beta, C, NULL, NULL) != SHARDMM_OK)
+ *     fprintf(stderr, "%s\n", shardmm_last_error());
+ */
+#ifndef SHARDMM_C_SHARDMM_H
+#define SHARDMM_C_SHARDMM_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum shardmm_status {
+  SHARDMM_OK = 0,
+  SHARDMM_ERROR_INVALID_ARGUMENT = 1,   /* out-of-range value, null handle, ld too small, ... */
+  SHARDMM_ERROR_PARSE = 2,              /* malformed mesh or layout text */
+  SHARDMM_ERROR_DIMENSION_MISMATCH = 3, /* operand shapes do not fit together */
+  SHARDMM_ERROR_NOT_SUPPORTED = 4,      /* valid, but the chosen algorithm cannot run it */
+  SHARDMM_ERROR_MPI = 5,                /* an MPI call failed */
+  SHARDMM_ERROR_OUT_OF_MEMORY = 6,
+  SHARDMM_ERROR_IO = 7,
+  SHARDMM_ERROR_BUFFER_TOO_SMALL = 8, /* an output string did not fit (it is truncated) */
+  SHARDMM_ERROR_INTERNAL = 9
+} shardmm_status;
+
+typedef enum shardmm_dtype {
+  SHARDMM_F32 = 0,  /* float */
+  SHARDMM_F64 = 1,  /* double */
+  SHARDMM_C64 = 2,  /* float complex: (re, im) pairs */
+  SHARDMM_C128 = 3  /* double complex */
+} shardmm_dtype;
+
+typedef enum shardmm_algorithm {
+  SHARDMM_ALGORITHM_AUTO = 0, /* the planner chooses */
+  SHARDMM_ALGORITHM_LOCAL,
+  SHARDMM_ALGORITHM_SUMMA,
+  SHARDMM_ALGORITHM_CANNON,
+  SHARDMM_ALGORITHM_RING,
+  SHARDMM_ALGORITHM_SHARDED,
+  SHARDMM_ALGORITHM_25D
+} shardmm_algorithm;
+
+typedef enum shardmm_stationary {
+  SHARDMM_STATIONARY_AUTO = 0,
+  SHARDMM_STATIONARY_A,
+  SHARDMM_STATIONARY_B,
+  SHARDMM_STATIONARY_C
+} shardmm_stationary;
+
+typedef enum shardmm_ring_form {
+  SHARDMM_RING_AUTO = 0,
+  SHARDMM_RING_ALLGATHER_A,
+  SHARDMM_RING_ALLGATHER_B,
+  SHARDMM_RING_REDUCE_SCATTER
+} shardmm_ring_form;
+
+/* Options of shardmm_gemm / shardmm_plan; shardmm_options_init sets the defaults (those of the
+ * C++ shardmm::Options). */
+typedef struct shardmm_options {
+  shardmm_algorithm algorithm;
+  int64_t panel;                 /* SUMMA panel width (0: default) */
+  int64_t block;                 /* block size of redistributed layouts (0: block layouts) */
+  shardmm_stationary stationary; /* SUMMA variant */
+  int overlap;                   /* overlap communication with local GEMMs (default 1) */
+  const char *ring_axis;         /* ring: mesh axis (NULL: the only axis of a 1D mesh) */
+  shardmm_ring_form ring_form;
+  int bidirectional;             /* ring, all-gather forms */
+  int grid_m, grid_n, grid_k;    /* 2.5D/3D grid (all 0: the planner chooses) */
+  int64_t memory_limit;          /* bytes per rank for the planner (0: SHARDMM_MEMORY_LIMIT) */
+} shardmm_options;
+
+/* What one shardmm_gemm did on this rank. */
+typedef struct shardmm_report {
+  char algorithm[16]; /* "summa", "ring", ... */
+  char grid[64];      /* e.g. "2x3" */
+  int64_t bytes_sent, bytes_received, messages;
+  double seconds_total, seconds_gemm, seconds_comm, seconds_redist;
+} shardmm_report;
+
+typedef struct shardmm_mesh_s *shardmm_mesh;
+typedef struct shardmm_matrix_s *shardmm_matrix;
+
+/* "0.1.0". */
+const char *shardmm_version(void);
+/* Message of this thread's last failed call ("" after a successful call). */
+const char *shardmm_last_error(void);
+void shardmm_options_init(shardmm_options *options);
+
+/* Collective over comm (duplicated). shape: "x=2,y=3" or "2x3" (axes X, Y). */
+int shardmm_mesh_create(MPI_Comm comm, const char *shape, shardmm_mesh *mesh);
+/* Collective. Axis names and sizes; rank order row-major (last axis fastest) unless
+ * column_major. */
+int shardmm_mesh_create_axes(MPI_Comm comm, int ndims, const char *const *names,
+                             const int *sizes, int column_major, shardmm_mesh *mesh);
+/* Collective (frees communicators). Null is ignored. Matrices keep their mesh alive. */
+int shardmm_mesh_destroy(shardmm_mesh mesh);
+/* This rank's place: rank in the mesh, number of ranks, axes; coords gets ndims entries
+ * (any output may be NULL). */
+int shardmm_mesh_info(shardmm_mesh mesh, int *rank, int *size, int *ndims, int *coords);
+
+/* Local tile extent of an m x n matrix with `layout` (notation "A[I_X,J_Y]", "bc(64,64)", ...)
+ * on this rank. Not collective. */
+int shardmm_local_shape(shardmm_mesh mesh, int64_t m, int64_t n, const char *layout,
+                        int64_t *local_rows, int64_t *local_cols);
+/* A distributed matrix over caller memory `data` (this rank's tile, column-major, leading
+ * dimension ld >= local rows; no copy) or, when data is NULL, over a zero-filled tile the
+ * library owns (ld 0: local rows). Not collective. */
+int shardmm_matrix_create(shardmm_mesh mesh, shardmm_dtype dtype, int64_t m, int64_t n,
+                          const char *layout, void *data, int64_t ld, shardmm_matrix *matrix);
+/* ScaLAPACK's layout: mb x nb blocks, cyclic over the first two mesh axes from (rsrc, csrc). */
+int shardmm_matrix_create_block_cyclic(shardmm_mesh mesh, shardmm_dtype dtype, int64_t m,
+                                       int64_t n, int64_t mb, int64_t nb, int rsrc, int csrc,
+                                       void *data, int64_t ld, shardmm_matrix *matrix);
+/* Null is ignored; caller memory is not freed. */
+int shardmm_matrix_destroy(shardmm_matrix matrix);
+/* This rank's tile (any output may be NULL). */
+int shardmm_matrix_local(shardmm_matrix matrix, void **data, int64_t *local_rows,
+                         int64_t *local_cols, int64_t *ld);
+/* Global row and column of local element (i_loc, j_loc) of this rank's tile. */
+int shardmm_matrix_global_index(shardmm_matrix matrix, int64_t i_loc, int64_t j_loc,
+                                int64_t *i, int64_t *j);
+
+/* Collective. C <- alpha op(A) op(B) + beta C; trans: 'N', 'T' or 'C'. alpha and beta point to
+ * one value of the matrices' dtype (all three must share it and the mesh). options NULL:
+ * defaults; report may be NULL. */
+int shardmm_gemm(char transa, char transb, const void *alpha, shardmm_matrix A,
+                 shardmm_matrix B, const void *beta, shardmm_matrix C,
+                 const shardmm_options *options, shardmm_report *report);
+/* Not collective, no communication: the algorithm, grid and details shardmm_gemm would use
+ * for these operands, e.g. "summa on 2x2 [C-stationary, ...]", written to buffer (size
+ * bytes, always terminated); *length (may be NULL) gets the full length. A buffer too small
+ * gives SHARDMM_ERROR_BUFFER_TOO_SMALL with the text truncated. */
+int shardmm_plan(char transa, char transb, shardmm_matrix A, shardmm_matrix B, shardmm_matrix C,
+                 const shardmm_options *options, char *buffer, size_t size, size_t *length);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHARDMM_C_SHARDMM_H */

@@ -1,0 +1,59 @@
+// Internals of the C API: the handle structs and the boundary that turns exceptions into
+// status codes (no exception crosses include/shardmm/c/shardmm.h).
+#pragma once
+
+#include <complex>
+#include <string>
+#include <variant>
+
+#include "shardmm/c/shardmm.h"
+#include "shardmm/dist_matrix.hpp"
+#include "shardmm/error.hpp"
+
+struct shardmm_mesh_s {
+  shardmm::Mesh mesh;
+};
+
+struct shardmm_matrix_s {
+  std::variant<shardmm::DistMatrix<float>, shardmm::DistMatrix<double>,
+               shardmm::DistMatrix<std::complex<float>>, shardmm::DistMatrix<std::complex<double>>>
+      matrix;
+};
+
+namespace shardmm::c_api {
+
+/// An output string did not fit (SHARDMM_ERROR_BUFFER_TOO_SMALL).
+class BufferTooSmall : public Error {
+ public:
+  using Error::Error;
+};
+
+/// This thread's last error message.
+std::string& last_error();
+
+/// Runs f and returns SHARDMM_OK, or the status of the exception it threw (message kept in
+/// last_error()). Clears last_error() first.
+template <class F>
+int guarded(F&& f) noexcept;
+
+int status_of_current_exception() noexcept;
+
+template <class F>
+int guarded(F&& f) noexcept {
+  try {
+    last_error().clear();
+    f();
+    return SHARDMM_OK;
+  } catch (...) {
+    return status_of_current_exception();
+  }
+}
+
+/// Throws InvalidArgument naming `what` when p is null.
+template <class P>
+P* require(P* p, const char* what) {
+  if (p == nullptr) throw InvalidArgument(std::string(what) + " is null");
+  return p;
+}
+
+}  // namespace shardmm::c_api

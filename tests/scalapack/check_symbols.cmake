@@ -1,0 +1,20 @@
+# cmake -DLIBRARY=libshardmm_scalapack.so -P check_symbols.cmake
+# Fails unless the library defines p?gemm_, p?gemm, P?GEMM and shardmm_p?gemm for s, d, c, z.
+execute_process(COMMAND nm -D --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols
+  RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm -D ${LIBRARY} failed (${rc})")
+endif()
+set(missing "")
+foreach(x s d c z)
+  string(TOUPPER ${x} X)
+  foreach(name p${x}gemm_ p${x}gemm P${X}GEMM shardmm_p${x}gemm)
+    if(NOT symbols MATCHES " T ${name}\n")
+      list(APPEND missing ${name})
+    endif()
+  endforeach()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "${LIBRARY} does not export: ${missing}")
+endif()
+message(STATUS "all 16 p?gemm entry points exported by ${LIBRARY}")
