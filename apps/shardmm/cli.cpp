@@ -1,0 +1,104 @@
+// Command-line definition of the launcher (CLI11): one function per subcommand.
+#include "cli.hpp"
+
+namespace shardmm::cli {
+namespace {
+
+
+
+void add_bench(CLI::App& app, BenchConfig& c) {
+  auto* b = app.add_subcommand("bench", "time shardmm (and ScaLAPACK) on generated operands");
+  b->add_option("--m", c.m, "rows of C")->check(CLI::NonNegativeNumber);
+  b->add_option("--n", c.n, "columns of C")->check(CLI::NonNegativeNumber);
+  b->add_option("--k", c.k, "inner dimension")->check(CLI::NonNegativeNumber);
+  b->add_option_function<shardmm::index_t>("--size", [&c](shardmm::index_t s) { c.m = c.n = c.k = s; },
+                                           "m = n = k")->check(CLI::NonNegativeNumber);
+  b->add_option("--dtype", c.dtype, "f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
+  b->add_option("--algo", c.algos, "comma list of auto|local|summa|cannon|ring|sharded|25d|scalapack")
+      ->delimiter(',');
+  b->add_option("--grid", c.grid, "process grid PxQ, or PxQxC for --algo 25d (default near-square)");
+  b->add_option("--nb", c.nb, "block size of the default bc(nb,nb) input layouts")->check(CLI::PositiveNumber);
+  b->add_option("--layout-a", c.layout_a, "layout of A, e.g. A[I_X,J] or bc(64,64)");
+  b->add_option("--layout-b", c.layout_b, "layout of B");
+  b->add_option("--layout-c", c.layout_c, "layout of C");
+  b->add_option("--transa", c.transa, "N|T|C")->check(CLI::IsMember({"N", "T", "C", "n", "t", "c"}));
+  b->add_option("--transb", c.transb, "N|T|C")->check(CLI::IsMember({"N", "T", "C", "n", "t", "c"}));
+  b->add_option("--alpha", c.alpha, "alpha (real)");
+  b->add_option("--beta", c.beta, "beta (real)");
+  b->add_option("--reps", c.reps, "timed repetitions")->check(CLI::PositiveNumber);
+  b->add_option("--warmup", c.warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
+  b->add_flag("--check,!--no-check", c.check, "verify with a random-vector probe (default on)");
+  b->add_option("--json", c.json, "append one JSON record per algorithm to FILE");
+  b->add_option("--panel", c.panel, "SUMMA panel width")->check(CLI::NonNegativeNumber);
+  b->add_option("--ring-axis", c.ring_axis, "mesh axis of the ring algorithm");
+  b->add_flag("--bidirectional", c.bidirectional, "ring: send halves both ways");
+  b->add_option("--memory-limit", c.memory_limit, "per-rank memory limit for the planner, e.g. 512M");
+  b->add_flag("--progress", c.progress, "show progress on stderr");
+  b->add_flag("--quiet", c.quiet, "print nothing (use with --json)");
+}
+
+void add_plan(CLI::App& app, PlanConfig& c) {
+  auto* p = app.add_subcommand("plan", "show the planner's candidates and choice (no communication)");
+  p->add_option("--m", c.m, "rows of C")->required()->check(CLI::NonNegativeNumber);
+  p->add_option("--n", c.n, "columns of C")->required()->check(CLI::NonNegativeNumber);
+  p->add_option("--k", c.k, "inner dimension")->required()->check(CLI::NonNegativeNumber);
+  p->add_option("--ranks", c.ranks, "number of ranks P")->required()->check(CLI::PositiveNumber);
+  p->add_option("--dtype", c.dtype, "f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
+  p->add_option("--memory-limit", c.memory_limit, "bytes per rank, e.g. 512M");
+  p->add_option("--profile", c.profile, "machine profile JSON from `shardmm calibrate`");
+  p->add_option("--rows", c.rows, "candidates to list")->check(CLI::PositiveNumber);
+}
+
+void add_calibrate(CLI::App& app, CalibrateConfig& c) {
+  auto* p = app.add_subcommand("calibrate", "measure latency, bandwidth and GEMM rates for the planner");
+  p->add_option("-o,--output", c.output, "write the profile JSON to FILE");
+  p->add_option("--reps", c.reps, "ping-pong repetitions")->check(CLI::PositiveNumber);
+}
+
+void add_multiply(CLI::App& app, MultiplyConfig& c) {
+  auto* p = app.add_subcommand("multiply", "C = alpha op(A) op(B) + beta C0 from .npy (or raw) files");
+  p->add_option("A", c.a, "A.npy")->required();
+  p->add_option("B", c.b, "B.npy")->required();
+  p->add_option("-o,--output", c.output, "C.npy (written atomically)")->required();
+  p->add_option("--c-in", c.c_in, "C0 file for beta");
+  p->add_option("--transa", c.transa, "N|T|C")->check(CLI::IsMember({"N", "T", "C", "n", "t", "c"}));
+  p->add_option("--transb", c.transb, "N|T|C")->check(CLI::IsMember({"N", "T", "C", "n", "t", "c"}));
+  p->add_option("--alpha", c.alpha, "alpha (real)");
+  p->add_option("--beta", c.beta, "beta (real; needs --c-in)");
+  p->add_option("--algo", c.algo, "auto|local|summa|cannon|ring|sharded|25d");
+  p->add_option("--layout-a", c.layout_a, "layout of A (notation)");
+  p->add_option("--layout-b", c.layout_b, "layout of B");
+  p->add_option("--layout-c", c.layout_c, "layout of C");
+  p->add_option("--nb", c.nb, "block size of the default bc(nb,nb) layouts")->check(CLI::PositiveNumber);
+  p->add_option("--format", c.format, "npy|raw")->check(CLI::IsMember({"npy", "raw"}));
+  p->add_option("--shape-a", c.shape_a, "raw: shape of A, RxC");
+  p->add_option("--shape-b", c.shape_b, "raw: shape of B, RxC");
+  p->add_option("--shape-c", c.shape_c, "raw: shape of C0, RxC");
+  p->add_option("--dtype", c.dtype, "raw: f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
+  p->add_option("--order", c.order, "raw files: C (row-major) or F (column-major)")->check(CLI::IsMember({"C", "F"}));
+  p->add_flag("--c-order,!--fortran-order", c.fortran_out, "npy output order (default Fortran)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  p->add_flag("--quiet", c.quiet, "print nothing");
+}
+
+
+}  // namespace
+
+void build_app(CLI::App& app, Commands& c) {
+  app.set_version_flag("--version", std::string("shardmm ") + version_string);
+  app.require_subcommand(1);
+  add_bench(app, c.bench);
+  add_plan(app, c.plan);
+  add_calibrate(app, c.calibrate);
+  add_multiply(app, c.multiply);
+}
+
+int run(const CLI::App& app, const Commands& c) {
+  if (app.got_subcommand("bench")) return run_bench(c.bench);
+  if (app.got_subcommand("plan")) return run_plan(c.plan);
+  if (app.got_subcommand("calibrate")) return run_calibrate(c.calibrate);
+  if (app.got_subcommand("multiply")) return run_multiply(c.multiply);
+  return 2;
+}
+
+}  // namespace shardmm::cli
