@@ -124,6 +124,26 @@ Resolved resolve(const algo::Problem& p, const Options& o) {
   return r;
 }
 
+// The memory budget: an explicitly chosen algorithm whose predicted peak per rank exceeds
+// the limit fails here, on every rank (global metadata only), before anything is allocated.
+template <Scalar T>
+void check_memory(const algo::Problem& p, const algo::Plan& plan, const Options& o) {
+  PlanRequest q;
+  q.m = p.m, q.n = p.n, q.k = p.k, q.ranks = p.mesh.size(), q.dtype = dtype_of<T>();
+  q.memory_limit = o.memory_limit;
+  const std::int64_t limit = memory_limit(q);
+  if (limit == 0 || plan.algorithm == Algorithm::Sharded) return;
+  Candidate c{plan.algorithm, plan.stationary, plan.ring_form, plan.pm, plan.pn, plan.pk};
+  if (plan.algorithm == Algorithm::Summa || plan.algorithm == Algorithm::Cannon)
+    c.pm = plan.C.row_map().nprocs, c.pn = plan.C.col_map().nprocs;
+  if (plan.algorithm == Algorithm::Ring) c.pm = p.mesh.sizes[p.mesh.axis_index(plan.ring_axis)];
+  c = evaluate(q, c);
+  if (!c.fits)
+    throw OutOfMemory("gemm: " + c.name() + " needs " + std::to_string(c.memory_bytes) +
+                      " bytes per rank but the memory limit is " + std::to_string(limit) +
+                      " bytes (Options::memory_limit / SHARDMM_MEMORY_LIMIT)");
+}
+
 algo::Plan make_plan(Algorithm a, const algo::Problem& p, const Options& o) {
   switch (a) {
     case Algorithm::Local: return algo::local_plan(p, o);
@@ -237,6 +257,7 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   const Options& o = how.options;
   std::optional<algo::Plan> plan;  // planning is pure: NotSupported is thrown on every rank
   if (!how.remesh && o.algorithm != Algorithm::Auto) plan = make_plan(o.algorithm, p, o);
+  if (plan && !trivial && options.algorithm != Algorithm::Auto) check_memory<T>(p, *plan, o);
   GemmReport rep;
   if (plan) rep.algorithm = plan->algorithm, rep.grid = plan->grid, rep.detail = plan->detail;
   if (!C.mesh().active() || p.m == 0 || p.n == 0) return rep;

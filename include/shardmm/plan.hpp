@@ -76,4 +76,10 @@ struct GemmPlan {
 /// OutOfMemory naming the bytes missing when none fits.
 GemmPlan plan_gemm(const PlanRequest& request);
 
+/// Fills in the cost of one given candidate (words, messages, memory, time, fits).
+Candidate evaluate(const PlanRequest& request, Candidate candidate);
+
+/// The per-rank memory limit in force: request.memory_limit, else SHARDMM_MEMORY_LIMIT, else 0.
+std::int64_t memory_limit(const PlanRequest& request);
+
 }  // namespace shardmm

@@ -31,13 +31,11 @@ class BufferTooSmall : public Error {
 /// This thread's last error message.
 std::string& last_error();
 
-/// Runs f and returns SHARDMM_OK, or the status of the exception it threw (message kept in
-/// last_error()). Clears last_error() first.
-template <class F>
-int guarded(F&& f) noexcept;
-
+/// The status of the exception being handled; its message goes to last_error().
 int status_of_current_exception() noexcept;
 
+/// Runs f and returns SHARDMM_OK, or the status of the exception it threw (message kept in
+/// last_error()). Clears last_error() first.
 template <class F>
 int guarded(F&& f) noexcept {
   try {

@@ -14,6 +14,8 @@ namespace {
 
 constexpr double kSmallWork = 2e6;  // flops (2mnk) below which the local path is chosen
 
+}  // namespace
+
 std::int64_t memory_limit(const PlanRequest& r) {
   if (r.memory_limit > 0) return r.memory_limit;
   const char* env = std::getenv("SHARDMM_MEMORY_LIMIT");
@@ -26,6 +28,15 @@ std::int64_t memory_limit(const PlanRequest& r) {
     throw InvalidArgument("SHARDMM_MEMORY_LIMIT='" + std::string(env) + "': expected bytes, e.g. 512M");
   return static_cast<std::int64_t>(v * unit);
 }
+
+Candidate evaluate(const PlanRequest& r, Candidate c) {
+  plan::evaluate(r, c);
+  const std::int64_t limit = memory_limit(r);
+  c.fits = limit == 0 || c.memory_bytes <= limit;
+  return c;
+}
+
+namespace {
 
 std::vector<Candidate> enumerate(const PlanRequest& r) {
   std::vector<Candidate> out;
@@ -75,10 +86,7 @@ GemmPlan plan_gemm(const PlanRequest& r) {
   plan.lower_bound = lower_bound_words(r.m, r.n, r.k, r.ranks);
   const std::int64_t limit = memory_limit(r);
   plan.candidates = enumerate(r);
-  for (Candidate& c : plan.candidates) {
-    plan::evaluate(r, c);
-    c.fits = limit == 0 || c.memory_bytes <= limit;
-  }
+  for (Candidate& c : plan.candidates) c = evaluate(r, c);
   std::stable_sort(plan.candidates.begin(), plan.candidates.end(), [](const Candidate& a, const Candidate& b) {
     return a.fits != b.fits ? a.fits : a.seconds < b.seconds;
   });

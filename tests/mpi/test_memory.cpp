@@ -1,0 +1,80 @@
+// Memory budget: a limit below the predicted need fails on every rank before anything is
+// allocated; exactly at need runs; repeated calls reuse the workspace instead of growing it.
+#include <gtest/gtest.h>
+
+#include "memory/workspace.hpp"
+#include "mpi/mpi_test_util.hpp"
+
+using namespace shardmm;
+using namespace shardmm::testing;
+
+namespace {
+
+constexpr index_t M = 120, N = 90, K = 150;
+
+struct Operands {
+  Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
+  DistMatrix<double> A{mesh, M, K, "A[I_X,K_Y]"}, B{mesh, K, N, "B[K_X,J_Y]"}, C{mesh, M, N, "C[I_X,J_Y]"};
+};
+
+std::int64_t summa_need(const Mesh& mesh) {
+  PlanRequest r;
+  r.m = M, r.n = N, r.k = K, r.ranks = mesh.size();
+  Candidate c{Algorithm::Summa, Stationary::C, RingForm::Auto, mesh.shape().sizes[0], mesh.shape().sizes[1], 1};
+  return evaluate(r, c).memory_bytes;
+}
+
+Options summa_with_limit(std::int64_t limit) {
+  Options o;
+  o.algorithm = Algorithm::Summa;
+  o.stationary = Stationary::C;
+  o.memory_limit = limit;
+  return o;
+}
+
+TEST(MemoryBudget, BelowNeedFailsEverywhereBeforeAllocating) {
+  Operands x;
+  const std::int64_t need = summa_need(x.mesh);
+  memory::release();
+  expect_same_error_everywhere<OutOfMemory>(
+      [&] { gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C, summa_with_limit(need - 1)); },
+      std::to_string(need) + " bytes per rank");
+  EXPECT_EQ(memory::held_bytes(), 0u) << "nothing may be allocated before the budget check";
+}
+
+TEST(MemoryBudget, ExactlyAtNeedRuns) {
+  Operands x;
+  x.A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+  x.B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+  EXPECT_NO_THROW(gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C, summa_with_limit(summa_need(x.mesh))));
+}
+
+TEST(MemoryBudget, AutoWithNothingThatFitsSaysHowManyBytesAreMissing) {
+  Operands x;
+  Options o;
+  o.memory_limit = 64;
+  if (world_size() == 1) GTEST_SKIP() << "one rank: the local path";
+  expect_same_error_everywhere<OutOfMemory>([&] { gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C, o); },
+                                            "bytes missing");
+}
+
+TEST(MemoryBudget, RepeatedCallsDoNotGrowTheWorkspace) {
+  Operands x;
+  x.A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+  x.B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+  for (Algorithm a : {Algorithm::Summa, Algorithm::Ring, Algorithm::Gemm25D}) {
+    Options o;
+    o.algorithm = a;
+    if (a == Algorithm::Ring) {
+      o.ring_axis = "x";
+      if (x.mesh.shape().sizes[0] == 1) continue;
+    }
+    if (a == Algorithm::Gemm25D && world_size() == 1) continue;
+    gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C, o);
+    const std::size_t held = memory::held_bytes();
+    for (int r = 0; r < 3; ++r) gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C, o);
+    EXPECT_EQ(memory::held_bytes(), held) << to_string(a);
+  }
+}
+
+}  // namespace
