@@ -189,7 +189,6 @@ GemmReport run_planned(const algo::Plan& plan, Op opA, Op opB, T alpha, const Di
   rep.grid = plan.grid;
   rep.detail = plan.detail;
   const double t_start = algo::now();
-  const comm::Traffic start = comm::traffic();
   algo::Timers t;
   std::optional<DistMatrix<T>> At, Bt, Ct;
   const DistMatrix<T>& Aw = in_layout(A, plan.A, At);
@@ -197,18 +196,16 @@ GemmReport run_planned(const algo::Plan& plan, Op opA, Op opB, T alpha, const Di
   const bool c_moves = !C.layout().same_distribution(plan.C);
   if (c_moves) Ct.emplace(C.mesh(), plan.C);
   double redist = algo::now() - t_start;
-  comm::Traffic moved = comm::traffic() - start;
   DistMatrix<T>& Cw = c_moves ? *Ct : C;
-  run(algo::Operands<T>{opA, opB, alpha, Aw, Bw, c_moves ? T(0) : beta, Cw}, plan, o, t);
+  {
+    const comm::RedistributionRole algorithm_step(false);
+    run(algo::Operands<T>{opA, opB, alpha, Aw, Bw, c_moves ? T(0) : beta, Cw}, plan, o, t);
+  }
   if (c_moves) {
     const double t0 = algo::now();
-    const comm::Traffic before = comm::traffic();
     redistribute(*Ct, C, T(1), beta);
     redist += algo::now() - t0;
-    moved += comm::traffic() - before;
   }
-  rep.redist_bytes_sent = moved.bytes_sent;
-  rep.redist_bytes_received = moved.bytes_received;
   rep.seconds_gemm = t.gemm;
   rep.seconds_comm = t.comm;
   rep.seconds_redist = redist + t.redist;
@@ -263,6 +260,7 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   if (!C.mesh().active() || p.m == 0 || p.n == 0) return rep;
   const double t_start = algo::now();
   const comm::Traffic start = comm::traffic();
+  const comm::Traffic redist_start = comm::redistribution_traffic();
   if (trivial) {  // k = 0 or alpha = 0: only scale C (beta == 0 never reads it)
     blas::scale(C.local_rows(), C.local_cols(), beta, C.data(), C.ld());
     rep.detail = "k = 0 or alpha = 0: C scaled by beta";
@@ -273,6 +271,9 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   }
   if (!how.why.empty()) rep.detail = how.why + "; " + rep.detail;
   const comm::Traffic total = comm::traffic() - start;
+  const comm::Traffic redist = comm::redistribution_traffic() - redist_start;
+  rep.redist_bytes_sent = redist.bytes_sent;
+  rep.redist_bytes_received = redist.bytes_received;
   rep.bytes_sent = total.bytes_sent;
   rep.bytes_received = total.bytes_received;
   rep.messages = total.messages;

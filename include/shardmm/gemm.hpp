@@ -17,7 +17,8 @@ struct GemmReport {
   std::int64_t bytes_sent = 0;            ///< by this rank, algorithm + redistribution
   std::int64_t bytes_received = 0;
   std::int64_t messages = 0;
-  std::int64_t redist_bytes_sent = 0;     ///< part of bytes_sent spent redistributing
+  std::int64_t redist_bytes_sent = 0;     ///< part of bytes_sent spent redistributing (in and
+                                          ///< out of the algorithm's layouts, any mesh)
   std::int64_t redist_bytes_received = 0;
   double seconds_total = 0, seconds_gemm = 0, seconds_comm = 0, seconds_redist = 0;
   [[nodiscard]] std::string to_string() const;

@@ -12,9 +12,11 @@
 // slice (m/pm) (k/pk) (1-1/pn) + (n/pn) (k/pk) (1-1/pm) words of SUMMA panels, then
 // (m/pm) (n/pn) (1-1/pk) words of reduce-scatter, then C to the caller's layout.
 #include <numeric>
+#include <optional>
 
 #include "algo/algo.hpp"
 #include "algo/sharded_steps.hpp"
+#include "comm/traffic.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/gemm.hpp"
 #include "shardmm/plan.hpp"
@@ -96,10 +98,12 @@ void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timer
 
   // Inputs onto the 3D mesh (one alltoallv each).
   double t0 = now();
+  std::optional<comm::RedistributionRole> moving_in(std::in_place, true);  // layout changes
   DistMatrix<T> A3(M3, stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))));
   DistMatrix<T> B3(M3, stored_layout(x.opB, sh, k, n, spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))));
   redistribute(x.A, A3);
   redistribute(x.B, B3);
+  moving_in.reset();
   t.redist += now() - t0;
 
   // Per slice: SUMMA on views of this slice's tiles.
@@ -120,6 +124,7 @@ void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timer
   sharded::finish(Cp, T(0), Cf);
   t.comm += now() - t0;
   t0 = now();
+  const comm::RedistributionRole moving_out(true);
   redistribute(Cf, x.C, T(1), x.beta);
   t.redist += now() - t0;
 }

@@ -16,6 +16,21 @@ Traffic& traffic() {
   return t;
 }
 
+Traffic& redistribution_traffic() {
+  static Traffic t;
+  return t;
+}
+
+namespace {
+thread_local bool g_layout_change = true;
+}  // namespace
+
+RedistributionRole::RedistributionRole(bool layout_change) : previous_(g_layout_change) {
+  g_layout_change = layout_change;
+}
+RedistributionRole::~RedistributionRole() { g_layout_change = previous_; }
+bool RedistributionRole::layout_change() { return g_layout_change; }
+
 namespace {
 
 bool fits(const std::vector<std::int64_t>& v, std::int64_t limit) {

@@ -31,5 +31,22 @@ struct Traffic {
 
 /// Running totals for this process since start (never reset; take differences).
 Traffic& traffic();
+/// The part of traffic() that redistributions moved (layout changes, not algorithm steps).
+Traffic& redistribution_traffic();
+
+/// Says what a redistribution is while this object lives (innermost wins): a layout change
+/// (counted in redistribution_traffic(); the default) or a step of an algorithm (an
+/// all-gather or a transposition done with redistribute, counted as algorithm traffic only).
+class RedistributionRole {
+ public:
+  explicit RedistributionRole(bool layout_change);
+  ~RedistributionRole();
+  RedistributionRole(const RedistributionRole&) = delete;
+  RedistributionRole& operator=(const RedistributionRole&) = delete;
+  static bool layout_change();
+
+ private:
+  bool previous_;
+};
 
 }  // namespace shardmm::comm

@@ -133,6 +133,7 @@ RedistStats redistribute(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, 
   const comm::Traffic before = comm::traffic();
   comm::alltoallv(src.mesh().comm(), sendbuf.data(), sc, sd, recvbuf.data(), rc, rd);
   const comm::Traffic moved = comm::traffic() - before;
+  if (comm::RedistributionRole::layout_change()) comm::redistribution_traffic() += moved;
   stats.bytes_sent = moved.bytes_sent;
   stats.bytes_received = moved.bytes_received;
   stats.messages_sent = moved.messages;

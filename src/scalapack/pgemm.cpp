@@ -144,21 +144,18 @@ void pgemm(const char* routine, SHARDMM_PXGEMM_PARAMS(void)) noexcept {
 
 }  // namespace shardmm::scalapack
 
-// Entry points: ScaLAPACK's three Fortran spellings plus the shardmm_ prefix.
+// The prefixed entry points (ScaLAPACK's own spellings: dropin_entries.cpp).
 #define SHARDMM_ARGS                                                                    \
   transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, \
       descc
-#define SHARDMM_ENTRY(name, CT, T, ROUTINE) \
-  void name(SHARDMM_PXGEMM_PARAMS(CT)) { shardmm::scalapack::pgemm<T>(ROUTINE, SHARDMM_ARGS); }
-#define SHARDMM_ENTRIES(x, X, CT, T)                  \
-  SHARDMM_ENTRY(p##x##gemm_, CT, T, "P" #X "GEMM")    \
-  SHARDMM_ENTRY(p##x##gemm, CT, T, "P" #X "GEMM")     \
-  SHARDMM_ENTRY(P##X##GEMM, CT, T, "P" #X "GEMM")     \
-  SHARDMM_ENTRY(shardmm_p##x##gemm, CT, T, "P" #X "GEMM")
+#define SHARDMM_ENTRY(x, X, CT, T)                                   \
+  void shardmm_p##x##gemm(SHARDMM_PXGEMM_PARAMS(CT)) {               \
+    shardmm::scalapack::pgemm<T>("P" #X "GEMM", SHARDMM_ARGS);       \
+  }
 
 extern "C" {
-SHARDMM_ENTRIES(s, S, float, float)
-SHARDMM_ENTRIES(d, D, double, double)
-SHARDMM_ENTRIES(c, C, void, std::complex<float>)
-SHARDMM_ENTRIES(z, Z, void, std::complex<double>)
+SHARDMM_ENTRY(s, S, float, float)
+SHARDMM_ENTRY(d, D, double, double)
+SHARDMM_ENTRY(c, C, void, std::complex<float>)
+SHARDMM_ENTRY(z, Z, void, std::complex<double>)
 }

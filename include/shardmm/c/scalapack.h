@@ -3,8 +3,8 @@
  * libshardmm_scalapack exports PSGEMM, PDGEMM, PCGEMM and PZGEMM with ScaLAPACK's exact
  * signatures under every Fortran spelling (psgemm_, psgemm, PSGEMM, ...): link it ahead of
  * ScaLAPACK and an unchanged ScaLAPACK program multiplies with shardmm. The prefixed names
- * declared here (shardmm_psgemm, ...) do the same and coexist with ScaLAPACK's p?gemm_ in one
- * program. Semantics are ScaLAPACK's:
+ * declared here (shardmm_psgemm, ...) do the same; libshardmm_pxgemm exports only them, so it
+ * coexists with ScaLAPACK's own p?gemm_ in one program. Semantics are ScaLAPACK's:
  *
  *   sub(C) := alpha * op(sub(A)) * op(sub(B)) + beta * sub(C),  sub(X) = X(IX:, JX:)
  *
