@@ -1,14 +1,14 @@
-# Install rules and the package: headers, libshardmm (+ C API), libshardmm_scalapack, the
-# launcher, shardmmConfig.cmake + version file (find_package(shardmm)), shardmmTargets.cmake
-# (shardmm::shardmm, shardmm::scalapack), and shardmm.pc / shardmm-scalapack.pc. Everything is
-# relocatable: `cmake --install build --prefix DIR` works for any DIR.
+# Install rules and the package: headers; libshardmm (C++ library + C API),
+# libshardmm_scalapack and libshardmm_pxgemm; the launcher; shardmmConfig.cmake + version file
+# and shardmmTargets.cmake (shardmm::shardmm, shardmm::scalapack, shardmm::pxgemm); shardmm.pc
+# and shardmm-scalapack.pc. Relocatable: `cmake --install build --prefix DIR` works for any DIR.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(SHARDMM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/shardmm)
 set(_shardmm_libraries shardmm)
 if(TARGET shardmm_scalapack)
-  list(APPEND _shardmm_libraries shardmm_scalapack)
+  list(APPEND _shardmm_libraries shardmm_scalapack shardmm_pxgemm)
 endif()
 
 # Installed binaries find the shardmm libraries next to them and OpenBLAS / ScaLAPACK (outside

@@ -20,7 +20,8 @@ run("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
 foreach(f include/shardmm/shardmm.hpp include/shardmm/c/shardmm.h include/shardmm/c/scalapack.h
           lib/cmake/shardmm/shardmmConfig.cmake lib/cmake/shardmm/shardmmConfigVersion.cmake
-          lib/pkgconfig/shardmm.pc bin/shardmm)
+          lib/pkgconfig/shardmm.pc lib/pkgconfig/shardmm-scalapack.pc lib/libshardmm_pxgemm.so
+          bin/shardmm)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()

@@ -1,20 +1,30 @@
-# cmake -DLIBRARY=libshardmm_scalapack.so -P check_symbols.cmake
-# Fails unless the library defines p?gemm_, p?gemm, P?GEMM and shardmm_p?gemm for s, d, c, z.
+# cmake -DLIBRARY=<lib> -DSPELLINGS=all|prefixed -P check_symbols.cmake
+# all:      <lib> defines p?gemm_, p?gemm, P?GEMM and shardmm_p?gemm for s, d, c, z
+# prefixed: <lib> defines shardmm_p?gemm and none of ScaLAPACK's own names
 execute_process(COMMAND nm -D --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nm -D ${LIBRARY} failed (${rc})")
 endif()
 set(missing "")
+set(unexpected "")
 foreach(x s d c z)
   string(TOUPPER ${x} X)
   foreach(name p${x}gemm_ p${x}gemm P${X}GEMM shardmm_p${x}gemm)
-    if(NOT symbols MATCHES " T ${name}\n")
+    set(want TRUE)
+    if(SPELLINGS STREQUAL "prefixed" AND NOT name MATCHES "^shardmm_")
+      set(want FALSE)
+    endif()
+    if(symbols MATCHES " T ${name}\n")
+      if(NOT want)
+        list(APPEND unexpected ${name})
+      endif()
+    elseif(want)
       list(APPEND missing ${name})
     endif()
   endforeach()
 endforeach()
-if(missing)
-  message(FATAL_ERROR "${LIBRARY} does not export: ${missing}")
+if(missing OR unexpected)
+  message(FATAL_ERROR "${LIBRARY}: missing [${missing}], unexpected [${unexpected}]")
 endif()
-message(STATUS "all 16 p?gemm entry points exported by ${LIBRARY}")
+message(STATUS "${LIBRARY} exports the expected p?gemm entry points (${SPELLINGS})")

@@ -9,7 +9,7 @@
  *   SHARDMM_DROPIN_COMPARE=file  compare every sub(C) with `file` within the normwise bound
  *   SHARDMM_DROPIN_EXPECT=text   the library providing pdgemm_ must contain `text`
  *   SHARDMM_DROPIN_ERRORS=1      also check illegal-argument reports (ScaLAPACK itself aborts)
- * Cases: the PBLAS tester's grids that fit the world (row- and column-major), all four types,
+ * Cases: the PBLAS tester's grids that fit the world (row-major, column-major, remapped), all types,
  * all nine transpose pairs, sampled M/N/K, MB/NB, offsets, sources and LLD padding. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -21,7 +21,7 @@
 
 #include "dropin.h"
 
-enum { kMaxGrids = 18, kTolerance = 10 };
+enum { kOrders = 3, kMaxGrids = 9 * kOrders, kTolerance = 10 };
 static const int kShapes[9][2] = {{1, 1}, {1, 2}, {2, 1}, {2, 2}, {1, 4},
                                   {4, 1}, {2, 3}, {3, 2}, {6, 1}};
 
@@ -164,29 +164,38 @@ static void run_case(Run *r, const Case *c) {
   free(dense);
 }
 
-/* Every PBLAS-tester grid shape that fits the world, once row-major and once column-major. */
+/* Every PBLAS-tester grid shape that fits the world, three ways: row-major and column-major
+ * from Cblacs_gridinit, and a Cblacs_gridmap on the world's ranks in reverse order (so the
+ * grid's processes are neither the first world ranks nor in world order). */
 static void make_grids(Run *r, int shape_of[kMaxGrids][2]) {
   for (int s = 0; s < 9; ++s) {
-    if (kShapes[s][0] * kShapes[s][1] > r->size) continue;
-    for (int o = 0; o < 2; ++o) {
+    const int p = kShapes[s][0], q = kShapes[s][1];
+    if (p * q > r->size) continue;
+    for (int o = 0; o < kOrders; ++o) {
       Grid *g = &r->grids[r->ngrids];
-      shape_of[r->ngrids][0] = kShapes[s][0];
-      shape_of[r->ngrids][1] = kShapes[s][1];
+      shape_of[r->ngrids][0] = p;
+      shape_of[r->ngrids][1] = q;
       ++r->ngrids;
       Cblacs_get(-1, 0, &g->ctxt);
-      Cblacs_gridinit(&g->ctxt, o ? "Col" : "Row", kShapes[s][0], kShapes[s][1]);
+      if (o < 2) {
+        Cblacs_gridinit(&g->ctxt, o ? "Col" : "Row", p, q);
+      } else {
+        int map[6];
+        for (int i = 0; i < p * q; ++i) map[i] = r->size - 1 - i;
+        Cblacs_gridmap(&g->ctxt, map, p, p, q);
+      }
       Cblacs_gridinfo(g->ctxt, &g->nprow, &g->npcol, &g->myrow, &g->mycol);
     }
   }
 }
 
-/* Sampled cases: per grid shape, type and transpose pair (grid order alternating). */
+/* Sampled cases: per grid shape, type and transpose pair (the three grid orders in turn). */
 static int sampled_cases(Run *r, int shape_of[kMaxGrids][2], int samples) {
   int id = 0;
-  for (int gi = 0; gi < r->ngrids; gi += 2)
+  for (int gi = 0; gi < r->ngrids; gi += kOrders)
     for (int kind = 0; kind < 4; ++kind)
       for (int t = 0; t < 9 * samples; ++t, ++id) {
-        const int grid = gi + (id & 1);
+        const int grid = gi + id % kOrders;
         const Case c = make_case(id, grid, shape_of[grid][0], shape_of[grid][1], kind,
                                  "NTC"[t % 9 / 3], "NTC"[t % 3], -1, -1, -1);
         run_case(r, &c);
@@ -196,7 +205,7 @@ static int sampled_cases(Run *r, int shape_of[kMaxGrids][2], int samples) {
 
 /* Quick returns and one large aligned product, on the largest grid, every type. */
 static void special_cases(Run *r, int shape_of[kMaxGrids][2], int id) {
-  const int grid = r->ngrids - 2, p = shape_of[grid][0], q = shape_of[grid][1];
+  const int grid = r->ngrids - kOrders, p = shape_of[grid][0], q = shape_of[grid][1];
   for (int kind = 0; kind < 4; ++kind)
     for (int v = 0; v < 5; ++v, ++id) {
       static const int dims[5][3] = {{0, 7, 5}, {9, 8, 0}, {9, 8, 7}, {9, 8, 7}, {200, 200, 200}};
@@ -255,7 +264,7 @@ int main(int argc, char **argv) {
   int errors = 0;
   const char *check_errors = getenv("SHARDMM_DROPIN_ERRORS");
   if (check_errors && atoi(check_errors)) {
-    errors = error_tests(&r.grids[r.ngrids - 2]);
+    errors = error_tests(&r.grids[r.ngrids - 1]); /* the reverse-mapped grid */
     MPI_Allreduce(MPI_IN_PLACE, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   }
   if (r.rank == 0) {
