@@ -13,6 +13,7 @@
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
 #include "shardmm/redistribute.hpp"
+#include "core/instantiate.hpp"
 
 namespace shardmm {
 
@@ -300,10 +301,7 @@ GemmReport gemm_plan(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>
                               DistMatrix<T>&, const Options&);                               \
   template GemmReport gemm_plan<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&,       \
                                    const DistMatrix<T>&, const Options&);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "shardmm/dist_matrix.hpp"
+#include "core/instantiate.hpp"
 #include "shardmm/options.hpp"
 
 namespace shardmm::algo {
@@ -79,3 +80,12 @@ template <Scalar T>
 void local_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
 
 }  // namespace shardmm::algo
+
+// Instantiates an algorithm's run function for the four scalar types.
+#define SHARDMM_RUN_FOR(T, run) \
+  template void run<T>(const Operands<T>&, const Plan&, const Options&, Timers&);
+#define SHARDMM_INSTANTIATE_RUN(run)           \
+  SHARDMM_RUN_FOR(float, run)                  \
+  SHARDMM_RUN_FOR(double, run)                 \
+  SHARDMM_RUN_FOR(std::complex<float>, run)    \
+  SHARDMM_RUN_FOR(std::complex<double>, run)

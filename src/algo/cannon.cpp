@@ -138,12 +138,6 @@ void cannon_run(const Operands<T>& x, const Plan&, const Options& o, Timers& t) 
   }
 }
 
-#define SHARDMM_INSTANTIATE(T) \
-  template void cannon_run<T>(const Operands<T>&, const Plan&, const Options&, Timers&);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
-#undef SHARDMM_INSTANTIATE
+SHARDMM_INSTANTIATE_RUN(cannon_run)
 
 }  // namespace shardmm::algo

@@ -129,12 +129,6 @@ void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timer
   t.redist += now() - t0;
 }
 
-#define SHARDMM_INSTANTIATE(T) \
-  template void gemm25d_run<T>(const Operands<T>&, const Plan&, const Options&, Timers&);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
-#undef SHARDMM_INSTANTIATE
+SHARDMM_INSTANTIATE_RUN(gemm25d_run)
 
 }  // namespace shardmm::algo

@@ -26,12 +26,6 @@ void local_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
   t.gemm += now() - t0;
 }
 
-#define SHARDMM_INSTANTIATE(T) \
-  template void local_run<T>(const Operands<T>&, const Plan&, const Options&, Timers&);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
-#undef SHARDMM_INSTANTIATE
+SHARDMM_INSTANTIATE_RUN(local_run)
 
 }  // namespace shardmm::algo

@@ -209,12 +209,6 @@ void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& 
   });
 }
 
-#define SHARDMM_INSTANTIATE(T) \
-  template void ring_run<T>(const Operands<T>&, const Plan&, const Options&, Timers&);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
-#undef SHARDMM_INSTANTIATE
+SHARDMM_INSTANTIATE_RUN(ring_run)
 
 }  // namespace shardmm::algo

@@ -121,12 +121,6 @@ void sharded_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
   t.comm += now() - t1;
 }
 
-#define SHARDMM_INSTANTIATE(T) \
-  template void sharded_run<T>(const Operands<T>&, const Plan&, const Options&, Timers&);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
-#undef SHARDMM_INSTANTIATE
+SHARDMM_INSTANTIATE_RUN(sharded_run)
 
 }  // namespace shardmm::algo

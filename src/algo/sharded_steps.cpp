@@ -7,6 +7,7 @@
 #include "comm/collectives.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/redistribute.hpp"
+#include "core/instantiate.hpp"
 
 namespace shardmm::algo::sharded {
 namespace {
@@ -178,10 +179,7 @@ void finish(DistMatrix<T>& P, T beta, DistMatrix<T>& C) {
   template void local_multiply<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,   \
                                   DistMatrix<T>&);                                            \
   template void finish<T>(DistMatrix<T>&, T, DistMatrix<T>&);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::algo::sharded

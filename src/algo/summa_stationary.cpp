@@ -18,6 +18,7 @@
 #include "comm/collectives.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/redistribute.hpp"
+#include "core/instantiate.hpp"
 
 namespace shardmm::algo {
 namespace {
@@ -101,10 +102,7 @@ void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t) {
 
 #define SHARDMM_INSTANTIATE(T) \
   template void summa_stationary_run<T>(const Operands<T>&, const Plan&, Timers&);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::algo

@@ -6,6 +6,7 @@
 #include <complex>
 
 #include "shardmm/error.hpp"
+#include "core/instantiate.hpp"
 
 namespace shardmm::blas {
 namespace {
@@ -70,10 +71,7 @@ std::string config() {
   template void gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, \
                         index_t, T, T*, index_t);                                          \
   template void scale<T>(index_t, index_t, T, T*, index_t);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::blas

@@ -6,6 +6,7 @@
 
 #include "comm/mpi_check.hpp"
 #include "comm/traffic.hpp"
+#include "core/instantiate.hpp"
 
 namespace shardmm::comm {
 
@@ -157,10 +158,7 @@ void allreduce_sum(T* buf, std::int64_t count, MPI_Comm comm) {
                               const std::vector<std::int64_t>&, MPI_Comm);                   \
   template void reduce_scatter<T>(const T*, T*, const std::vector<std::int64_t>&, MPI_Comm); \
   template void allreduce_sum<T>(T*, std::int64_t, MPI_Comm);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::comm

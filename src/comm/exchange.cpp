@@ -8,6 +8,7 @@
 
 #include "comm/mpi_check.hpp"
 #include "comm/traffic.hpp"
+#include "core/instantiate.hpp"
 
 namespace shardmm::comm {
 
@@ -94,10 +95,7 @@ void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& sc
   template void alltoallv<T>(MPI_Comm, const T*, const std::vector<std::int64_t>&,           \
                              const std::vector<std::int64_t>&, T*,                           \
                              const std::vector<std::int64_t>&, const std::vector<std::int64_t>&);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::comm

@@ -17,6 +17,7 @@
 #include "comm/traffic.hpp"
 #include "comm/mpi_check.hpp"
 #include "shardmm/error.hpp"
+#include "core/instantiate.hpp"
 
 namespace shardmm {
 namespace {
@@ -175,10 +176,7 @@ DistMatrix<T> redistribute(const DistMatrix<T>& src, const Layout& layout, Redis
 #define SHARDMM_INSTANTIATE(T)                                                         \
   template RedistStats redistribute<T>(const DistMatrix<T>&, DistMatrix<T>&, T, T);    \
   template DistMatrix<T> redistribute<T>(const DistMatrix<T>&, const Layout&, RedistStats*);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm

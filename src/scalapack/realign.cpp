@@ -12,6 +12,7 @@
 
 #include "comm/exchange.hpp"
 #include "shardmm/error.hpp"
+#include "core/instantiate.hpp"
 
 namespace shardmm::scalapack {
 namespace {
@@ -125,10 +126,7 @@ void copy_out(const DistMatrix<T>& src, const SubMatrix& s, T* data) {
 #define SHARDMM_INSTANTIATE(T)                                                  \
   template void copy_in<T>(const SubMatrix&, const T*, DistMatrix<T>&);         \
   template void copy_out<T>(const DistMatrix<T>&, const SubMatrix&, T*);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::scalapack
