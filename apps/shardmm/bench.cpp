@@ -108,7 +108,7 @@ int bench_typed(const BenchConfig& cfg) {
   A.fill([](index_t i, index_t j) { return entry<T>(i, j, 1); });
   B.fill([](index_t i, index_t j) { return entry<T>(i, j, 2); });
   C0.fill([](index_t i, index_t j) { return entry<T>(i, j, 3); });
-  const bool quiet = cfg.quiet || !cfg.json.empty() ? cfg.quiet : false;
+  const bool quiet = cfg.quiet;
   const bool progress = !quiet && me == 0 && (cfg.progress || isatty(STDERR_FILENO));
   const double rate = local_rate<T>(cfg.m, cfg.n, cfg.k, P);
   const double lb = lower_bound_words(cfg.m, cfg.n, cfg.k, P);

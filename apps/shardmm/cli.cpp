@@ -8,11 +8,12 @@ namespace {
 
 void add_bench(CLI::App& app, BenchConfig& c) {
   auto* b = app.add_subcommand("bench", "time shardmm (and ScaLAPACK) on generated operands");
+  // --size first: CLI11 applies options in declaration order, so an explicit --m/--n/--k wins.
+  b->add_option_function<shardmm::index_t>("--size", [&c](shardmm::index_t s) { c.m = c.n = c.k = s; },
+                                           "m = n = k")->check(CLI::NonNegativeNumber);
   b->add_option("--m", c.m, "rows of C")->check(CLI::NonNegativeNumber);
   b->add_option("--n", c.n, "columns of C")->check(CLI::NonNegativeNumber);
   b->add_option("--k", c.k, "inner dimension")->check(CLI::NonNegativeNumber);
-  b->add_option_function<shardmm::index_t>("--size", [&c](shardmm::index_t s) { c.m = c.n = c.k = s; },
-                                           "m = n = k")->check(CLI::NonNegativeNumber);
   b->add_option("--dtype", c.dtype, "f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
   b->add_option("--algo", c.algos, "comma list of auto|local|summa|cannon|ring|sharded|25d|scalapack")
       ->delimiter(',');
@@ -76,7 +77,7 @@ void add_multiply(CLI::App& app, MultiplyConfig& c) {
   p->add_option("--shape-c", c.shape_c, "raw: shape of C0, RxC");
   p->add_option("--dtype", c.dtype, "raw: f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
   p->add_option("--order", c.order, "raw files: C (row-major) or F (column-major)")->check(CLI::IsMember({"C", "F"}));
-  p->add_flag("--c-order,!--fortran-order", c.fortran_out, "npy output order (default Fortran)")
+  p->add_flag("--fortran-order,!--c-order", c.fortran_out, "npy output order (default Fortran)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   p->add_flag("--quiet", c.quiet, "print nothing");
 }

@@ -24,8 +24,10 @@ std::int64_t parse_bytes(const std::string& text) {
   }
   const std::string unit = text.substr(used);
   const double f = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : 0;
-  if (used == 0 || f == 0 || v <= 0) throw InvalidArgument("bad byte count '" + text + "' (e.g. 512M, 2G)");
-  return static_cast<std::int64_t>(v * f);
+  const double bytes = v * f;  // NaN, inf, < 1 byte and > int64 all fail the range test
+  if (used == 0 || f == 0 || !(bytes >= 1 && bytes < 9.2e18))
+    throw InvalidArgument("bad byte count '" + text + "' (e.g. 512M, 2G)");
+  return static_cast<std::int64_t>(bytes);
 }
 
 int run_plan(const PlanConfig& cfg) {
@@ -106,19 +108,23 @@ int run_calibrate(const CalibrateConfig& cfg) {
   p.gflops[2] = gemm_gflops<std::complex<float>>();
   p.gflops[3] = gemm_gflops<std::complex<double>>();
   p.source = cfg.output.empty() ? "calibrate" : cfg.output;
-  if (rank == 0) {
+  if (rank == 0)
     std::printf("calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s, GEMM GFLOP/s per rank "
                 "f32 %.1f f64 %.1f c64 %.1f c128 %.1f\n",
                 size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, p.gflops[0], p.gflops[1], p.gflops[2], p.gflops[3]);
-    if (!cfg.output.empty()) {
-      std::ofstream out(cfg.output + ".tmp");
-      out << p.to_json() << "\n";
-      out.close();
-      if (!out || std::rename((cfg.output + ".tmp").c_str(), cfg.output.c_str()) != 0)
-        throw IoError("cannot write profile '" + cfg.output + "'");
-      std::printf("profile written to %s (use with --profile or SHARDMM_PROFILE)\n", cfg.output.c_str());
-    }
+  if (cfg.output.empty()) return 0;
+  int failed = 0;  // rank 0 writes (temporary file, then rename); every rank reports the outcome
+  if (rank == 0) {
+    const std::string tmp = cfg.output + ".tmp";
+    std::ofstream out(tmp);
+    out << p.to_json() << "\n";
+    out.close();
+    failed = !out || std::rename(tmp.c_str(), cfg.output.c_str()) != 0;
+    if (failed) std::remove(tmp.c_str());
   }
+  MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (failed) throw IoError("cannot write profile '" + cfg.output + "'");
+  if (rank == 0) std::printf("profile written to %s (use with --profile or SHARDMM_PROFILE)\n", cfg.output.c_str());
   return 0;
 }
 

@@ -103,6 +103,8 @@ int multiply_typed(const MultiplyConfig& cfg, const Inputs& in) {
 }  // namespace
 
 int run_multiply(const MultiplyConfig& cfg) {
+  if (cfg.c_in.empty() && cfg.beta != 0)
+    throw InvalidArgument("--beta needs --c-in (the C0 it scales)");
   refuse_overwriting_inputs(cfg);
   const Inputs in = inspect(cfg);
   switch (in.dtype) {

@@ -1,0 +1,336 @@
+// The launcher's command line without MPI: argv vectors parsed by a fresh CLI::App built by
+// build_app, for every subcommand (defaults, every option, invalid input, --help/--version),
+// and parse_bytes.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "shardmm/error.hpp"
+#include "shardmm/version.hpp"
+
+namespace shardmm::cli {
+namespace {
+
+using Args = std::vector<std::string>;
+
+// A fresh launcher command line; parse() feeds it `args` after the program name.
+class Cli {
+ public:
+  Cli() { build_app(app, c); }
+  Cli& parse(const Args& args) {
+    std::vector<const char*> argv{"shardmm"};
+    for (const auto& a : args) argv.push_back(a.c_str());
+    app.parse(static_cast<int>(argv.size()), argv.data());
+    return *this;
+  }
+  Commands c;
+  CLI::App app{"shardmm"};
+};
+
+std::string joined(const Args& args) {
+  std::string s;
+  for (const auto& a : args) s += " " + a;
+  return s;
+}
+
+// `args` is rejected with a CLI::ParseError that is not a success (exit code != 0).
+void expect_rejected(const Args& args) {
+  try {
+    Cli().parse(args);
+    ADD_FAILURE() << "accepted:" << joined(args);
+  } catch (const CLI::ParseError& e) {
+    EXPECT_NE(e.get_exit_code(), 0) << joined(args) << ": " << e.what();
+  }
+}
+
+// `args` ends parsing with a CLI::Success of type E; returns what the launcher would print.
+template <class E>
+std::string expect_success_exit(const Args& args) {
+  Cli cli;
+  try {
+    cli.parse(args);
+  } catch (const E& e) {
+    std::ostringstream out, err;
+    EXPECT_EQ(cli.app.exit(e, out, err), 0) << joined(args);
+    return out.str();
+  } catch (const CLI::ParseError& e) {
+    ADD_FAILURE() << joined(args) << ": wrong exception " << e.get_name() << ": " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "no exception for" << joined(args);
+  return "";
+}
+
+TEST(CliApp, ExactlyOneSubcommand) {
+  expect_rejected({});
+  expect_rejected({"frobnicate"});
+  for (const char* sub : {"bench", "calibrate"}) {
+    Cli cli;
+    cli.parse({sub});
+    EXPECT_TRUE(cli.app.got_subcommand(sub)) << sub;
+    EXPECT_EQ(cli.app.get_subcommands().size(), 1U) << sub;
+  }
+}
+
+TEST(CliApp, VersionAndHelp) {
+  const std::string version = expect_success_exit<CLI::CallForVersion>({"--version"});
+  EXPECT_NE(version.find(std::string("shardmm ") + version_string), std::string::npos) << version;
+  const std::string help = expect_success_exit<CLI::CallForHelp>({"--help"});
+  for (const char* sub : {"bench", "multiply", "plan", "calibrate"})
+    EXPECT_NE(help.find(sub), std::string::npos) << "help lacks " << sub << ":\n" << help;
+  const std::string bench_help = expect_success_exit<CLI::CallForHelp>({"bench", "--help"});
+  EXPECT_NE(bench_help.find("--ring-axis"), std::string::npos) << bench_help;
+  const std::string mult_help = expect_success_exit<CLI::CallForHelp>({"multiply", "-h"});
+  EXPECT_NE(mult_help.find("--c-in"), std::string::npos) << mult_help;
+}
+
+TEST(CliBench, Defaults) {
+  Cli cli;
+  const BenchConfig& b = cli.parse({"bench"}).c.bench;
+  EXPECT_EQ(b.m, 2048);
+  EXPECT_EQ(b.n, 2048);
+  EXPECT_EQ(b.k, 2048);
+  EXPECT_EQ(b.dtype, "f64");
+  EXPECT_EQ(b.algos, (Args{"auto", "scalapack"}));
+  EXPECT_EQ(b.grid, "");
+  EXPECT_EQ(b.nb, 64);
+  EXPECT_EQ(b.layout_a + b.layout_b + b.layout_c, "");
+  EXPECT_EQ(b.transa + b.transb, "NN");
+  EXPECT_EQ(b.alpha, 1.0);
+  EXPECT_EQ(b.beta, 0.0);
+  EXPECT_EQ(b.reps, 5);
+  EXPECT_EQ(b.warmup, 1);
+  EXPECT_TRUE(b.check);
+  EXPECT_EQ(b.json, "");
+  EXPECT_EQ(b.panel, 0);
+  EXPECT_EQ(b.ring_axis, "");
+  EXPECT_FALSE(b.bidirectional);
+  EXPECT_EQ(b.memory_limit, "");
+  EXPECT_FALSE(b.progress);
+  EXPECT_FALSE(b.quiet);
+}
+
+TEST(CliBench, EveryOption) {
+  Cli cli;
+  const BenchConfig& b =
+      cli.parse({"bench", "--m", "10", "--n", "20", "--k", "30", "--dtype", "c64", "--algo",
+                 "summa,cannon,25d", "--grid", "2x2x2", "--nb", "16", "--layout-a", "A[I_X,J]",
+                 "--layout-b", "bc(8,8)", "--layout-c", "C[I,J_XY]", "--transa", "T", "--transb",
+                 "c", "--alpha", "0.5", "--beta", "-2", "--reps", "3", "--warmup", "0",
+                 "--no-check", "--json", "out.json", "--panel", "128", "--ring-axis", "y",
+                 "--bidirectional", "--memory-limit", "512M", "--progress", "--quiet"})
+          .c.bench;
+  EXPECT_EQ(b.m, 10);
+  EXPECT_EQ(b.n, 20);
+  EXPECT_EQ(b.k, 30);
+  EXPECT_EQ(b.dtype, "c64");
+  EXPECT_EQ(b.algos, (Args{"summa", "cannon", "25d"}));
+  EXPECT_EQ(b.grid, "2x2x2");
+  EXPECT_EQ(b.nb, 16);
+  EXPECT_EQ(b.layout_a, "A[I_X,J]");
+  EXPECT_EQ(b.layout_b, "bc(8,8)");
+  EXPECT_EQ(b.layout_c, "C[I,J_XY]");
+  EXPECT_EQ(b.transa, "T");
+  EXPECT_EQ(b.transb, "c");
+  EXPECT_EQ(b.alpha, 0.5);
+  EXPECT_EQ(b.beta, -2.0);
+  EXPECT_EQ(b.reps, 3);
+  EXPECT_EQ(b.warmup, 0);
+  EXPECT_FALSE(b.check);
+  EXPECT_EQ(b.json, "out.json");
+  EXPECT_EQ(b.panel, 128);
+  EXPECT_EQ(b.ring_axis, "y");
+  EXPECT_TRUE(b.bidirectional);
+  EXPECT_EQ(b.memory_limit, "512M");
+  EXPECT_TRUE(b.progress);
+  EXPECT_TRUE(b.quiet);
+}
+
+TEST(CliBench, SizeAlgoListAndCheckFlag) {
+  const BenchConfig s = Cli().parse({"bench", "--size", "100"}).c.bench;
+  EXPECT_EQ(s.m, 100);
+  EXPECT_EQ(s.n, 100);
+  EXPECT_EQ(s.k, 100);
+  EXPECT_EQ(Cli().parse({"bench", "--algo", "ring"}).c.bench.algos, Args{"ring"});
+  EXPECT_EQ(Cli().parse({"bench", "--algo", "local", "--algo", "summa,ring"}).c.bench.algos,
+            (Args{"local", "summa", "ring"}));
+  EXPECT_TRUE(Cli().parse({"bench", "--check"}).c.bench.check);
+  EXPECT_FALSE(Cli().parse({"bench", "--no-check"}).c.bench.check);
+}
+
+// A dimension given explicitly wins over --size, wherever it appears on the line.
+TEST(CliBench, ExplicitDimensionOverridesSize) {
+  for (const Args& args : {Args{"bench", "--size", "100", "--k", "7"},
+                           Args{"bench", "--k", "7", "--size", "100"}}) {
+    const BenchConfig b = Cli().parse(args).c.bench;
+    EXPECT_EQ(b.m, 100) << joined(args);
+    EXPECT_EQ(b.n, 100) << joined(args);
+    EXPECT_EQ(b.k, 7) << joined(args);
+  }
+}
+
+TEST(CliBench, InvalidInput) {
+  for (const Args& bad :
+       {Args{"bench", "--frobnicate"}, Args{"bench", "--dtype", "f16"},
+        Args{"bench", "--size", "-1"}, Args{"bench", "--m", "-5"}, Args{"bench", "--n", "x"},
+        Args{"bench", "--k", "1.5"}, Args{"bench", "--nb", "0"}, Args{"bench", "--reps", "0"},
+        Args{"bench", "--warmup", "-1"}, Args{"bench", "--transa", "X"},
+        Args{"bench", "--transb", "NN"}, Args{"bench", "--alpha", "one"},
+        Args{"bench", "--panel", "-64"}, Args{"bench", "--json"},
+        Args{"bench", "stray_positional"}})
+    expect_rejected(bad);
+}
+
+TEST(CliPlan, RequiredOptionsAndDefaults) {
+  const PlanConfig p =
+      Cli().parse({"plan", "--m", "100", "--n", "200", "--k", "300", "--ranks", "8"}).c.plan;
+  EXPECT_EQ(p.m, 100);
+  EXPECT_EQ(p.n, 200);
+  EXPECT_EQ(p.k, 300);
+  EXPECT_EQ(p.ranks, 8);
+  EXPECT_EQ(p.dtype, "f64");
+  EXPECT_EQ(p.memory_limit, "");
+  EXPECT_EQ(p.profile, "");
+  EXPECT_EQ(p.rows, 12);
+  const Args full = {"plan", "--m", "1", "--n", "2", "--k", "3", "--ranks", "4"};
+  for (std::size_t drop = 1; drop < full.size(); drop += 2) {  // each required option missing
+    Args args = full;
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(drop), args.begin() + static_cast<std::ptrdiff_t>(drop) + 2);
+    expect_rejected(args);
+  }
+}
+
+TEST(CliPlan, EveryOptionAndInvalidInput) {
+  const Args base = {"plan", "--m", "1", "--n", "2", "--k", "3", "--ranks", "4"};
+  Args all = base;
+  all.insert(all.end(), {"--dtype", "c128", "--memory-limit", "2G", "--profile", "p.json",
+                         "--rows", "3"});
+  const PlanConfig p = Cli().parse(all).c.plan;
+  EXPECT_EQ(p.dtype, "c128");
+  EXPECT_EQ(p.memory_limit, "2G");
+  EXPECT_EQ(p.profile, "p.json");
+  EXPECT_EQ(p.rows, 3);
+  for (const Args& extra : {Args{"--ranks", "0"}, Args{"--rows", "0"}, Args{"--dtype", "i32"},
+                            Args{"--m", "-1"}, Args{"--unknown"}}) {
+    Args args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    expect_rejected(args);
+  }
+}
+
+TEST(CliCalibrate, DefaultsAndOptions) {
+  const CalibrateConfig d = Cli().parse({"calibrate"}).c.calibrate;
+  EXPECT_EQ(d.output, "");
+  EXPECT_EQ(d.reps, 20);
+  const CalibrateConfig s = Cli().parse({"calibrate", "-o", "prof.json", "--reps", "5"}).c.calibrate;
+  EXPECT_EQ(s.output, "prof.json");
+  EXPECT_EQ(s.reps, 5);
+  EXPECT_EQ(Cli().parse({"calibrate", "--output", "x.json"}).c.calibrate.output, "x.json");
+  expect_rejected({"calibrate", "--reps", "0"});
+  expect_rejected({"calibrate", "--size", "3"});
+}
+
+TEST(CliMultiply, PositionalsAndDefaults) {
+  Cli cli;
+  const MultiplyConfig& m = cli.parse({"multiply", "a.npy", "b.npy", "-o", "c.npy"}).c.multiply;
+  EXPECT_TRUE(cli.app.got_subcommand("multiply"));
+  EXPECT_EQ(m.a, "a.npy");
+  EXPECT_EQ(m.b, "b.npy");
+  EXPECT_EQ(m.output, "c.npy");
+  EXPECT_EQ(m.c_in, "");
+  EXPECT_EQ(m.transa + m.transb, "NN");
+  EXPECT_EQ(m.alpha, 1.0);
+  EXPECT_EQ(m.beta, 0.0);
+  EXPECT_EQ(m.algo, "auto");
+  EXPECT_EQ(m.layout_a + m.layout_b + m.layout_c, "");
+  EXPECT_EQ(m.nb, 64);
+  EXPECT_EQ(m.format, "npy");
+  EXPECT_EQ(m.shape_a + m.shape_b + m.shape_c, "");
+  EXPECT_EQ(m.dtype, "f64");
+  EXPECT_EQ(m.order, "F");
+  EXPECT_TRUE(m.fortran_out);
+  EXPECT_FALSE(m.quiet);
+  EXPECT_EQ(Cli().parse({"multiply", "-o", "x", "p", "q"}).c.multiply.b, "q");
+  EXPECT_EQ(Cli().parse({"multiply", "p", "q", "--output", "y"}).c.multiply.output, "y");
+}
+
+TEST(CliMultiply, EveryOption) {
+  const MultiplyConfig m =
+      Cli().parse({"multiply", "a.bin", "b.bin", "-o", "c.bin", "--c-in", "c0.bin", "--transa",
+                   "t", "--transb", "C", "--alpha", "2.5", "--beta", "-1", "--algo", "summa",
+                   "--layout-a", "A[I_X,J_Y]", "--layout-b", "bc(2,3)", "--layout-c", "C[I_XY,J]",
+                   "--nb", "8", "--format", "raw", "--shape-a", "3x4", "--shape-b", "5x4",
+                   "--shape-c", "3x5", "--dtype", "c128", "--order", "C", "--quiet"})
+          .c.multiply;
+  EXPECT_EQ(m.c_in, "c0.bin");
+  EXPECT_EQ(m.transa, "t");
+  EXPECT_EQ(m.transb, "C");
+  EXPECT_EQ(m.alpha, 2.5);
+  EXPECT_EQ(m.beta, -1.0);
+  EXPECT_EQ(m.algo, "summa");
+  EXPECT_EQ(m.layout_a, "A[I_X,J_Y]");
+  EXPECT_EQ(m.layout_b, "bc(2,3)");
+  EXPECT_EQ(m.layout_c, "C[I_XY,J]");
+  EXPECT_EQ(m.nb, 8);
+  EXPECT_EQ(m.format, "raw");
+  EXPECT_EQ(m.shape_a, "3x4");
+  EXPECT_EQ(m.shape_b, "5x4");
+  EXPECT_EQ(m.shape_c, "3x5");
+  EXPECT_EQ(m.dtype, "c128");
+  EXPECT_EQ(m.order, "C");
+  EXPECT_TRUE(m.quiet);
+}
+
+// --c-order writes row-major output (fortran_out false), --fortran-order column-major; the
+// last one given wins.
+TEST(CliMultiply, OutputOrderFlags) {
+  const Args base = {"multiply", "a.npy", "b.npy", "-o", "c.npy"};
+  auto fortran_out = [&base](const Args& flags) {
+    Args args = base;
+    args.insert(args.end(), flags.begin(), flags.end());
+    return Cli().parse(args).c.multiply.fortran_out;
+  };
+  EXPECT_FALSE(fortran_out({"--c-order"}));
+  EXPECT_TRUE(fortran_out({"--fortran-order"}));
+  EXPECT_TRUE(fortran_out({"--c-order", "--fortran-order"}));
+  EXPECT_FALSE(fortran_out({"--fortran-order", "--c-order"}));
+}
+
+TEST(CliMultiply, InvalidInput) {
+  for (const Args& bad : {Args{"multiply", "a.npy", "b.npy"}, Args{"multiply", "a.npy", "-o", "c"},
+                          Args{"multiply", "-o", "c.npy"}, Args{"multiply", "a", "b", "c", "-o", "d"},
+                          Args{"multiply", "a", "b", "-o"}})
+    expect_rejected(bad);
+  const Args base = {"multiply", "a.npy", "b.npy", "-o", "c.npy"};
+  for (const Args& extra :
+       {Args{"--dtype", "f16"}, Args{"--dtype", "<f8"}, Args{"--format", "hdf5"},
+        Args{"--order", "R"}, Args{"--transa", "H"}, Args{"--transb", ""}, Args{"--nb", "0"},
+        Args{"--nb", "-4"}, Args{"--alpha", "1+i"}, Args{"--frobnicate"}}) {
+    Args args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    expect_rejected(args);
+  }
+}
+
+TEST(ParseBytes, Valid) {
+  EXPECT_EQ(parse_bytes("100"), 100);
+  EXPECT_EQ(parse_bytes("4K"), 4096);
+  EXPECT_EQ(parse_bytes("512M"), std::int64_t{512} << 20);
+  EXPECT_EQ(parse_bytes("2G"), std::int64_t{2} << 30);
+  EXPECT_EQ(parse_bytes("1.5K"), 1536);
+  EXPECT_EQ(parse_bytes("64G"), std::int64_t{64} << 30);
+}
+
+TEST(ParseBytes, InvalidThrows) {
+  for (const char* bad : {"", "M", "abc", "12KB", "12 M", "-5", "-1G", "0", "0M", "0.4", "512X", "nan",
+                          "inf", "-inf", "1e30G", "1e300"})
+    EXPECT_THROW(parse_bytes(bad), InvalidArgument) << "'" << bad << "'";
+}
+
+}  // namespace
+}  // namespace shardmm::cli
