@@ -109,7 +109,7 @@ int bench_typed(const BenchConfig& cfg) {
   B.fill([](index_t i, index_t j) { return entry<T>(i, j, 2); });
   C0.fill([](index_t i, index_t j) { return entry<T>(i, j, 3); });
   const bool quiet = cfg.quiet;
-  const bool progress = !quiet && me == 0 && (cfg.progress || isatty(STDERR_FILENO));
+  const bool progress = !quiet && cfg.json.empty() && me == 0 && (cfg.progress || isatty(STDERR_FILENO));
   const double rate = local_rate<T>(cfg.m, cfg.n, cfg.k, P);
   const double lb = lower_bound_words(cfg.m, cfg.n, cfg.k, P);
   const double work = flops(cfg.m, cfg.n, cfg.k, is_complex_v<T>);
@@ -152,8 +152,11 @@ int bench_typed(const BenchConfig& cfg) {
       else row.report = gemm(opA, opB, alpha, *a, *b, beta, C, o);
       const double t = max_over(MPI_Wtime() - t0, mesh.comm());
       if (r >= cfg.warmup) row.times.push_back(t);
-      if (progress)
-        std::fprintf(stderr, "\r%s: rep %d/%d (%.3f s)   ", name.c_str(), r + 1, cfg.warmup + cfg.reps, t);
+      if (progress) {
+        const int total = cfg.warmup + cfg.reps;
+        std::fprintf(stderr, "\r%s: rep %d/%d (%.3f s, ETA %.0f s)   ", name.c_str(), r + 1, total, t,
+                     t * (total - r - 1));
+      }
     }
     if (progress) std::fprintf(stderr, "\n");
     if (!scalapack) {
