@@ -6,11 +6,6 @@
 
 namespace shardmm {
 
-ParseError::ParseError(const std::string& message, std::string text, std::size_t position)
-    : InvalidArgument(message + "\n  " + text + "\n  " + std::string(position, ' ') + "^"),
-      text_(std::move(text)),
-      position_(position) {}
-
 MpiError::MpiError(const std::string& call, int code)
     : Error([&] {
         char msg[MPI_MAX_ERROR_STRING];
