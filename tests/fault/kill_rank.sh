@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Fault test: SIGKILL one rank in the middle of `shardmm multiply`. The mpirun job must end
+# non-zero well within the test's timeout (no hang), and the output must be absent or whole
+# (never half-written). Then the same during a long `bench`.
+# usage: kill_rank.sh MPIEXEC SHARDMM [mpiexec flags...]
+set -u
+MPIEXEC=$1 SHARDMM=$2
+shift 2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+n=2400
+python3 - "$dir" "$n" <<'PY'
+import struct, sys
+d, n = sys.argv[1], int(sys.argv[2])
+head = "{'descr': '<f8', 'fortran_order': True, 'shape': (%d, %d), }" % (n, n)
+head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
+row = struct.pack("<%dd" % n, *[((i * 7) % 13) / 13.0 for i in range(n)])
+for name in ("A", "B"):
+    with open("%s/%s.npy" % (d, name), "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())
+        for _ in range(n):
+            f.write(row)
+PY
+expected=$(( $(stat -c %s "$dir/A.npy") ))  # C has the same shape, dtype and header length
+
+# Runs the command in the background, kills the newest rank after $1 seconds, and checks that
+# mpirun exits non-zero within 60 s. Prints the exit code.
+kill_after() {
+  local delay=$1
+  shift
+  "$MPIEXEC" "$@" &
+  local job=$!
+  sleep "$delay"
+  local victim
+  victim=$(pgrep -n -f "$SHARDMM" || true)
+  [ -n "$victim" ] && kill -9 "$victim"
+  local waited=0
+  while kill -0 "$job" 2>/dev/null; do
+    sleep 1
+    waited=$((waited + 1))
+    if [ $waited -gt 60 ]; then
+      echo "FAIL: mpirun still running 60 s after the kill (hang)"
+      kill -9 "$job"
+      exit 1
+    fi
+  done
+  wait "$job"
+}
+
+kill_after 1.5 -n 3 "$@" "$SHARDMM" multiply "$dir/A.npy" "$dir/B.npy" -o "$dir/C.npy" --algo summa --quiet
+rc=$?
+[ $rc -ne 0 ] || { echo "FAIL: multiply exited 0 although a rank was killed"; exit 1; }
+if [ -e "$dir/C.npy" ] && [ "$(stat -c %s "$dir/C.npy")" -ne "$expected" ]; then
+  echo "FAIL: C.npy is half-written ($(stat -c %s "$dir/C.npy") of $expected bytes)"
+  exit 1
+fi
+ls "$dir" | grep -q '\.tmp' && echo "note: a temporary file was left by the killed job (never renamed)"
+
+kill_after 1.5 -n 3 "$@" "$SHARDMM" bench --size 1500 --algo summa --reps 100 --warmup 0 --no-check --quiet
+rc=$?
+[ $rc -ne 0 ] || { echo "FAIL: bench exited 0 although a rank was killed"; exit 1; }
+echo "1 passed, 0 failed"
