@@ -8,7 +8,7 @@ MPIEXEC=$1 SHARDMM=$2
 shift 2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-n=2400
+n=3000
 python3 - "$dir" "$n" <<'PY'
 import struct, sys
 d, n = sys.argv[1], int(sys.argv[2])
@@ -23,17 +23,19 @@ for name in ("A", "B"):
 PY
 expected=$(( $(stat -c %s "$dir/A.npy") ))  # C has the same shape, dtype and header length
 
-# Runs the command in the background, kills the newest rank after $1 seconds, and checks that
-# mpirun exits non-zero within 60 s. Prints the exit code.
+# Runs the command in the background, waits until its ranks (children of mpirun) exist, then
+# SIGKILLs the newest rank after $1 seconds and checks that mpirun exits non-zero within 60 s.
+# Returns mpirun's exit code, or 99 when the job ended before the kill landed (caller retries).
 kill_after() {
   local delay=$1
   shift
   "$MPIEXEC" "$@" &
-  local job=$!
+  local job=$! tries=0
+  until [ "$(pgrep -c -P "$job")" -ge 3 ] || [ $tries -ge 200 ]; do sleep 0.05; tries=$((tries + 1)); done
   sleep "$delay"
   local victim
-  victim=$(pgrep -n -f "$SHARDMM" || true)
-  [ -n "$victim" ] && kill -9 "$victim"
+  victim=$(pgrep -n -P "$job" || true)
+  if [ -z "$victim" ] || ! kill -9 "$victim" 2>/dev/null; then wait "$job"; return 99; fi
   local waited=0
   while kill -0 "$job" 2>/dev/null; do
     sleep 1
@@ -47,7 +49,19 @@ kill_after() {
   wait "$job"
 }
 
-kill_after 1.5 -n 3 "$@" "$SHARDMM" multiply "$dir/A.npy" "$dir/B.npy" -o "$dir/C.npy" --algo summa --quiet
+# Kill with decreasing delays until a kill lands while the job runs.
+kill_during() {
+  local rc=99
+  for delay in 0.8 0.4 0.2 0.1 0.05; do
+    kill_after "$delay" "$@"
+    rc=$?
+    [ $rc -ne 99 ] && return $rc
+  done
+  echo "FAIL: the job always finished before the kill"
+  exit 1
+}
+
+kill_during -n 3 "$@" "$SHARDMM" multiply "$dir/A.npy" "$dir/B.npy" -o "$dir/C.npy" --algo summa --quiet
 rc=$?
 [ $rc -ne 0 ] || { echo "FAIL: multiply exited 0 although a rank was killed"; exit 1; }
 if [ -e "$dir/C.npy" ] && [ "$(stat -c %s "$dir/C.npy")" -ne "$expected" ]; then
@@ -56,7 +70,7 @@ if [ -e "$dir/C.npy" ] && [ "$(stat -c %s "$dir/C.npy")" -ne "$expected" ]; then
 fi
 ls "$dir" | grep -q '\.tmp' && echo "note: a temporary file was left by the killed job (never renamed)"
 
-kill_after 1.5 -n 3 "$@" "$SHARDMM" bench --size 1500 --algo summa --reps 100 --warmup 0 --no-check --quiet
+kill_during -n 3 "$@" "$SHARDMM" bench --size 1500 --algo summa --reps 100 --warmup 0 --no-check --quiet
 rc=$?
 [ $rc -ne 0 ] || { echo "FAIL: bench exited 0 although a rank was killed"; exit 1; }
 echo "1 passed, 0 failed"

@@ -53,7 +53,9 @@ void expect_same_error_everywhere(F&& f, const std::string& must_contain = "") {
   }
   // All ranks saw the same message: compare lengths and a checksum.
   long long sig[2] = {static_cast<long long>(what.size()), 0};
-  for (char c : what) sig[1] = sig[1] * 131 + static_cast<unsigned char>(c);
+  unsigned long long hash = 0;  // unsigned: wraps instead of overflowing
+  for (char c : what) hash = hash * 131 + static_cast<unsigned char>(c);
+  sig[1] = static_cast<long long>(hash >> 1);
   long long mn[2], mx[2];
   MPI_Allreduce(sig, mn, 2, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(sig, mx, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);

@@ -48,7 +48,8 @@ typedef enum shardmm_dtype {
   SHARDMM_F32 = 0,  /* float */
   SHARDMM_F64 = 1,  /* double */
   SHARDMM_C64 = 2,  /* float complex: (re, im) pairs */
-  SHARDMM_C128 = 3  /* double complex */
+  SHARDMM_C128 = 3, /* double complex */
+  SHARDMM_DTYPE_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
 } shardmm_dtype;
 
 typedef enum shardmm_algorithm {
@@ -58,21 +59,24 @@ typedef enum shardmm_algorithm {
   SHARDMM_ALGORITHM_CANNON,
   SHARDMM_ALGORITHM_RING,
   SHARDMM_ALGORITHM_SHARDED,
-  SHARDMM_ALGORITHM_25D
+  SHARDMM_ALGORITHM_25D,
+  SHARDMM_ALGORITHM_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
 } shardmm_algorithm;
 
 typedef enum shardmm_stationary {
   SHARDMM_STATIONARY_AUTO = 0,
   SHARDMM_STATIONARY_A,
   SHARDMM_STATIONARY_B,
-  SHARDMM_STATIONARY_C
+  SHARDMM_STATIONARY_C,
+  SHARDMM_STATIONARY_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
 } shardmm_stationary;
 
 typedef enum shardmm_ring_form {
   SHARDMM_RING_AUTO = 0,
   SHARDMM_RING_ALLGATHER_A,
   SHARDMM_RING_ALLGATHER_B,
-  SHARDMM_RING_REDUCE_SCATTER
+  SHARDMM_RING_REDUCE_SCATTER,
+  SHARDMM_RING_FORM_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
 } shardmm_ring_form;
 
 /* Options of shardmm_gemm / shardmm_plan; shardmm_options_init sets the defaults (those of the
