@@ -5,16 +5,20 @@
 // distributes k over Q with any block-cyclic map; op(B) distributes k over R and shares C's
 // column map. ScaLAPACK layouts (any MB/NB/RSRC/CSRC) are used as they are.
 //
-// Data flow, per k-panel [k0, k0+w) lying within one k-block of A and one of B:
+// Data flow, per k-panel (k-blocks with one owning process column for A and one owning
+// process row for B, w indices in all):
 //   the process column owning op(A)'s panel packs its m_loc x w piece and broadcasts it along
 //   its process row (axis_comm(Q)); the process row owning op(B)'s panel broadcasts its
 //   w x n_loc piece along its process column (axis_comm(R)); every rank then does
 //   C_loc += alpha * A_panel * B_panel with one BLAS call.
+// Panels: k-blocks owned by the same process column (A) and process row (B) are merged up to
+// the panel width, so ScaLAPACK layouts with small blocks still give wide local GEMMs.
 // Overlap: the broadcasts of panel s+1 (MPI_Ibcast, double-buffered) are in flight while
 // panel s multiplies; the GEMM is cut into column chunks with MPI_Testall in between so the
 // broadcasts progress. Words received per rank: sum over panels not owned locally of
 // m_loc*w (A) and w*n_loc (B).
 #include <algorithm>
+#include <map>
 
 #include "algo/algo.hpp"
 #include "blas/blas.hpp"
@@ -103,41 +107,59 @@ Plan summa_plan(const Problem& p, const Options& o) {
 
 namespace {
 
-// Packs op(A)'s panel (k-range [kl, kl+w) of the local tile) in A's stored orientation:
-// m_loc x w when opA == N, w x m_loc otherwise. Returns the packed leading dimension.
-template <Scalar T>
-index_t pack_panel(const DistMatrix<T>& X, bool k_is_col, index_t kl, index_t w, index_t other,
-                   T* out) {
-  if (k_is_col) {  // panel = columns kl..kl+w of an (other x k_loc) tile
-    for (index_t j = 0; j < w; ++j) std::copy_n(&X.local(0, kl + j), other, out + j * other);
-    return std::max<index_t>(other, 1);
-  }
-  for (index_t j = 0; j < other; ++j) std::copy_n(&X.local(kl, j), w, out + j * w);
-  return std::max<index_t>(w, 1);
-}
+// A run of k indices [kl, kl+w) in the owners' local numbering (A's and B's).
+struct Segment {
+  index_t kl_a = 0, kl_b = 0, w = 0;
+};
 
-// One panel of the pipeline: its k range, owners, local offsets and buffers.
+// One panel of the pipeline: k segments with the same owners, merged up to the panel width
+// (ScaLAPACK layouts hand each owner every q-th block; merging its blocks gives wide panels).
 struct Panel {
-  index_t k0 = 0, w = 0;
+  std::vector<Segment> segs;
+  index_t k0 = 0, w = 0;         // first global k index, total width
   int owner_a = 0, owner_b = 0;  // coordinate along Q (for A) / R (for B)
-  index_t kl_a = 0, kl_b = 0;    // local k offset at the owners
   index_t lda = 1, ldb = 1;
 };
 
+// Packs a panel of X (op(A) when a_side, else op(B)) in X's stored orientation: the segments'
+// columns one after another when k runs along X's columns (ld = other), else their rows
+// (ld = panel width).
+template <Scalar T>
+void pack_panel(const DistMatrix<T>& X, bool k_is_col, const Panel& p, bool a_side, index_t other,
+                T* out) {
+  index_t off = 0;
+  for (const Segment& sg : p.segs) {
+    const index_t kl = a_side ? sg.kl_a : sg.kl_b;
+    if (k_is_col) {
+      for (index_t j = 0; j < sg.w; ++j) std::copy_n(&X.local(0, kl + j), other, out + (off + j) * other);
+    } else {
+      for (index_t j = 0; j < other; ++j) std::copy_n(&X.local(kl, j), sg.w, out + j * p.w + off);
+    }
+    off += sg.w;
+  }
+}
+
+// k cut at A's and B's block boundaries and at the width; consecutive pieces with the same
+// owners are merged up to the width; panels are ordered by their first k index, so the
+// owners take turns as in plain SUMMA.
 std::vector<Panel> panels(const DimMap& ka, const DimMap& kb, index_t k, index_t width) {
-  std::vector<Panel> out;
+  std::map<std::pair<int, int>, std::vector<Panel>> groups;
   for (index_t k0 = 0; k0 < k;) {
     const index_t end = std::min({k, (k0 / ka.nb + 1) * ka.nb, (k0 / kb.nb + 1) * kb.nb, k0 + width});
-    Panel p;
-    p.k0 = k0;
-    p.w = end - k0;
-    p.owner_a = ka.owner(k0);
-    p.owner_b = kb.owner(k0);
-    p.kl_a = ka.to_local(k0);
-    p.kl_b = kb.to_local(k0);
-    out.push_back(p);
+    auto& g = groups[{ka.owner(k0), kb.owner(k0)}];
+    if (g.empty() || g.back().w + (end - k0) > width) {
+      g.emplace_back();
+      g.back().k0 = k0;
+      g.back().owner_a = ka.owner(k0);
+      g.back().owner_b = kb.owner(k0);
+    }
+    g.back().segs.push_back({ka.to_local(k0), kb.to_local(k0), end - k0});
+    g.back().w += end - k0;
     k0 = end;
   }
+  std::vector<Panel> out;
+  for (auto& [owners, list] : groups) out.insert(out.end(), list.begin(), list.end());
+  std::sort(out.begin(), out.end(), [](const Panel& a, const Panel& b) { return a.k0 < b.k0; });
   return out;
 }
 
@@ -172,8 +194,8 @@ void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers&
     const int b = static_cast<int>(s % 2);
     p.lda = a_k_col ? std::max<index_t>(m_loc, 1) : std::max<index_t>(p.w, 1);
     p.ldb = b_k_col ? std::max<index_t>(n_loc, 1) : std::max<index_t>(p.w, 1);
-    if (my_q == p.owner_a) pack_panel(x.A, a_k_col, p.kl_a, p.w, m_loc, abuf[b]);
-    if (my_r == p.owner_b) pack_panel(x.B, b_k_col, p.kl_b, p.w, n_loc, bbuf[b]);
+    if (my_q == p.owner_a) pack_panel(x.A, a_k_col, p, true, m_loc, abuf[b]);
+    if (my_r == p.owner_b) pack_panel(x.B, b_k_col, p, false, n_loc, bbuf[b]);
     comm::ibcast(abuf[b], m_loc * p.w, p.owner_a, row_comm, inflight[b]);
     comm::ibcast(bbuf[b], p.w * n_loc, p.owner_b, col_comm, inflight[b]);
     if (!o.overlap) {
