@@ -57,6 +57,9 @@ inline int stored_dim(Op op, int logical_dim) { return op == Op::N ? logical_dim
 
 double now();  // seconds, MPI_Wtime
 
+/// Names of the mesh axes with these indices (for Mesh::axis_comm).
+std::vector<std::string> axis_names(const MeshShape& mesh, const std::vector<int>& axes);
+
 Plan summa_plan(const Problem& p, const Options& o);
 Plan cannon_plan(const Problem& p, const Options& o);
 Plan ring_plan(const Problem& p, const Options& o);

@@ -15,4 +15,10 @@ Layout stored_layout(Op op, const MeshShape& mesh, index_t rows, index_t cols,
 
 double now() { return MPI_Wtime(); }
 
+std::vector<std::string> axis_names(const MeshShape& mesh, const std::vector<int>& axes) {
+  std::vector<std::string> out;
+  for (int a : axes) out.push_back(mesh.names[a]);
+  return out;
+}
+
 }  // namespace shardmm::algo

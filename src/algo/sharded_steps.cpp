@@ -12,15 +12,9 @@
 namespace shardmm::algo::sharded {
 namespace {
 
-std::vector<std::string> names(const MeshShape& mesh, const Axes& axes) {
-  std::vector<std::string> out;
-  for (int a : axes) out.push_back(mesh.names[a]);
-  return out;
-}
-
 DimSpec block_dim(const std::string& label, const MeshShape& mesh, const Axes& axes) {
   if (axes.empty()) return DimSpec{label, DimSpec::Kind::Replicated, {}, 0, 0};
-  return DimSpec{label, DimSpec::Kind::Block, names(mesh, axes), 0, 0};
+  return DimSpec{label, DimSpec::Kind::Block, axis_names(mesh, axes), 0, 0};
 }
 
 int group_size(const MeshShape& mesh, const Axes& axes) {
@@ -71,7 +65,7 @@ DistMatrix<T> allgather_dim(const DistMatrix<T>& X, int dim) {
   T* mine = pieces.data() + displs[me];
   for (index_t j = 0; j < X.local_cols(); ++j)
     std::copy_n(&X.local(0, j), X.local_rows(), mine + j * X.local_rows());
-  comm::allgatherv(pieces.data(), counts, displs, X.mesh().axis_comm(names(mesh, L.dim_axes(dim))));
+  comm::allgatherv(pieces.data(), counts, displs, X.mesh().axis_comm(axis_names(mesh, L.dim_axes(dim))));
   for (int c = 0; c < g; ++c) {
     const index_t ext = map.local_extent(c), off = ext > 0 ? map.to_global(0, c) : 0;
     const T* src = pieces.data() + displs[c];
@@ -103,7 +97,7 @@ Layout product_layout(const DistMatrix<T>& A, Op opA, const DistMatrix<T>& B, Op
   ShardingSpec s;
   s.dims[0] = block_dim("I", mesh, A.layout().dim_axes(1 - da));
   s.dims[1] = block_dim("J", mesh, B.layout().dim_axes(1 - db));
-  s.unreduced = names(mesh, ka.empty() ? B.layout().dim_axes(db) : ka);
+  s.unreduced = axis_names(mesh, ka.empty() ? B.layout().dim_axes(db) : ka);
   const index_t m = A.layout().map(1 - da).extent, n = B.layout().map(1 - db).extent;
   return Layout(mesh, m, n, s);
 }
@@ -152,7 +146,7 @@ void finish(DistMatrix<T>& P, T beta, DistMatrix<T>& C) {
       counts[v] = nr * nc;
     }
     std::vector<T> mine(static_cast<std::size_t>(C.local_rows() * C.local_cols()));
-    comm::reduce_scatter(send.data(), mine.data(), counts, C.mesh().axis_comm(names(LP.mesh(), U)));
+    comm::reduce_scatter(send.data(), mine.data(), counts, C.mesh().axis_comm(axis_names(LP.mesh(), U)));
     blas::scale(C.local_rows(), C.local_cols(), beta, C.data(), C.ld());
     for (index_t j = 0; j < C.local_cols(); ++j)
       for (index_t i = 0; i < C.local_rows(); ++i) C.local(i, j) += mine[i + j * C.local_rows()];
@@ -161,7 +155,7 @@ void finish(DistMatrix<T>& P, T beta, DistMatrix<T>& C) {
   if (LP.is_unreduced() && LP.unreduced_axes() != C.layout().unreduced_axes()) {
     // AllReduce over U: every member then holds the sum; the U axes become replica axes.
     comm::allreduce_sum(P.data(), P.ld() * P.local_cols(),
-                        C.mesh().axis_comm(names(LP.mesh(), LP.unreduced_axes())));
+                        C.mesh().axis_comm(axis_names(LP.mesh(), LP.unreduced_axes())));
     ShardingSpec s = LP.spec();
     s.unreduced.clear();
     const auto summed = DistMatrix<T>::view(P.mesh(), Layout(LP.mesh(), LP.rows(), LP.cols(), s),

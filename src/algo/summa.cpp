@@ -31,12 +31,6 @@ namespace {
 
 constexpr index_t kDefaultPanel = 256;
 
-std::vector<std::string> axis_names(const MeshShape& mesh, const std::vector<int>& axes) {
-  std::vector<std::string> out;
-  for (int a : axes) out.push_back(mesh.names[a]);
-  return out;
-}
-
 // C's layout if SUMMA can run on it as is (both dims sharded, no replica/unreduced axes).
 bool c_fits(const Layout& C) {
   return !C.is_unreduced() && !C.dim_axes(0).empty() && !C.dim_axes(1).empty() &&

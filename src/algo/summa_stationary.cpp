@@ -23,12 +23,6 @@
 namespace shardmm::algo {
 namespace {
 
-std::vector<std::string> axis_names(const MeshShape& mesh, const std::vector<int>& axes) {
-  std::vector<std::string> out;
-  for (int a : axes) out.push_back(mesh.names[a]);
-  return out;
-}
-
 // The moving operand M redistributed so its k dim follows the stationary operand's k map.
 template <Scalar T>
 DistMatrix<T> align_k(const DistMatrix<T>& M, int km, const Layout& S, int ks) {
