@@ -9,7 +9,9 @@
 
 #include "algo/algo.hpp"
 #include "blas/blas.hpp"
+#include "comm/agree.hpp"
 #include "comm/traffic.hpp"
+#include "core/fault.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
 #include "shardmm/redistribute.hpp"
@@ -195,7 +197,8 @@ GemmReport run_planned(const algo::Plan& plan, Op opA, Op opB, T alpha, const Di
   const DistMatrix<T>& Aw = in_layout(A, plan.A, At);
   const DistMatrix<T>& Bw = in_layout(B, plan.B, Bt);
   const bool c_moves = !C.layout().same_distribution(plan.C);
-  if (c_moves) Ct.emplace(C.mesh(), plan.C);
+  if (c_moves)
+    comm::agreed(C.mesh().comm(), "redistribute", [&] { Ct.emplace(C.mesh(), plan.C); });
   double redist = algo::now() - t_start;
   DistMatrix<T>& Cw = c_moves ? *Ct : C;
   {
@@ -233,7 +236,13 @@ GemmReport run_remeshed(const MeshShape& shape, Op opA, Op opB, T alpha, const D
   const Mesh M = C.mesh().reshaped(shape);
   const algo::Plan plan = make_plan(o.algorithm, remeshed(p, shape), o);
   const double t0 = algo::now();
-  DistMatrix<T> A2(M, plan.A), B2(M, plan.B), C2(M, plan.C);
+  std::optional<DistMatrix<T>> A2o, B2o, C2o;
+  comm::agreed(M.comm(), "redistribute", [&] {
+    A2o.emplace(M, plan.A), B2o.emplace(M, plan.B), C2o.emplace(M, plan.C);
+  });
+  DistMatrix<T>& A2 = *A2o;
+  DistMatrix<T>& B2 = *B2o;
+  DistMatrix<T>& C2 = *C2o;
   redistribute(A, A2);
   redistribute(B, B2);
   const double t1 = algo::now();
@@ -251,11 +260,20 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
                 DistMatrix<T>& C, const Options& options) {
   const algo::Problem p = validate(opA, opB, A, B, C);
   const bool trivial = p.m == 0 || p.n == 0 || p.k == 0 || alpha == T(0);
-  const Resolved how = trivial ? Resolved{options, std::nullopt, ""} : resolve<T>(p, options);
+  Resolved how{options, std::nullopt, ""};
+  std::optional<algo::Plan> plan;
+  // Planning is pure except for the machine profile each rank reads (SHARDMM_PROFILE): the
+  // ranks agree on the outcome, so a profile one rank cannot read fails the call everywhere.
+  auto decide = [&] {
+    fault::point("plan");
+    if (!trivial) how = resolve<T>(p, options);
+    if (!how.remesh && how.options.algorithm != Algorithm::Auto)
+      plan = make_plan(how.options.algorithm, p, how.options);
+    if (plan && !trivial && options.algorithm != Algorithm::Auto) check_memory<T>(p, *plan, how.options);
+  };
+  if (C.mesh().active()) comm::agreed(C.mesh().comm(), "plan", decide);
+  else decide();
   const Options& o = how.options;
-  std::optional<algo::Plan> plan;  // planning is pure: NotSupported is thrown on every rank
-  if (!how.remesh && o.algorithm != Algorithm::Auto) plan = make_plan(o.algorithm, p, o);
-  if (plan && !trivial && options.algorithm != Algorithm::Auto) check_memory<T>(p, *plan, o);
   GemmReport rep;
   if (plan) rep.algorithm = plan->algorithm, rep.grid = plan->grid, rep.detail = plan->detail;
   if (!C.mesh().active() || p.m == 0 || p.n == 0) return rep;

@@ -6,8 +6,12 @@
 // The front end redistributes A, B (and C) into the plan's layouts when they differ.
 #pragma once
 
+#include <mpi.h>
+
 #include <string>
 
+#include "comm/agree.hpp"
+#include "core/fault.hpp"
 #include "shardmm/dist_matrix.hpp"
 #include "core/instantiate.hpp"
 #include "shardmm/options.hpp"
@@ -56,6 +60,18 @@ Layout stored_layout(Op op, const MeshShape& mesh, index_t rows, index_t cols,
 inline int stored_dim(Op op, int logical_dim) { return op == Op::N ? logical_dim : 1 - logical_dim; }
 
 double now();  // seconds, MPI_Wtime
+
+/// The multiply phase's boundary: `take` gets the run's work buffers (rank-local work, no
+/// communication); then every rank of `comm` (C's mesh) agrees before the first message
+/// moves, so a rank that cannot allocate makes every rank throw instead of leaving them
+/// waiting in the algorithm's first collective.
+template <class F>
+void prologue(MPI_Comm comm, F&& take) {
+  comm::agreed(comm, "multiply", [&] {
+    fault::point("multiply");
+    take();
+  });
+}
 
 /// Names of the mesh axes with these indices (for Mesh::axis_comm).
 std::vector<std::string> axis_names(const MeshShape& mesh, const std::vector<int>& axes);

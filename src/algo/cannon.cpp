@@ -83,8 +83,12 @@ void cannon_run(const Operands<T>& x, const Plan&, const Options& o, Timers& t) 
   const DimMap& kB = x.B.layout().map(b_k_col ? 1 : 0);
   const index_t a_max = mA.local_extent(0) * std::max<index_t>(kA.local_extent(0), 1);
   const index_t b_max = nB.local_extent(0) * std::max<index_t>(kB.local_extent(0), 1);
-  T* abuf[2] = {memory::get<T>(memory::Slot::Panel0, a_max), memory::get<T>(memory::Slot::Panel1, a_max)};
-  T* bbuf[2] = {memory::get<T>(memory::Slot::Panel2, b_max), memory::get<T>(memory::Slot::Panel3, b_max)};
+  T* abuf[2] = {};
+  T* bbuf[2] = {};
+  prologue(mesh.comm(), [&] {
+    abuf[0] = memory::get<T>(memory::Slot::Panel0, a_max), abuf[1] = memory::get<T>(memory::Slot::Panel1, a_max);
+    bbuf[0] = memory::get<T>(memory::Slot::Panel2, b_max), bbuf[1] = memory::get<T>(memory::Slot::Panel3, b_max);
+  });
   const int mod = q;
   auto wrap = [mod](int v) { return ((v % mod) + mod) % mod; };
 

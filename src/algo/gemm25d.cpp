@@ -99,28 +99,37 @@ void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timer
   // Inputs onto the 3D mesh (one alltoallv each).
   double t0 = now();
   std::optional<comm::RedistributionRole> moving_in(std::in_place, true);  // layout changes
-  DistMatrix<T> A3(M3, stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))));
-  DistMatrix<T> B3(M3, stored_layout(x.opB, sh, k, n, spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))));
+  std::optional<DistMatrix<T>> A3o, B3o, Cpo;
+  prologue(M3.comm(), [&] {  // the three 3D tiles, allocated before anything moves
+    A3o.emplace(M3, stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))));
+    B3o.emplace(M3, stored_layout(x.opB, sh, k, n, spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))));
+    Cpo.emplace(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})));
+  });
+  DistMatrix<T>& A3 = *A3o;
+  DistMatrix<T>& B3 = *B3o;
+  DistMatrix<T>& Cp = *Cpo;
   redistribute(x.A, A3);
   redistribute(x.B, B3);
   moving_in.reset();
   t.redist += now() - t0;
 
   // Per slice: SUMMA on views of this slice's tiles.
-  DistMatrix<T> Cp(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})));
   const auto Az = DistMatrix<T>::view(S, stored_layout(x.opA, S.shape(), m, kz, spec_of(block("I", {"x"}), bc("K", {"y"}, g.nb_a))), A3.data(), A3.ld());
   const auto Bz = DistMatrix<T>::view(S, stored_layout(x.opB, S.shape(), kz, n, spec_of(bc("K", {"x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))), B3.data(), B3.ld());
   auto Cz = DistMatrix<T>::view(S, Layout(S.shape(), m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c))), Cp.data(), Cp.ld());
   Options inner = o;
   inner.algorithm = Algorithm::Summa;
   inner.stationary = Stationary::C;
-  const GemmReport r = gemm(x.opA, x.opB, x.alpha, Az, Bz, T(0), Cz, inner);
+  GemmReport r;  // slices agree inside; then all slices agree before the z reduction
+  comm::agreed(M3.comm(), "multiply", [&] { r = gemm(x.opA, x.opB, x.alpha, Az, Bz, T(0), Cz, inner); });
   t.gemm += r.seconds_gemm;
   t.comm += r.seconds_comm + r.seconds_redist;
 
   // Reduce-scatter along z, then C into the caller's layout with beta folded in.
   t0 = now();
-  DistMatrix<T> Cf(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c))));
+  std::optional<DistMatrix<T>> Cfo;
+  prologue(M3.comm(), [&] { Cfo.emplace(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c)))); });
+  DistMatrix<T>& Cf = *Cfo;
   sharded::finish(Cp, T(0), Cf);
   t.comm += now() - t0;
   t0 = now();

@@ -19,6 +19,7 @@ Plan local_plan(const Problem& p, const Options&) {
 
 template <Scalar T>
 void local_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
+  prologue(x.C.mesh().comm(), [] {});  // nothing to allocate; C's redistribution may follow
   const double t0 = now();
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
   blas::gemm(x.opA, x.opB, x.C.local_rows(), x.C.local_cols(), k, x.alpha, x.A.data(), x.A.ld(),

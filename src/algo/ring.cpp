@@ -109,13 +109,16 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
   if (o.bidirectional && ring.p > 2) streams = {{0, k / 2, -1}, {k / 2, k - k / 2, +1}};
   const memory::Slot slots[2][2] = {{memory::Slot::Panel0, memory::Slot::Panel1},
                                     {memory::Slot::Panel2, memory::Slot::Panel3}};
-  T* buf[2][2];
-  for (std::size_t h = 0; h < streams.size(); ++h) {
-    const index_t max_tile = map.local_extent(0) * streams[h].kw;
-    buf[h][0] = memory::get<T>(slots[h][0], max_tile);
-    buf[h][1] = memory::get<T>(slots[h][1], max_tile);
+  T* buf[2][2] = {};
+  prologue(X.mesh().comm(), [&] {
+    for (std::size_t h = 0; h < streams.size(); ++h) {
+      const index_t max_tile = map.local_extent(0) * streams[h].kw;
+      buf[h][0] = memory::get<T>(slots[h][0], max_tile);
+      buf[h][1] = memory::get<T>(slots[h][1], max_tile);
+    }
+  });
+  for (std::size_t h = 0; h < streams.size(); ++h)
     pack_k(X, k_is_col, streams[h].k0, streams[h].kw, buf[h][0]);
-  }
   for (int s = 0; s < ring.p; ++s) {
     const int cur = s % 2;
     comm::Requests reqs;
@@ -142,8 +145,13 @@ template <Scalar T>
 void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& o, Timers& t) {
   const DimMap& rows = x.C.layout().row_map();  // block over X
   const index_t n = x.C.cols(), max_tile = rows.local_extent(0) * n;
-  T* work[2] = {memory::get<T>(memory::Slot::Panel0, max_tile), memory::get<T>(memory::Slot::Panel1, max_tile)};
-  T* incoming = memory::get<T>(memory::Slot::Panel2, max_tile);
+  T* work[2] = {};
+  T* incoming = nullptr;
+  prologue(x.C.mesh().comm(), [&] {
+    work[0] = memory::get<T>(memory::Slot::Panel0, max_tile);
+    work[1] = memory::get<T>(memory::Slot::Panel1, max_tile);
+    incoming = memory::get<T>(memory::Slot::Panel2, max_tile);
+  });
   comm::Requests sent[2];
   for (int s = 0; s < ring.p; ++s) {
     const int b = ring.at(1 + s), w = s % 2;

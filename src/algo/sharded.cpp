@@ -106,18 +106,22 @@ void sharded_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
   }
   // 4. local multiply into C_part (straight into C when the layouts agree).
   const Layout part = sharded::product_layout(*A, x.opA, *B, x.opB, x.C.layout().mesh());
+  const bool direct = part.same_distribution(x.C.layout());
+  std::optional<DistMatrix<T>> P;
+  prologue(x.C.mesh().comm(), [&] {
+    if (!direct) P.emplace(x.C.mesh(), part);
+  });
   const double t0 = now();
-  if (part.same_distribution(x.C.layout())) {
+  if (direct) {
     sharded::local_multiply(x.opA, x.opB, x.alpha, *A, *B, x.beta, x.C);
     t.gemm += now() - t0;
     return;
   }
-  DistMatrix<T> P(x.C.mesh(), part);
-  sharded::local_multiply(x.opA, x.opB, x.alpha, *A, *B, T(0), P);
+  sharded::local_multiply(x.opA, x.opB, x.alpha, *A, *B, T(0), *P);
   t.gemm += now() - t0;
   // 5. reduce / place into C.
   const double t1 = now();
-  sharded::finish(P, x.beta, x.C);
+  sharded::finish(*P, x.beta, x.C);
   t.comm += now() - t1;
 }
 

@@ -1,6 +1,7 @@
 #include "algo/sharded_steps.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "algo/algo.hpp"
 #include "blas/blas.hpp"
@@ -50,7 +51,7 @@ DistMatrix<T> allgather_dim(const DistMatrix<T>& X, int dim) {
   const MeshShape& mesh = L.mesh();
   ShardingSpec s = L.spec();
   s.dims[dim] = DimSpec{s.dims[dim].label, DimSpec::Kind::Replicated, {}, 0, 0};
-  DistMatrix<T> G(X.mesh(), Layout(mesh, L.rows(), L.cols(), s));
+  std::optional<DistMatrix<T>> G;
   const DimMap& map = L.map(dim);
   const int g = map.nprocs;
   const index_t other = dim == 0 ? X.local_cols() : X.local_rows();
@@ -60,7 +61,11 @@ DistMatrix<T> allgather_dim(const DistMatrix<T>& X, int dim) {
     displs[c] = c == 0 ? 0 : displs[c - 1] + counts[c - 1];
   }
   // Gather into piece order (piece c = coordinate c's tile, packed), then place.
-  std::vector<T> pieces(static_cast<std::size_t>(displs[g - 1] + counts[g - 1]));
+  std::vector<T> pieces;
+  prologue(X.mesh().comm(), [&] {
+    G.emplace(X.mesh(), Layout(mesh, L.rows(), L.cols(), s));
+    pieces.resize(static_cast<std::size_t>(displs[g - 1] + counts[g - 1]));
+  });
   const int me = L.dim_coord(dim, X.mesh().coords());
   T* mine = pieces.data() + displs[me];
   for (index_t j = 0; j < X.local_cols(); ++j)
@@ -69,11 +74,11 @@ DistMatrix<T> allgather_dim(const DistMatrix<T>& X, int dim) {
   for (int c = 0; c < g; ++c) {
     const index_t ext = map.local_extent(c), off = ext > 0 ? map.to_global(0, c) : 0;
     const T* src = pieces.data() + displs[c];
-    const index_t rows = dim == 0 ? ext : G.local_rows();
-    for (index_t j = 0; j < (dim == 0 ? G.local_cols() : ext); ++j)
-      std::copy_n(src + j * rows, rows, dim == 0 ? &G.local(off, j) : &G.local(0, off + j));
+    const index_t rows = dim == 0 ? ext : G->local_rows();
+    for (index_t j = 0; j < (dim == 0 ? G->local_cols() : ext); ++j)
+      std::copy_n(src + j * rows, rows, dim == 0 ? &G->local(off, j) : &G->local(0, off + j));
   }
-  return G;
+  return std::move(*G);
 }
 
 double reduce_words(const Layout& C, index_t m, index_t n, const Axes& I, const Axes& J,
@@ -135,8 +140,11 @@ void finish(DistMatrix<T>& P, T beta, DistMatrix<T>& C) {
     const DimMap& cm = C.layout().map(d);
     const index_t base = LP.map(d).local_extent(g) > 0 ? LP.map(d).to_global(0, g) : 0;
     std::vector<std::int64_t> counts(u);
-    std::vector<T> send;
-    send.reserve(static_cast<std::size_t>(P.local_rows() * P.local_cols()));
+    std::vector<T> send, mine;
+    prologue(C.mesh().comm(), [&] {
+      send.reserve(static_cast<std::size_t>(P.local_rows() * P.local_cols()));
+      mine.resize(static_cast<std::size_t>(C.local_rows() * C.local_cols()));
+    });
     for (int v = 0; v < u; ++v) {
       const int cc = g * u + v;
       const index_t ext = cm.local_extent(cc), off = ext > 0 ? cm.to_global(0, cc) - base : 0;
@@ -145,7 +153,6 @@ void finish(DistMatrix<T>& P, T beta, DistMatrix<T>& C) {
       for (index_t j = c0; j < c0 + nc; ++j) send.insert(send.end(), &P.local(r0, j), &P.local(r0, j) + nr);
       counts[v] = nr * nc;
     }
-    std::vector<T> mine(static_cast<std::size_t>(C.local_rows() * C.local_cols()));
     comm::reduce_scatter(send.data(), mine.data(), counts, C.mesh().axis_comm(axis_names(LP.mesh(), U)));
     blas::scale(C.local_rows(), C.local_cols(), beta, C.data(), C.ld());
     for (index_t j = 0; j < C.local_cols(); ++j)

@@ -175,12 +175,17 @@ void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers&
   const index_t k = ka.extent;
   const index_t width = o.panel > 0 ? o.panel : kDefaultPanel;
 
+  std::vector<Panel> steps;
+  T* abuf[2] = {};
+  T* bbuf[2] = {};
+  prologue(mesh.comm(), [&] {
+    steps = panels(ka, kb, k, width);
+    abuf[0] = memory::get<T>(memory::Slot::Panel0, m_loc * width);
+    abuf[1] = memory::get<T>(memory::Slot::Panel1, m_loc * width);
+    bbuf[0] = memory::get<T>(memory::Slot::Panel2, width * n_loc);
+    bbuf[1] = memory::get<T>(memory::Slot::Panel3, width * n_loc);
+  });
   blas::scale(m_loc, n_loc, x.beta, x.C.data(), x.C.ld());
-  auto steps = panels(ka, kb, k, width);
-  T* abuf[2] = {memory::get<T>(memory::Slot::Panel0, m_loc * width),
-                memory::get<T>(memory::Slot::Panel1, m_loc * width)};
-  T* bbuf[2] = {memory::get<T>(memory::Slot::Panel2, width * n_loc),
-                memory::get<T>(memory::Slot::Panel3, width * n_loc)};
   comm::Requests inflight[2];
 
   auto start = [&](std::size_t s) {  // pack at the owners and post both broadcasts

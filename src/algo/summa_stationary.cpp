@@ -73,7 +73,13 @@ void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t) {
   const index_t cols = a_stays ? x.C.cols() : x.C.local_cols();
   const index_t kl = a_stays ? (x.opA == Op::N ? A.local_cols() : A.local_rows())
                              : (x.opB == Op::N ? B.local_rows() : B.local_cols());
-  T* D = memory::get<T>(memory::Slot::Partial, rows * cols);
+  T* D = nullptr;
+  std::vector<T> send, mine;  // the reduce-scatter's input (D by owner) and my result
+  prologue(mesh.comm(), [&] {
+    D = memory::get<T>(memory::Slot::Partial, rows * cols);
+    send.reserve(static_cast<std::size_t>(rows * cols));  // pack_by_owner stays within it
+    mine.resize(static_cast<std::size_t>(x.C.local_rows() * x.C.local_cols()));
+  });
   t0 = now();
   blas::gemm(x.opA, x.opB, rows, cols, kl, x.alpha, A.data(), A.ld(), B.data(), B.ld(), T(0), D,
              std::max<index_t>(rows, 1));
@@ -82,10 +88,8 @@ void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t) {
   // Reduce-scatter the partial sums onto C's map along the dimension D spans in full.
   t0 = now();
   const int dim = a_stays ? 1 : 0;
-  std::vector<T> send;
   std::vector<std::int64_t> counts;
   pack_by_owner(D, rows, cols, x.C.layout().map(dim), dim, send, counts);
-  std::vector<T> mine(static_cast<std::size_t>(x.C.local_rows() * x.C.local_cols()));
   const MPI_Comm comm = mesh.axis_comm(axis_names(mesh.shape(), x.C.layout().dim_axes(dim)));
   comm::reduce_scatter(send.data(), mine.data(), counts, comm);
   t.comm += now() - t0;

@@ -12,12 +12,15 @@
 #include "shardmm/redistribute.hpp"
 
 #include <algorithm>
+#include <optional>
 
+#include "comm/agree.hpp"
 #include "comm/exchange.hpp"
 #include "comm/traffic.hpp"
 #include "comm/mpi_check.hpp"
-#include "shardmm/error.hpp"
+#include "core/fault.hpp"
 #include "core/instantiate.hpp"
+#include "shardmm/error.hpp"
 
 namespace shardmm {
 namespace {
@@ -62,8 +65,6 @@ void validate(const Mesh& ms, const Layout& ls, const Mesh& md, const Layout& ld
     throw InvalidArgument("redistribute: source and destination meshes are on different communicators");
 }
 
-}  // namespace
-
 // Same distribution on the same mesh (no partial sums): every element stays where it is (no communication, so
 // no synchronisation either); dst = alpha * src + beta * dst tile by tile.
 template <Scalar T>
@@ -76,101 +77,129 @@ RedistStats copy_in_place(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha,
   return stats;
 }
 
+// One exchange: per-peer index lists on both sides, counts and displacements, the packed
+// send buffer and the receive buffer.
 template <Scalar T>
-RedistStats redistribute(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, T beta) {
+struct Exchange {
+  Buckets send_rows, send_cols, recv_rows, recv_cols;
+  std::vector<std::int64_t> sc, sd, rc, rd;
+  std::vector<char> recv_from;
+  std::vector<T> sendbuf, recvbuf;
+};
+
+// Rank-local half of the exchange: index lists, counts, packing (for each destination, my
+// local rows x cols it owns, column by column) and the receive buffer. No communication.
+template <Scalar T>
+void prepare(const DistMatrix<T>& src, const DistMatrix<T>& dst, Exchange<T>& x) {
   const Layout& Ls = src.layout();
   const Layout& Ld = dst.layout();
-  validate(src.mesh(), Ls, dst.mesh(), Ld);
-  RedistStats stats;
-  if (!src.mesh().active()) return stats;
-  if (src.mesh().same_as(dst.mesh()) && Ls.same_distribution(Ld) && !Ls.is_unreduced())
-    return copy_in_place(src, dst, alpha, beta);
   const MeshShape& Ms = Ls.mesh();
   const MeshShape& Md = Ld.mesh();
   const int P = Ms.size(), me = src.mesh().rank();
   const auto& cs_me = src.mesh().coords();  // my coords on the source mesh
   const auto& cd_me = dst.mesh().coords();  // ... and on the destination mesh
-
-  // Per-peer index lists on the sending side (by destination coordinate) and receiving side.
-  const Buckets send_rows = bucket(Ls, Ls.dim_coord(0, cs_me), Ld, 0);
-  const Buckets send_cols = bucket(Ls, Ls.dim_coord(1, cs_me), Ld, 1);
-  const Buckets recv_rows = bucket(Ld, Ld.dim_coord(0, cd_me), Ls, 0);
-  const Buckets recv_cols = bucket(Ld, Ld.dim_coord(1, cd_me), Ls, 1);
-
-  std::vector<std::int64_t> sc(P, 0), sd(P, 0), rc(P, 0), rd(P, 0);
-  std::vector<char> send_to(P, 0), recv_from(P, 0);
+  x.send_rows = bucket(Ls, Ls.dim_coord(0, cs_me), Ld, 0);
+  x.send_cols = bucket(Ls, Ls.dim_coord(1, cs_me), Ld, 1);
+  x.recv_rows = bucket(Ld, Ld.dim_coord(0, cd_me), Ls, 0);
+  x.recv_cols = bucket(Ld, Ld.dim_coord(1, cd_me), Ls, 1);
+  x.sc.assign(P, 0), x.sd.assign(P, 0), x.rc.assign(P, 0), x.rd.assign(P, 0);
+  x.recv_from.assign(P, 0);
   std::int64_t send_total = 0, recv_total = 0;
   const bool i_receive = receives(Ld, cd_me);
   for (int r = 0; r < P; ++r) {
     const auto cs_r = Ms.coords_of(r), cd_r = Md.coords_of(r);
-    send_to[r] = receives(Ld, cd_r) && designated(Ls, cs_me, cs_r);
-    recv_from[r] = i_receive && designated(Ls, cs_r, cs_me);
-    if (send_to[r]) {
-      sc[r] = static_cast<std::int64_t>(send_rows[Ld.dim_coord(0, cd_r)].size() *
-                                        send_cols[Ld.dim_coord(1, cd_r)].size());
-    }
-    if (recv_from[r]) {
-      rc[r] = static_cast<std::int64_t>(recv_rows[Ls.dim_coord(0, cs_r)].size() *
-                                        recv_cols[Ls.dim_coord(1, cs_r)].size());
-    }
-    if (r == me) sc[r] = rc[r] = 0;  // copied locally below
-    sd[r] = send_total;
-    rd[r] = recv_total;
-    send_total += sc[r];
-    recv_total += rc[r];
+    x.recv_from[r] = i_receive && designated(Ls, cs_r, cs_me);
+    if (r != me && receives(Ld, cd_r) && designated(Ls, cs_me, cs_r))
+      x.sc[r] = static_cast<std::int64_t>(x.send_rows[Ld.dim_coord(0, cd_r)].size() *
+                                          x.send_cols[Ld.dim_coord(1, cd_r)].size());
+    if (r != me && x.recv_from[r])  // my own part is copied locally in unpack()
+      x.rc[r] = static_cast<std::int64_t>(x.recv_rows[Ls.dim_coord(0, cs_r)].size() *
+                                          x.recv_cols[Ls.dim_coord(1, cs_r)].size());
+    x.sd[r] = send_total, x.rd[r] = recv_total;
+    send_total += x.sc[r], recv_total += x.rc[r];
   }
-
-  // Pack: for each destination, my local rows x cols it owns, column by column.
-  std::vector<T> sendbuf(static_cast<std::size_t>(send_total));
+  x.sendbuf.resize(static_cast<std::size_t>(send_total));
+  x.recvbuf.resize(static_cast<std::size_t>(recv_total));
   for (int r = 0; r < P; ++r) {
-    if (sc[r] == 0) continue;
+    if (x.sc[r] == 0) continue;
     const auto cd_r = Md.coords_of(r);
-    const auto& rows = send_rows[Ld.dim_coord(0, cd_r)];
-    T* out = sendbuf.data() + sd[r];
-    for (index_t j : send_cols[Ld.dim_coord(1, cd_r)])
+    const auto& rows = x.send_rows[Ld.dim_coord(0, cd_r)];
+    T* out = x.sendbuf.data() + x.sd[r];
+    for (index_t j : x.send_cols[Ld.dim_coord(1, cd_r)])
       for (index_t i : rows) *out++ = src.local(i, j);
   }
-  std::vector<T> recvbuf(static_cast<std::size_t>(recv_total));
+}
+
+// dst = beta * dst + alpha * (sum of contributions), sources in rank order; my own part comes
+// straight from my source tile, walked with the sender's index lists.
+template <Scalar T>
+std::int64_t unpack(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, T beta, const Exchange<T>& x) {
+  const Layout& Ls = src.layout();
+  const Layout& Ld = dst.layout();
+  const int me = src.mesh().rank();
+  std::int64_t copied = 0;
+  if (beta == T(0)) dst.set_zero();
+  else if (beta != T(1))
+    for (index_t j = 0; j < dst.local_cols(); ++j)
+      for (index_t i = 0; i < dst.local_rows(); ++i) dst.local(i, j) *= beta;
+  for (int r = 0; r < static_cast<int>(x.recv_from.size()); ++r) {
+    if (!x.recv_from[r]) continue;
+    const auto cs_r = Ls.mesh().coords_of(r);
+    const auto& rows = x.recv_rows[Ls.dim_coord(0, cs_r)];
+    const auto& cols = x.recv_cols[Ls.dim_coord(1, cs_r)];
+    if (r == me) {
+      const auto& cd_me = dst.mesh().coords();
+      const auto& srows = x.send_rows[Ld.dim_coord(0, cd_me)];
+      const auto& scols = x.send_cols[Ld.dim_coord(1, cd_me)];
+      for (std::size_t jj = 0; jj < cols.size(); ++jj)
+        for (std::size_t ii = 0; ii < rows.size(); ++ii)
+          dst.local(rows[ii], cols[jj]) += alpha * src.local(srows[ii], scols[jj]);
+      copied += static_cast<std::int64_t>(rows.size() * cols.size());
+      continue;
+    }
+    const T* in = x.recvbuf.data() + x.rd[r];
+    for (index_t j : cols)
+      for (index_t i : rows) dst.local(i, j) += alpha * *in++;
+  }
+  return copied;
+}
+
+}  // namespace
+
+template <Scalar T>
+RedistStats redistribute(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, T beta) {
+  validate(src.mesh(), src.layout(), dst.mesh(), dst.layout());
+  RedistStats stats;
+  if (!src.mesh().active()) return stats;
+  if (src.mesh().same_as(dst.mesh()) && src.layout().same_distribution(dst.layout()) &&
+      !src.layout().is_unreduced())
+    return copy_in_place(src, dst, alpha, beta);
+  Exchange<T> x;
+  comm::agreed(src.mesh().comm(), "redistribute", [&] {
+    fault::point("redistribute");
+    prepare(src, dst, x);
+  });
   const comm::Traffic before = comm::traffic();
-  comm::alltoallv(src.mesh().comm(), sendbuf.data(), sc, sd, recvbuf.data(), rc, rd);
+  comm::alltoallv(src.mesh().comm(), x.sendbuf.data(), x.sc, x.sd, x.recvbuf.data(), x.rc, x.rd);
   const comm::Traffic moved = comm::traffic() - before;
   if (comm::RedistributionRole::layout_change()) comm::redistribution_traffic() += moved;
   stats.bytes_sent = moved.bytes_sent;
   stats.bytes_received = moved.bytes_received;
   stats.messages_sent = moved.messages;
-
-  // Unpack: dst = beta * dst + alpha * (sum of contributions), sources in rank order.
-  if (beta == T(0)) dst.set_zero();
-  else if (beta != T(1))
-    for (index_t j = 0; j < dst.local_cols(); ++j)
-      for (index_t i = 0; i < dst.local_rows(); ++i) dst.local(i, j) *= beta;
-  for (int r = 0; r < P; ++r) {
-    if (!recv_from[r]) continue;
-    const auto cs_r = Ms.coords_of(r);
-    const auto& rows = recv_rows[Ls.dim_coord(0, cs_r)];
-    const auto& cols = recv_cols[Ls.dim_coord(1, cs_r)];
-    if (r == me) {  // local copy: walk my own source tile with the sender's index lists
-      const auto& srows = send_rows[Ld.dim_coord(0, cd_me)];
-      const auto& scols = send_cols[Ld.dim_coord(1, cd_me)];
-      for (std::size_t jj = 0; jj < cols.size(); ++jj)
-        for (std::size_t ii = 0; ii < rows.size(); ++ii)
-          dst.local(rows[ii], cols[jj]) += alpha * src.local(srows[ii], scols[jj]);
-      stats.elements_copied_locally += static_cast<std::int64_t>(rows.size() * cols.size());
-      continue;
-    }
-    const T* in = recvbuf.data() + rd[r];
-    for (index_t j : cols)
-      for (index_t i : rows) dst.local(i, j) += alpha * *in++;
-  }
+  stats.elements_copied_locally = unpack(src, dst, alpha, beta, x);
   return stats;
 }
 
 template <Scalar T>
 DistMatrix<T> redistribute(const DistMatrix<T>& src, const Layout& layout, RedistStats* stats) {
-  DistMatrix<T> dst(src.mesh(), layout);
-  const RedistStats s = redistribute(src, dst, T(1), T(0));
+  std::optional<DistMatrix<T>> dst;  // allocated on every rank before anything moves
+  if (src.mesh().active())
+    comm::agreed(src.mesh().comm(), "redistribute", [&] { dst.emplace(src.mesh(), layout); });
+  else
+    dst.emplace(src.mesh(), layout);
+  const RedistStats s = redistribute(src, *dst, T(1), T(0));
   if (stats) *stats = s;
-  return dst;
+  return std::move(*dst);
 }
 
 #define SHARDMM_INSTANTIATE(T)                                                         \

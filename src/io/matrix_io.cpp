@@ -9,7 +9,9 @@
 #include <fstream>
 #include <random>
 
+#include "comm/agree.hpp"
 #include "comm/mpi_check.hpp"
+#include "core/fault.hpp"
 #include "io/file_transfer.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/io.hpp"
@@ -87,8 +89,11 @@ void read_tile(const std::string& path, std::int64_t data_offset, bool fortran,
   const auto& coords = dst.mesh().coords();
   const bool holds = holds_value(dst.layout(), coords);
   const bool direct = tile_is_packed(dst, fortran);
-  std::vector<T> packed(
-      holds && !direct ? static_cast<std::size_t>(dst.local_rows() * dst.local_cols()) : 0);
+  std::vector<T> packed;  // allocated on every rank before the collective open
+  comm::agreed(comm, "read", [&] {
+    fault::point("read");
+    if (holds && !direct) packed.resize(static_cast<std::size_t>(dst.local_rows() * dst.local_cols()));
+  });
   io::RunCursor cursor =
       holds ? io::RunCursor::for_tile(dst.layout(), coords, fortran) : io::RunCursor();
   MPI_File fh = io::open_file(comm, path, MPI_MODE_RDONLY);
@@ -146,7 +151,11 @@ void write_file(const std::string& path, const std::string& header, bool fortran
   const auto& coords = src.mesh().coords();
   const bool primary = src.layout().is_primary(coords);
   const bool direct = tile_is_packed(src, fortran);
-  const std::vector<T> packed = primary && !direct ? pack_tile(src, fortran) : std::vector<T>();
+  std::vector<T> packed;  // packed on every rank before the collective open
+  comm::agreed(comm, "write", [&] {
+    fault::point("write");
+    if (primary && !direct) packed = pack_tile(src, fortran);
+  });
   io::RunCursor cursor =
       primary ? io::RunCursor::for_tile(src.layout(), coords, fortran) : io::RunCursor();
   const std::string tmp = temp_name(comm, path);
