@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "c_api/c_api.hpp"
+#include "comm/agree.hpp"
 #include "shardmm/gemm.hpp"
 
 namespace shardmm::c_api {
@@ -78,6 +79,21 @@ int common_dtype(shardmm_matrix A, shardmm_matrix B, shardmm_matrix C) {
                           to_string(static_cast<Dtype>(b)) + ", " +
                           to_string(static_cast<Dtype>(c)));
   return static_cast<int>(a);
+}
+
+// The caller's arguments are checked on each rank, then agreed over the matrices' mesh: a
+// bad argument on one rank only (a null pointer, a bad trans character) fails the call on
+// every rank instead of leaving the others waiting in gemm's collectives. A rank whose three
+// handles are all null has no mesh to agree over and fails alone.
+template <class F>
+void agreed_arguments(shardmm_matrix A, shardmm_matrix B, shardmm_matrix C, F&& check) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  for (shardmm_matrix X : {A, B, C})
+    if (X != nullptr && comm == MPI_COMM_NULL)
+      comm = std::visit([](const auto& M) { return M.mesh().active() ? M.mesh().comm() : MPI_COMM_NULL; },
+                        X->matrix);
+  if (comm == MPI_COMM_NULL) return check();
+  comm::agreed(comm, "gemm arguments", check);
 }
 
 void copy_text(const std::string& text, char* out, std::size_t size) {
@@ -168,12 +184,19 @@ int shardmm_gemm(char transa, char transb, const void* alpha, shardmm_matrix A, 
                  const void* beta, shardmm_matrix C, const shardmm_options* options,
                  shardmm_report* report) {
   return guarded([&] {
-    const Op ta = parse_trans(transa, "transa"), tb = parse_trans(transb, "transb");
-    const Options o = to_options(options);
-    const GemmReport r = with_type(common_dtype(A, B, C), [&]<Scalar T>() {
+    Op ta = Op::N, tb = Op::N;
+    Options o;
+    int dtype = 0;
+    agreed_arguments(A, B, C, [&] {
+      ta = parse_trans(transa, "transa"), tb = parse_trans(transb, "transb");
+      o = to_options(options);
+      dtype = common_dtype(A, B, C);
+      require(alpha, "alpha"), require(beta, "beta");
+    });
+    const GemmReport r = with_type(dtype, [&]<Scalar T>() {
       T al, be;
-      std::memcpy(&al, require(alpha, "alpha"), sizeof al);
-      std::memcpy(&be, require(beta, "beta"), sizeof be);
+      std::memcpy(&al, alpha, sizeof al);
+      std::memcpy(&be, beta, sizeof be);
       return gemm(ta, tb, al, std::get<DistMatrix<T>>(A->matrix),
                   std::get<DistMatrix<T>>(B->matrix), be, std::get<DistMatrix<T>>(C->matrix), o);
     });

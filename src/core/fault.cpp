@@ -2,6 +2,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -38,10 +39,10 @@ int parse_rank(std::string_view spec, std::string_view text) {
 
 bool selects(std::string_view spec, std::string_view phase, int world_rank, std::string& kind) {
   bool hit = false;
-  while (!spec.empty()) {
-    const std::size_t comma = spec.find(',');
-    const std::string_view item = spec.substr(0, comma);
-    spec = comma == std::string_view::npos ? std::string_view() : spec.substr(comma + 1);
+  for (std::size_t from = 0; !spec.empty() && from <= spec.size();) {
+    const std::size_t comma = std::min(spec.find(',', from), spec.size());
+    const std::string_view item = spec.substr(from, comma - from);
+    from = comma + 1;
     const std::size_t at = item.find('@');
     if (at == std::string_view::npos) malformed(item, "missing '@'");
     const std::size_t colon = item.find(':', at);

@@ -192,6 +192,23 @@ static void test_errors(shardmm_mesh mesh) {
         "bad trans");
   CHECK(shardmm_gemm('N', 'N', &one, NULL, A, &one, Cbad, NULL, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT,
         "null matrix");
+  /* A bad argument on one rank only (the last passes a null alpha, or a bad trans): every
+   * rank fails the same way instead of the others hanging in gemm, and the mesh stays usable. */
+  int me = 0, np = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &np);
+  status = shardmm_gemm('N', 'T', me == np - 1 ? NULL : &one, A, A, &one, Cbad, NULL, NULL);
+  CHECK(status == SHARDMM_ERROR_INVALID_ARGUMENT && strstr(shardmm_last_error(), "alpha") &&
+            strstr(shardmm_last_error(), "first failing rank"), "null alpha on one rank: %d %s",
+        status, shardmm_last_error());
+  status = shardmm_gemm(me == np - 1 ? 'Q' : 'N', 'T', &one, A, A, &one, Cbad, NULL, NULL);
+  CHECK(status == SHARDMM_ERROR_INVALID_ARGUMENT && strstr(shardmm_last_error(), "transa"),
+        "bad trans on one rank: %d %s", status, shardmm_last_error());
+  shardmm_matrix Csq = NULL;
+  shardmm_matrix_create(mesh, SHARDMM_F64, 6, 6, "C[I_X,J_Y]", NULL, 0, &Csq);
+  CHECK(shardmm_gemm('N', 'T', &one, A, A, &one, Csq, NULL, NULL) == SHARDMM_OK,
+        "gemm after an agreed failure");
+  shardmm_matrix_destroy(Csq);
   shardmm_options o;
   shardmm_options_init(&o);
   o.algorithm = (shardmm_algorithm)42;
