@@ -193,6 +193,7 @@ GemmReport run_planned(const algo::Plan& plan, Op opA, Op opB, T alpha, const Di
   rep.detail = plan.detail;
   const double t_start = algo::now();
   algo::Timers t;
+  t.events = o.timeline;
   std::optional<DistMatrix<T>> At, Bt, Ct;
   const DistMatrix<T>& Aw = in_layout(A, plan.A, At);
   const DistMatrix<T>& Bw = in_layout(B, plan.B, Bt);
@@ -200,6 +201,7 @@ GemmReport run_planned(const algo::Plan& plan, Op opA, Op opB, T alpha, const Di
   if (c_moves)
     comm::agreed(C.mesh().comm(), "redistribute", [&] { Ct.emplace(C.mesh(), plan.C); });
   double redist = algo::now() - t_start;
+  if (redist > 0 && (At || Bt)) t.record("redistribute", t_start, t_start + redist);
   DistMatrix<T>& Cw = c_moves ? *Ct : C;
   {
     const comm::RedistributionRole algorithm_step(false);
@@ -209,6 +211,7 @@ GemmReport run_planned(const algo::Plan& plan, Op opA, Op opB, T alpha, const Di
     const double t0 = algo::now();
     redistribute(*Ct, C, T(1), beta);
     redist += algo::now() - t0;
+    t.record("redistribute", t0, algo::now());
   }
   rep.seconds_gemm = t.gemm;
   rep.seconds_comm = t.comm;
@@ -277,6 +280,7 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   GemmReport rep;
   if (plan) rep.algorithm = plan->algorithm, rep.grid = plan->grid, rep.detail = plan->detail;
   if (!C.mesh().active() || p.m == 0 || p.n == 0) return rep;
+  if (options.blas_threads > 0) blas::set_num_threads(options.blas_threads);
   const double t_start = algo::now();
   const comm::Traffic start = comm::traffic();
   const comm::Traffic redist_start = comm::redistribution_traffic();
@@ -297,6 +301,7 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   rep.bytes_received = total.bytes_received;
   rep.messages = total.messages;
   rep.seconds_total = algo::now() - t_start;
+  rep.blas_threads = blas::num_threads();
   return rep;
 }
 

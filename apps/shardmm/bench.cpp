@@ -1,17 +1,21 @@
-// bench: for each algorithm in turn on the same operands — reset C, barrier, time one call
-// (the slowest rank's time), repeat; then the probe check and one table row / JSON record.
+// bench: the contenders (shardmm algorithms and ScaLAPACK p?gemm) run on the same operands in
+// one mpirun, alternating call by call after the warm-up: reset C, barrier, time one call
+// (the slowest rank's time). Then the probe check and one table row / JSON record each.
+// --bare runs only the calls (for Open MPI's traffic monitoring); --tune-scalapack: see
+// bench_tune.cpp.
 #include "bench.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "bench_report.hpp"
+#include "bench_util.hpp"
 #include "blas/blas.hpp"
 #include "commands.hpp"
 #include "probe.hpp"
@@ -20,38 +24,7 @@
 namespace shardmm::cli {
 namespace {
 
-struct Row {
-  std::string name, plan;
-  std::vector<double> times;
-  GemmReport report;
-  double words_max = 0, words_mean = 0, algo_words_max = 0, probe = -1;
-  long peak_kb = 0;
-};
-
-template <Scalar T>
-T value_from(double v) { return T(static_cast<real_t<T>>(v)); }
-
-template <Scalar T>
-T entry(index_t i, index_t j, int seed) {  // deterministic, independent of P
-  const double x = std::sin(0.37 * double(i) + 1.13 * double(j) + 0.71 * seed);
-  if constexpr (is_complex_v<T>) return T(static_cast<real_t<T>>(x), static_cast<real_t<T>>(std::cos(0.5 * double(i) - 0.3 * double(j) + seed)));
-  else return static_cast<T>(x);
-}
-
-double max_over(double v, MPI_Comm comm) {
-  double r = 0;
-  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MAX, comm);
-  return r;
-}
-double sum_over(double v, MPI_Comm comm) {
-  double r = 0;
-  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_SUM, comm);
-  return r;
-}
-
-double flops(index_t m, index_t n, index_t k, bool complex) {
-  return (complex ? 8.0 : 2.0) * double(m) * double(n) * double(k);
-}
+using bench::max_over;
 
 // GEMM rate of one core measured now on every rank at once (the "peak" of the % column).
 template <Scalar T>
@@ -65,7 +38,7 @@ double local_rate(index_t m, index_t n, index_t k, int P) {
     blas::gemm(Op::N, Op::N, s, s, s, T(1), a.data(), s, b.data(), s, T(0), c.data(), s);
     best = std::min(best, max_over(MPI_Wtime() - t0, MPI_COMM_WORLD));
   }
-  return flops(s, s, s, is_complex_v<T>) / best;
+  return bench::flops(s, s, s, is_complex_v<T>) / best;
 }
 
 // --grid PxQ is the operands' mesh; PxQxC keeps a near-square 2D mesh for the operands and
@@ -77,158 +50,172 @@ Mesh make_mesh(const BenchConfig& cfg) {
   return Mesh(MPI_COMM_WORLD, s);
 }
 
+// The generated operands every contender multiplies.
 template <Scalar T>
-void copy_local(const DistMatrix<T>& from, DistMatrix<T>& to) {
-  for (index_t j = 0; j < from.local_cols(); ++j)
-    std::copy_n(&from.local(0, j), from.local_rows(), &to.local(0, j));
+struct Setup {
+  Mesh mesh;
+  Op opA, opB;
+  T alpha, beta;
+  DistMatrix<T> A, B, C0;
+};
+
+template <Scalar T>
+std::unique_ptr<Setup<T>> make_setup(const BenchConfig& cfg) {
+  Mesh mesh = make_mesh(cfg);
+  const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
+  const index_t ar = opA == Op::N ? cfg.m : cfg.k, ac = opA == Op::N ? cfg.k : cfg.m;
+  const index_t br = opB == Op::N ? cfg.k : cfg.n, bc = opB == Op::N ? cfg.n : cfg.k;
+  auto layout = [&](const std::string& spec, index_t r, index_t c) {
+    return spec.empty() ? Layout::block_cyclic(mesh.shape(), r, c, cfg.nb, cfg.nb) : Layout(mesh.shape(), r, c, spec);
+  };
+  auto s = std::unique_ptr<Setup<T>>(new Setup<T>{
+      mesh, opA, opB, bench::value_from<T>(cfg.alpha), bench::value_from<T>(cfg.beta),
+      DistMatrix<T>(mesh, layout(cfg.layout_a, ar, ac)), DistMatrix<T>(mesh, layout(cfg.layout_b, br, bc)),
+      DistMatrix<T>(mesh, layout(cfg.layout_c, cfg.m, cfg.n))});
+  s->A.fill([](index_t i, index_t j) { return bench::entry<T>(i, j, 1); });
+  s->B.fill([](index_t i, index_t j) { return bench::entry<T>(i, j, 2); });
+  s->C0.fill([](index_t i, index_t j) { return bench::entry<T>(i, j, 3); });
+  return s;
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
+Options options_of(const BenchConfig& cfg, const std::string& name) {
+  Options o;
+  o.panel = cfg.panel;
+  o.ring_axis = cfg.ring_axis;
+  o.bidirectional = cfg.bidirectional;
+  o.blas_threads = cfg.blas_threads;
+  if (!cfg.memory_limit.empty()) o.memory_limit = parse_bytes(cfg.memory_limit);
+  if (!cfg.grid.empty() && MeshShape::parse(cfg.grid).ndims() == 3) {
+    const auto g = MeshShape::parse(cfg.grid).sizes;
+    o.grid_m = g[0], o.grid_n = g[1], o.grid_k = g[2];
+  }
+  if (name != "scalapack") o.algorithm = parse_algorithm(name);
+  return o;
+}
+
+// One contender: its options, its C, and (ScaLAPACK) a BLACS grid plus block-cyclic copies
+// of inputs it cannot use as they are.
+template <Scalar T>
+struct Contender {
+  bench::Row row;
+  bool scalapack = false;
+  Options o;
+  const DistMatrix<T>* a = nullptr;
+  const DistMatrix<T>* b = nullptr;
+  std::optional<DistMatrix<T>> As, Bs, C;
+  std::optional<BlacsGrid> grid;
+  std::vector<TimelineEvent> events;
+
+  void call(const Setup<T>& s) {
+    if (scalapack) {
+      const double t0 = MPI_Wtime();
+      scalapack_gemm(*grid, s.opA, s.opB, s.alpha, *a, *b, s.beta, *C);
+      if (o.timeline) o.timeline->push_back({"pgemm", t0, MPI_Wtime(), -1});
+    } else {
+      row.report = gemm(s.opA, s.opB, s.alpha, *a, *b, s.beta, *C, o);
+    }
+  }
+};
+
+template <Scalar T>
+Layout bc_like(const Setup<T>& s, const DistMatrix<T>& X, index_t nb) {
+  return Layout::block_cyclic(s.mesh.shape(), X.rows(), X.cols(), nb, nb);
+}
+
+template <Scalar T>
+std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup<T>& s, const std::string& name) {
+  auto c = std::make_unique<Contender<T>>();
+  c->row.name = name;
+  c->scalapack = name == "scalapack";
+  c->o = options_of(cfg, name);
+  c->a = &s.A, c->b = &s.B;
+  const bool own_c = !c->scalapack || scalapack_compatible(s.C0.layout());
+  c->C.emplace(s.mesh, own_c ? s.C0.layout() : bc_like(s, s.C0, cfg.nb));
+  if (!c->scalapack) return c;
+  if (s.mesh.shape().ndims() != 2) throw InvalidArgument("--algo scalapack needs a 2D grid");
+  if (!scalapack_compatible(s.A.layout())) c->a = &c->As.emplace(redistribute(s.A, bc_like(s, s.A, cfg.nb)));
+  if (!scalapack_compatible(s.B.layout())) c->b = &c->Bs.emplace(redistribute(s.B, bc_like(s, s.B, cfg.nb)));
+  c->grid.emplace(s.mesh.comm(), s.mesh.shape().sizes[0], s.mesh.shape().sizes[1]);
+  if (cfg.blas_threads > 0) blas::set_num_threads(cfg.blas_threads);
+  c->row.plan = "ScaLAPACK p?gemm on " + std::to_string(s.mesh.shape().sizes[0]) + "x" +
+                std::to_string(s.mesh.shape().sizes[1]) + ", " + c->C->layout().spec().to_string();
+  return c;
+}
+
+// Warm-up then timed calls, the contenders taking turns; the last call of each is recorded
+// in its timeline when asked.
+template <Scalar T>
+void run_alternating(const BenchConfig& cfg, const Setup<T>& s, std::vector<std::unique_ptr<Contender<T>>>& cs,
+                     bool progress) {
+  const int total = cfg.warmup + cfg.reps;
+  for (int r = 0; r < total; ++r)
+    for (auto& c : cs) {
+      redistribute(s.C0, *c->C);  // reset C (untimed)
+      c->o.timeline = !cfg.timeline.empty() && r + 1 == total ? &c->events : nullptr;
+      MPI_Barrier(s.mesh.comm());
+      const double t0 = MPI_Wtime();
+      c->call(s);
+      const double t = max_over(MPI_Wtime() - t0, s.mesh.comm());
+      if (r >= cfg.warmup) c->row.times.push_back(t);
+      if (progress)
+        std::fprintf(stderr, "\r%s: call %d/%d (%.3f s)   ", c->row.name.c_str(), r + 1, total, t);
+    }
+  if (progress) std::fprintf(stderr, "\n");
+}
+
+// Words from shardmm's own counters, the probe check and peak memory.
+template <Scalar T>
+void finish_row(const BenchConfig& cfg, const Setup<T>& s, Contender<T>& c) {
+  bench::Row& row = c.row;
+  const MPI_Comm comm = s.mesh.comm();
+  const int P = s.mesh.size();
+  if (!c.scalapack) {
+    row.plan = row.report.grid + ", " + row.report.detail;
+    const double words = double(row.report.bytes_received) / sizeof(T);
+    row.words_max = max_over(words, comm);
+    row.words_mean = bench::sum_over(words, comm) / P;
+    const double algo = double(row.report.bytes_received - row.report.redist_bytes_received) / sizeof(T);
+    row.algo_words_max = max_over(algo, comm);
+  }
+  row.blas_threads = blas::num_threads();
+  if (cfg.check) row.probe = probe_error(s.opA, s.opB, s.alpha, *c.a, *c.b, s.beta, s.C0, *c.C);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  row.peak_kb = static_cast<long>(max_over(double(ru.ru_maxrss), comm));
+}
+
+template <Scalar T>
+int bench_typed(const BenchConfig& cfg) {
+  const auto s = make_setup<T>(cfg);
+  std::vector<std::unique_ptr<Contender<T>>> cs;
+  for (const std::string& name : cfg.algos) cs.push_back(make_contender(cfg, *s, name));
+  if (cfg.bare) {  // nothing but the calls: the traffic Open MPI counts is theirs alone
+    for (int r = 0; r < cfg.reps; ++r)
+      for (auto& c : cs) c->call(*s);
+    return 0;
+  }
+  const int me = s->mesh.rank();
+  const bool progress = !cfg.quiet && cfg.json.empty() && me == 0 && (cfg.progress || isatty(STDERR_FILENO));
+  bench::Context ctx{cfg, s->mesh, s->A.layout(), s->B.layout(), s->C0.layout(), 0, 0};
+  ctx.rate = local_rate<T>(cfg.m, cfg.n, cfg.k, s->mesh.size());
+  ctx.work = bench::flops(cfg.m, cfg.n, cfg.k, is_complex_v<T>);
+  run_alternating(cfg, *s, cs, progress);
+  std::vector<bench::Row> rows;
+  int rc = 0;
+  for (auto& c : cs) {
+    finish_row(cfg, *s, *c);
+    if (c->row.probe > 100) rc = 3;
+    if (!cfg.timeline.empty()) bench::write_timeline(cfg.timeline, s->mesh, c->row.name, c->events);
+    rows.push_back(c->row);
+  }
+  if (me == 0) bench::report(ctx, rows);
+  return rc;
 }
 
 }  // namespace
 
-template <Scalar T>
-int bench_typed(const BenchConfig& cfg) {
-  Mesh mesh = make_mesh(cfg);
-  const int P = mesh.size(), me = mesh.rank();
-  const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
-  const T alpha = value_from<T>(cfg.alpha), beta = value_from<T>(cfg.beta);
-  const index_t ar = opA == Op::N ? cfg.m : cfg.k, ac = opA == Op::N ? cfg.k : cfg.m;
-  const index_t br = opB == Op::N ? cfg.k : cfg.n, bc = opB == Op::N ? cfg.n : cfg.k;
-  auto layout = [&](const std::string& spec, index_t r, index_t c) {
-    return spec.empty() ? Layout::block_cyclic(mesh.shape(), r, c, cfg.nb, cfg.nb)
-                        : Layout(mesh.shape(), r, c, spec);
-  };
-  DistMatrix<T> A(mesh, layout(cfg.layout_a, ar, ac)), B(mesh, layout(cfg.layout_b, br, bc));
-  DistMatrix<T> C0(mesh, layout(cfg.layout_c, cfg.m, cfg.n));
-  A.fill([](index_t i, index_t j) { return entry<T>(i, j, 1); });
-  B.fill([](index_t i, index_t j) { return entry<T>(i, j, 2); });
-  C0.fill([](index_t i, index_t j) { return entry<T>(i, j, 3); });
-  const bool quiet = cfg.quiet;
-  const bool progress = !quiet && cfg.json.empty() && me == 0 && (cfg.progress || isatty(STDERR_FILENO));
-  const double rate = local_rate<T>(cfg.m, cfg.n, cfg.k, P);
-  const double lb = lower_bound_words(cfg.m, cfg.n, cfg.k, P);
-  const double work = flops(cfg.m, cfg.n, cfg.k, is_complex_v<T>);
-  std::vector<Row> rows;
-  int rc = 0;
-  for (const std::string& name : cfg.algos) {
-    Row row;
-    row.name = name;
-    const bool scalapack = name == "scalapack";
-    std::optional<DistMatrix<T>> As, Bs;
-    std::optional<BlacsGrid> grid;
-    const DistMatrix<T>* a = &A;
-    const DistMatrix<T>* b = &B;
-    DistMatrix<T> C(mesh, scalapack && !scalapack_compatible(C0.layout())
-                              ? Layout::block_cyclic(mesh.shape(), cfg.m, cfg.n, cfg.nb, cfg.nb)
-                              : C0.layout());
-    if (scalapack) {
-      if (mesh.shape().ndims() != 2) throw InvalidArgument("--algo scalapack needs a 2D grid");
-      if (!scalapack_compatible(A.layout())) a = &As.emplace(redistribute(A, Layout::block_cyclic(mesh.shape(), ar, ac, cfg.nb, cfg.nb)));
-      if (!scalapack_compatible(B.layout())) b = &Bs.emplace(redistribute(B, Layout::block_cyclic(mesh.shape(), br, bc, cfg.nb, cfg.nb)));
-      grid.emplace(mesh.comm(), mesh.shape().sizes[0], mesh.shape().sizes[1]);
-      row.plan = "ScaLAPACK p?gemm on " + std::to_string(mesh.shape().sizes[0]) + "x" +
-                 std::to_string(mesh.shape().sizes[1]) + ", " + C.layout().spec().to_string();
-    }
-    Options o;
-    o.panel = cfg.panel;
-    o.ring_axis = cfg.ring_axis;
-    o.bidirectional = cfg.bidirectional;
-    if (!cfg.memory_limit.empty()) o.memory_limit = parse_bytes(cfg.memory_limit);
-    if (!cfg.grid.empty() && MeshShape::parse(cfg.grid).ndims() == 3) {
-      const auto g = MeshShape::parse(cfg.grid).sizes;
-      o.grid_m = g[0], o.grid_n = g[1], o.grid_k = g[2];
-    }
-    if (!scalapack) o.algorithm = parse_algorithm(name);
-    for (int r = 0; r < cfg.warmup + cfg.reps; ++r) {
-      redistribute(C0, C);  // reset C (untimed)
-      MPI_Barrier(mesh.comm());
-      const double t0 = MPI_Wtime();
-      if (scalapack) scalapack_gemm(*grid, opA, opB, alpha, *a, *b, beta, C);
-      else row.report = gemm(opA, opB, alpha, *a, *b, beta, C, o);
-      const double t = max_over(MPI_Wtime() - t0, mesh.comm());
-      if (r >= cfg.warmup) row.times.push_back(t);
-      if (progress) {
-        const int total = cfg.warmup + cfg.reps;
-        std::fprintf(stderr, "\r%s: rep %d/%d (%.3f s, ETA %.0f s)   ", name.c_str(), r + 1, total, t,
-                     t * (total - r - 1));
-      }
-    }
-    if (progress) std::fprintf(stderr, "\n");
-    if (!scalapack) {
-      row.plan = row.report.grid + ", " + row.report.detail;
-      const double words = double(row.report.bytes_received) / sizeof(T);
-      row.words_max = max_over(words, mesh.comm());
-      row.words_mean = sum_over(words, mesh.comm()) / P;
-      const double algo = double(row.report.bytes_received - row.report.redist_bytes_received) / sizeof(T);
-      row.algo_words_max = max_over(algo, mesh.comm());
-    }
-    if (cfg.check) {
-      row.probe = probe_error(opA, opB, alpha, *a, *b, beta, C0, C);
-      if (row.probe > 100) rc = 3;
-    }
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    row.peak_kb = static_cast<long>(max_over(double(ru.ru_maxrss), mesh.comm()));
-    rows.push_back(row);
-  }
-  if (me != 0) return rc;
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
-  if (!quiet) {
-    std::printf("shardmm bench: m=%lld n=%lld k=%lld %s op=%s%s alpha=%g beta=%g on %d ranks, mesh %s\n",
-                (long long)cfg.m, (long long)cfg.n, (long long)cfg.k, cfg.dtype.c_str(),
-                cfg.transa.c_str(), cfg.transb.c_str(), cfg.alpha, cfg.beta, P, mesh.shape().to_string().c_str());
-    std::printf("inputs A %s, B %s, C %s; local GEMM rate %.1f GFLOP/s per rank; lower bound %.4g words/rank\n",
-                A.layout().spec().to_string().c_str(), B.layout().spec().to_string().c_str(),
-                C0.layout().spec().to_string().c_str(), rate * 1e-9, lb);
-    std::printf("%-10s %9s %9s %9s %8s %6s %12s %12s %6s %7s %6s %6s %6s %9s %8s\n", "algorithm", "median_s", "min_s",
-                "max_s", "GFLOP/s", "%peak", "words_max", "words_mean", "/LB", "algo/LB", "gemm%", "comm%", "redis%",
-                "peak_MiB", "check");
-  }
-  const double base = rows.empty() ? 0 : median(rows.back().times);
-  for (const Row& r : rows) {
-    const double med = median(r.times), tot = r.report.seconds_total > 0 ? r.report.seconds_total : 1;
-    const bool ours = r.name != "scalapack";
-    if (!quiet)
-      std::printf("%-10s %9.4f %9.4f %9.4f %8.2f %6.1f %12s %12s %6s %7s %6s %6s %6s %9.1f %8s\n", r.name.c_str(), med,
-                  *std::min_element(r.times.begin(), r.times.end()), *std::max_element(r.times.begin(), r.times.end()),
-                  work / med * 1e-9, 100 * work / med / (rate * P),
-                  ours ? fmt("%.4g", r.words_max).c_str() : "-", ours ? fmt("%.4g", r.words_mean).c_str() : "-",
-                  ours && lb > 0 ? fmt("%.3f", r.words_max / lb).c_str() : "-",
-                  ours && lb > 0 ? fmt("%.3f", r.algo_words_max / lb).c_str() : "-",
-                  ours ? fmt("%.0f", 100 * r.report.seconds_gemm / tot).c_str() : "-",
-                  ours ? fmt("%.0f", 100 * r.report.seconds_comm / tot).c_str() : "-",
-                  ours ? fmt("%.0f", 100 * r.report.seconds_redist / tot).c_str() : "-", double(r.peak_kb) / 1024.0,
-                  r.probe < 0 ? "-" : (r.probe <= 100 ? "PASS" : "FAIL"));
-    if (!cfg.json.empty()) {
-      nlohmann::json j = {{"algorithm", r.name}, {"m", cfg.m}, {"n", cfg.n}, {"k", cfg.k}, {"dtype", cfg.dtype},
-                          {"transa", cfg.transa}, {"transb", cfg.transb}, {"ranks", P},
-                          {"mesh", mesh.shape().to_string()}, {"times_s", r.times}, {"median_s", med},
-                          {"gflops", work / med * 1e-9}, {"percent_of_peak", 100 * work / med / (rate * P)},
-                          {"local_gemm_gflops", rate * 1e-9}, {"lower_bound_words", lb},
-                          {"words_max", r.words_max}, {"words_mean", r.words_mean},
-                          {"algo_words_max", r.algo_words_max}, {"peak_rss_kib", r.peak_kb},
-                          {"probe_error_eps", r.probe}, {"plan", r.plan}, {"time_ratio_to_last", med / base}};
-      std::ofstream(cfg.json, std::ios::app) << j.dump() << "\n";
-    }
-  }
-  if (!quiet) {
-    for (const Row& r : rows) std::printf("plan %-10s %s\n", r.name.c_str(), r.plan.c_str());
-    if (rows.size() > 1)
-      std::printf("time ratio %s / %s = %.3f (median)\n", rows.front().name.c_str(), rows.back().name.c_str(),
-                  median(rows.front().times) / base);
-  }
-  return rc;
-}
-
 int run_bench(const BenchConfig& cfg) {
+  if (cfg.tune_scalapack) return run_tune_scalapack(cfg);
   switch (parse_dtype(cfg.dtype)) {
     case Dtype::F32: return bench_typed<float>(cfg);
     case Dtype::F64: return bench_typed<double>(cfg);

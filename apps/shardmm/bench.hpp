@@ -25,9 +25,19 @@ struct BenchConfig {
   bool bidirectional = false;
   std::string memory_limit;  ///< per rank for the planner, e.g. 512M
   bool progress = false, quiet = false;
+  int blas_threads = 0;      ///< OpenBLAS threads per rank for every contender (0: as set)
+  std::string timeline;      ///< write every rank's per-phase intervals (JSON lines) to FILE
+  bool bare = false;         ///< only the calls (no reset, barrier, timing, check): for traffic
+                             ///< counting with Open MPI's monitoring
+  bool tune_scalapack = false;  ///< time ScaLAPACK on every grid and block size, print the best
 };
 
 /// Runs the benchmark; returns the process exit code (0, or 3 when a check failed).
 int run_bench(const BenchConfig& cfg);
+
+/// --tune-scalapack: times ScaLAPACK p?gemm on every P = p x q grid and nb in {64, 128,
+/// 256} (one warm-up and cfg.reps calls each, capped at 3), prints each median and the best
+/// as "scalapack best: grid PxQ nb NB median S s".
+int run_tune_scalapack(const BenchConfig& cfg);
 
 }  // namespace shardmm::cli

@@ -36,6 +36,12 @@ void add_bench(CLI::App& app, BenchConfig& c) {
   b->add_option("--memory-limit", c.memory_limit, "per-rank memory limit for the planner, e.g. 512M");
   b->add_flag("--progress", c.progress, "show progress on stderr");
   b->add_flag("--quiet", c.quiet, "print nothing (use with --json)");
+  b->add_option("--blas-threads", c.blas_threads, "OpenBLAS threads per rank (default: OPENBLAS_NUM_THREADS)")
+      ->check(CLI::NonNegativeNumber);
+  b->add_option("--timeline", c.timeline, "write each rank's gemm/wait/bcast intervals to FILE (JSON lines)");
+  b->add_flag("--bare", c.bare, "only the calls, nothing else communicates (for traffic monitoring)");
+  b->add_flag("--tune-scalapack", c.tune_scalapack,
+              "time ScaLAPACK on every PxQ grid and nb in 64..256; print the best");
 }
 
 void add_plan(CLI::App& app, PlanConfig& c) {

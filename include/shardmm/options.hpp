@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace shardmm {
 
@@ -23,6 +24,16 @@ enum class RingForm {
 /// SUMMA variants, named by the matrix that does not move (ScaLAPACK's AB/AC/BC,
 /// Elemental's SUMMA_NNA/NNB/NNC).
 enum class Stationary { Auto, A, B, C };
+
+/// One interval of a run, recorded when Options::timeline is set: what ("gemm": local BLAS,
+/// "wait": blocked on communication, "bcast"/"shift": a panel broadcast or ring shift from
+/// posting to completion as observed, "redistribute"), MPI_Wtime() start and end, and the
+/// algorithm step it belongs to (-1: none).
+struct TimelineEvent {
+  std::string what;
+  double start = 0, end = 0;
+  int step = -1;
+};
 
 struct Options {
   Algorithm algorithm = Algorithm::Auto;
@@ -44,6 +55,12 @@ struct Options {
   int grid_m = 0, grid_n = 0, grid_k = 0;
   /// Per-rank memory limit in bytes for the planner (0: SHARDMM_MEMORY_LIMIT, else none).
   std::int64_t memory_limit = 0;
+  /// OpenBLAS threads for the local GEMMs (0: leave OpenBLAS's setting, OPENBLAS_NUM_THREADS).
+  /// One rank per core wants 1; one rank per node wants the node's cores.
+  int blas_threads = 0;
+  /// When set, this rank's intervals of the run are appended here (a per-phase timeline that
+  /// shows communication overlapping the local GEMMs); costs a push_back per event.
+  std::vector<TimelineEvent>* timeline = nullptr;
 };
 
 }  // namespace shardmm

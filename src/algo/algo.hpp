@@ -41,6 +41,10 @@ struct Timers {
   double gemm = 0;    // local BLAS
   double comm = 0;    // waiting for communication
   double redist = 0;  // redistribution inside the algorithm (2.5D/3D)
+  std::vector<TimelineEvent>* events = nullptr;  // Options::timeline
+  void record(const char* what, double start, double end, int step = -1) const {
+    if (events) events->push_back({what, start, end, step});
+  }
 };
 
 template <Scalar T>

@@ -134,9 +134,11 @@ void cannon_run(const Operands<T>& x, const Plan&, const Options& o, Timers& t) 
     blas::gemm(x.opA, x.opB, x.C.local_rows(), x.C.local_cols(), kk, x.alpha, abuf[cur], ta.ld(),
                bbuf[cur], tb.ld(), T(1), x.C.data(), x.C.ld());
     t.gemm += now() - t0;
+    t.record("gemm", t0, now(), s);
     t0 = now();
     r.wait();
     t.comm += now() - t0;
+    t.record("wait", t0, now(), s);
     ta = na;
     tb = nb;
   }

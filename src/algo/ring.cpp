@@ -135,9 +135,11 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
     for (std::size_t h = 0; h < streams.size(); ++h)
       multiply(buf[h][cur], ring.at(-streams[h].dir * s), streams[h].k0, streams[h].kw);
     t.gemm += now() - t0;
+    t.record("gemm", t0, now(), s);
     t0 = now();
     reqs.wait();
     t.comm += now() - t0;
+    t.record("wait", t0, now(), s);
   }
 }
 
@@ -167,9 +169,11 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
     blas::gemm(x.opA, x.opB, mb, n, x.opA == Op::N ? x.A.local_cols() : x.A.local_rows(),
                x.alpha, a, x.A.ld(), x.B.data(), x.B.ld(), T(0), work[w], std::max<index_t>(mb, 1));
     t.gemm += now() - t0;
+    t.record("gemm", t0, now(), s);
     t0 = now();
     recv.wait();
     t.comm += now() - t0;
+    t.record("wait", t0, now(), s);
     if (s > 0)
       for (index_t e = 0; e < mb * n; ++e) work[w][e] += incoming[e];
     if (s + 1 < ring.p) comm::isend(work[w], mb * n, ring.at(-1), 9, ring.comm, sent[w]);

@@ -187,6 +187,13 @@ void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers&
   });
   blas::scale(m_loc, n_loc, x.beta, x.C.data(), x.C.ld());
   comm::Requests inflight[2];
+  double posted[2] = {0, 0};  // when each buffer's broadcasts were posted (timeline)
+  bool done[2] = {true, true};
+  auto completed = [&](std::size_t s) {  // panel s's broadcasts observed complete
+    const int b = static_cast<int>(s % 2);
+    if (!done[b]) t.record("bcast", posted[b], now(), static_cast<int>(s));
+    done[b] = true;
+  };
 
   auto start = [&](std::size_t s) {  // pack at the owners and post both broadcasts
     Panel& p = steps[s];
@@ -195,6 +202,7 @@ void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers&
     p.ldb = b_k_col ? std::max<index_t>(n_loc, 1) : std::max<index_t>(p.w, 1);
     if (my_q == p.owner_a) pack_panel(x.A, a_k_col, p, true, m_loc, abuf[b]);
     if (my_r == p.owner_b) pack_panel(x.B, b_k_col, p, false, n_loc, bbuf[b]);
+    posted[b] = now(), done[b] = false;
     comm::ibcast(abuf[b], m_loc * p.w, p.owner_a, row_comm, inflight[b]);
     comm::ibcast(bbuf[b], p.w * n_loc, p.owner_b, col_comm, inflight[b]);
     if (!o.overlap) {
@@ -211,6 +219,8 @@ void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers&
     double t0 = now();
     inflight[b].wait();
     t.comm += now() - t0;
+    t.record("wait", t0, now(), static_cast<int>(s));
+    completed(s);
     t0 = now();
     // C_loc += alpha * op(A_panel) * op(B_panel), in column chunks to drive progress.
     const Panel& p = steps[s];
@@ -220,9 +230,10 @@ void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers&
       const T* bj = b_k_col ? bbuf[b] + j0 : bbuf[b] + j0 * p.ldb;
       blas::gemm(x.opA, x.opB, m_loc, nj, p.w, x.alpha, abuf[b], p.lda, bj, p.ldb, T(1),
                  x.C.data() + j0 * x.C.ld(), x.C.ld());
-      if (s + 1 < steps.size()) inflight[1 - b].test();
+      if (s + 1 < steps.size() && inflight[1 - b].test()) completed(s + 1);
     }
     t.gemm += now() - t0;
+    t.record("gemm", t0, now(), static_cast<int>(s));
   }
 }
 

@@ -1,5 +1,7 @@
 #include "memory/workspace.hpp"
 
+#include <sys/mman.h>
+
 #include <array>
 #include <cstdlib>
 #include <new>
@@ -8,6 +10,8 @@
 
 namespace shardmm::memory {
 namespace {
+
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 struct Block {
   void* ptr = nullptr;
@@ -26,10 +30,14 @@ void* get_bytes(Slot slot, std::size_t bytes) {
   if (b.size >= bytes) return b.ptr;
   std::free(b.ptr);
   b = {};
-  const std::size_t rounded = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
+  // Large buffers: 2 MiB aligned and marked for transparent huge pages, so first touch costs
+  // one fault per 2 MiB instead of one per 4 KiB (about 14 us each on these VMs).
+  const std::size_t align = bytes >= kHugePage ? kHugePage : 64;
+  const std::size_t rounded = (bytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded);
   if (!p)
     throw OutOfMemory("workspace: cannot allocate " + std::to_string(rounded) + " bytes");
+  if (align == kHugePage) (void)madvise(p, rounded, MADV_HUGEPAGE);  // a hint: failure is fine
   b = {p, rounded};
   return p;
 }

@@ -1,0 +1,39 @@
+// bench output: the table, the JSON records and the per-phase timeline.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "shardmm/shardmm.hpp"
+
+namespace shardmm::cli::bench {
+
+/// One contender's results (rank 0 prints them).
+struct Row {
+  std::string name, plan;
+  std::vector<double> times;
+  GemmReport report;
+  double words_max = 0, words_mean = 0, algo_words_max = 0, probe = -1;
+  long peak_kb = 0;
+  int blas_threads = 0;
+};
+
+/// What every row is measured against.
+struct Context {
+  const BenchConfig& cfg;
+  const Mesh& mesh;
+  const Layout &A, &B, &C;
+  double rate;  ///< one core's GEMM rate measured in this run (flop/s)
+  double work;  ///< flops of one call
+};
+
+/// Rank 0: the table (or nothing with --quiet), the JSON records (--json) and the ratios.
+void report(const Context& ctx, const std::vector<Row>& rows);
+
+/// Collective: appends every rank's events of `contender` to `path` as JSON lines
+/// {"algorithm","rank","what","step","start","end"}, times in seconds from the earliest event.
+void write_timeline(const std::string& path, const Mesh& mesh, const std::string& contender,
+                    const std::vector<TimelineEvent>& events);
+
+}  // namespace shardmm::cli::bench

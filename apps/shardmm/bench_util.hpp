@@ -1,0 +1,46 @@
+// Helpers shared by the bench files: generated operands, reductions over ranks, flop counts.
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "shardmm/shardmm.hpp"
+
+namespace shardmm::cli::bench {
+
+template <Scalar T>
+T value_from(double v) { return T(static_cast<real_t<T>>(v)); }
+
+/// Deterministic entry (i, j) of operand `seed`, independent of P.
+template <Scalar T>
+T entry(index_t i, index_t j, int seed) {
+  const double x = std::sin(0.37 * double(i) + 1.13 * double(j) + 0.71 * seed);
+  if constexpr (is_complex_v<T>)
+    return T(static_cast<real_t<T>>(x), static_cast<real_t<T>>(std::cos(0.5 * double(i) - 0.3 * double(j) + seed)));
+  else
+    return static_cast<T>(x);
+}
+
+inline double max_over(double v, MPI_Comm comm) {
+  double r = 0;
+  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return r;
+}
+inline double sum_over(double v, MPI_Comm comm) {
+  double r = 0;
+  MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_SUM, comm);
+  return r;
+}
+inline double flops(index_t m, index_t n, index_t k, bool complex) {
+  return (complex ? 8.0 : 2.0) * double(m) * double(n) * double(k);
+}
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace shardmm::cli::bench
