@@ -184,6 +184,21 @@ void finish_row(const BenchConfig& cfg, const Setup<T>& s, Contender<T>& c) {
   row.peak_kb = static_cast<long>(max_over(double(ru.ru_maxrss), comm));
 }
 
+// Resident bytes of this process now (/proc/self/statm), and its peak so far (getrusage).
+double resident_bytes() {
+  long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return double(resident) * double(sysconf(_SC_PAGESIZE));
+}
+double peak_resident_bytes() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_maxrss) * 1024.0;
+}
+
 template <Scalar T>
 int bench_typed(const BenchConfig& cfg) {
   const auto s = make_setup<T>(cfg);
@@ -197,9 +212,17 @@ int bench_typed(const BenchConfig& cfg) {
   const int me = s->mesh.rank();
   const bool progress = !cfg.quiet && cfg.json.empty() && me == 0 && (cfg.progress || isatty(STDERR_FILENO));
   bench::Context ctx{cfg, s->mesh, s->A.layout(), s->B.layout(), s->C0.layout(), 0, 0};
-  ctx.rate = local_rate<T>(cfg.m, cfg.n, cfg.k, s->mesh.size());
   ctx.work = bench::flops(cfg.m, cfg.n, cfg.k, is_complex_v<T>);
+  // Memory the calls add on top of the operands (all allocated and touched by now).
+  const double abc = double(s->A.local_rows() * s->A.local_cols() + s->B.local_rows() * s->B.local_cols() +
+                            s->C0.local_rows() * s->C0.local_cols()) * sizeof(T);
+  const double before = resident_bytes();
   run_alternating(cfg, *s, cs, progress);
+  const double extra = std::max(0.0, peak_resident_bytes() - before);
+  ctx.extra_bytes = max_over(extra, s->mesh.comm());
+  ctx.extra_ratio = max_over(abc > 0 ? extra / abc : 0.0, s->mesh.comm());
+  ctx.rate = local_rate<T>(cfg.m, cfg.n, cfg.k, s->mesh.size());  // after: its buffers are not the calls'
+
   std::vector<bench::Row> rows;
   int rc = 0;
   for (auto& c : cs) {

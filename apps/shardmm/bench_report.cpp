@@ -59,7 +59,8 @@ void append_json(const Context& c, const Row& r, double base) {
                       {"peak_rss_kib", r.peak_kb}, {"blas_threads", r.blas_threads}, {"probe_error_eps", r.probe},
                       {"plan", r.plan}, {"time_ratio_to_last", med / base},
                       {"seconds_gemm", r.report.seconds_gemm}, {"seconds_comm", r.report.seconds_comm},
-                      {"seconds_redist", r.report.seconds_redist}, {"seconds_total", r.report.seconds_total}};
+                      {"seconds_redist", r.report.seconds_redist}, {"seconds_total", r.report.seconds_total},
+                      {"extra_resident_bytes", c.extra_bytes}, {"extra_over_local_abc", c.extra_ratio}};
   std::ofstream(cfg.json, std::ios::app) << j.dump() << "\n";
 }
 
@@ -75,6 +76,8 @@ void report(const Context& c, const std::vector<Row>& rows) {
   }
   if (quiet) return;
   for (const Row& r : rows) std::printf("plan %-10s %s\n", r.name.c_str(), r.plan.c_str());
+  std::printf("memory: the calls added at most %.1f MiB resident per rank = %.3f x local A+B+C "
+              "(peak over the resident operands)\n", c.extra_bytes / 1048576.0, c.extra_ratio);
   for (std::size_t i = 0; i + 1 < rows.size(); ++i)
     std::printf("time ratio %s / %s = %.3f (median)\n", rows[i].name.c_str(), rows.back().name.c_str(),
                 median(rows[i].times) / base);

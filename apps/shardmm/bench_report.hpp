@@ -26,6 +26,8 @@ struct Context {
   const Layout &A, &B, &C;
   double rate;  ///< one core's GEMM rate measured in this run (flop/s)
   double work;  ///< flops of one call
+  double extra_bytes = 0;  ///< peak resident memory the calls added (max over ranks)
+  double extra_ratio = 0;  ///< ... over the rank's local A + B + C bytes (max over ranks)
 };
 
 /// Rank 0: the table (or nothing with --quiet), the JSON records (--json) and the ratios.
