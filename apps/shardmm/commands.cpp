@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "blas/blas.hpp"
@@ -38,7 +39,24 @@ int run_plan(const PlanConfig& cfg) {
   const GemmPlan plan = plan_gemm(r);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0) std::fputs(plan.explain(static_cast<std::size_t>(cfg.rows)).c_str(), stdout);
+  if (rank != 0) return 0;
+  if (!cfg.json) {
+    std::fputs(plan.explain(static_cast<std::size_t>(cfg.rows)).c_str(), stdout);
+    return 0;
+  }
+  auto candidate = [](const Candidate& c) {
+    return nlohmann::json{{"name", c.name()}, {"algorithm", to_string(c.algorithm)}, {"pm", c.pm}, {"pn", c.pn},
+                          {"pk", c.pk}, {"seconds", c.seconds}, {"words", c.words},
+                          {"redist_words", c.redist_words}, {"messages", c.messages}, {"flops", c.flops},
+                          {"memory_bytes", c.memory_bytes}, {"fits", c.fits}};
+  };
+  nlohmann::json out = {{"m", r.m}, {"n", r.n}, {"k", r.k}, {"ranks", r.ranks}, {"dtype", cfg.dtype},
+                        {"profile", nlohmann::json::parse(r.profile.to_json())},
+                        {"lower_bound_words", plan.lower_bound}, {"chosen", candidate(plan.chosen)},
+                        {"candidates", nlohmann::json::array()}};
+  for (std::size_t i = 0; i < plan.candidates.size() && i < static_cast<std::size_t>(cfg.rows); ++i)
+    out["candidates"].push_back(candidate(plan.candidates[i]));
+  std::printf("%s\n", out.dump().c_str());
   return 0;
 }
 

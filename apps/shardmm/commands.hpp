@@ -14,6 +14,7 @@ struct PlanConfig {
   std::string memory_limit;  ///< bytes, or with K/M/G suffix
   std::string profile;       ///< JSON from `calibrate`; default SHARDMM_PROFILE or built-ins
   int rows = 12;
+  bool json = false;         ///< one JSON object instead of the table
 };
 
 /// Prints the candidate table and the choice on rank 0; no communication.
