@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Multi-host (b): `shardmm calibrate` on 3 simulated hosts x 2 ranks, once on the plain
+# network and once with every link throttled (5 ms added one-way latency, 100 Mbit/s each
+# direction). The throttled profile must show the higher latency and the lower bandwidth, and
+# with it `shardmm plan` must choose differently for at least one shape, moving fewer words.
+# usage: calibrate_throttled.sh MPIEXEC SHARDMM
+set -u
+MPIEXEC=$1 SHARDMM=$2  # MPIEXEC: used by common.sh
+# shellcheck source=tests/multihost/common.sh
+source "$(dirname "$0")/common.sh"
+DELAY_MS=5 RATE_MBIT=100
+
+require_namespaces
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+# shellcheck disable=SC2016
+calibrate='$CLUSTER_MPIRUN "$0" calibrate -o "$1"'
+cluster --hosts 3 --ranks-per-host 2 -- bash -c "$calibrate" "$SHARDMM" "$dir/normal.json" ||
+  { echo "FAIL: calibrate on the plain network exited $?"; exit 1; }
+cluster --hosts 3 --ranks-per-host 2 --delay ${DELAY_MS}ms --rate ${RATE_MBIT}mbit -- \
+  bash -c "$calibrate" "$SHARDMM" "$dir/throttled.json" ||
+  { echo "FAIL: calibrate on the throttled network exited $?"; exit 1; }
+
+python3 - "$SHARDMM" "$dir" "$DELAY_MS" "$RATE_MBIT" <<'PY' || exit 1
+import json, subprocess, sys
+
+shardmm, d, delay_ms, rate_mbit = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+normal = json.load(open(d + "/normal.json"))
+throttled = json.load(open(d + "/throttled.json"))
+failures = []
+for name, p in (("plain", normal), ("throttled", throttled)):
+    print("%-9s network: latency %8.1f us, bandwidth %8.1f MB/s" % (name, p["latency_s"] * 1e6, p["bytes_per_s"] / 1e6))
+
+# Latency: the added delay, at least 80% of it, and far above the plain network's.
+if not (throttled["latency_s"] >= 0.8 * delay_ms * 1e-3 and throttled["latency_s"] > 10 * normal["latency_s"]):
+    failures.append("throttled latency %.3g s is not ~%g ms above the plain %.3g s"
+                    % (throttled["latency_s"], delay_ms, normal["latency_s"]))
+# Bandwidth: at most the rate limit (+20% for tbf's burst), and far below the plain network's.
+limit = rate_mbit * 1e6 / 8
+if not (throttled["bytes_per_s"] <= 1.2 * limit and throttled["bytes_per_s"] < normal["bytes_per_s"] / 5):
+    failures.append("throttled bandwidth %.3g B/s is not below the %.3g B/s limit and the plain %.3g B/s"
+                    % (throttled["bytes_per_s"], limit, normal["bytes_per_s"]))
+
+def plan(m, n, k, profile):
+    """(chosen candidate's name, its words/rank, its redistribution words, the table)."""
+    args = [shardmm, "plan", "--m", str(m), "--n", str(n), "--k", str(k), "--ranks", "6", "--profile", profile]
+    chosen = json.loads(subprocess.run(args + ["--json", "--rows", "1"], check=True, capture_output=True,
+                                       text=True).stdout)["chosen"]
+    table = subprocess.run(args + ["--rows", "6"], check=True, capture_output=True, text=True).stdout
+    return chosen["name"], chosen["words"], chosen["redist_words"], table
+
+shapes = [(4096, 4096, 4096), (8192, 512, 8192), (512, 2048, 512), (4096, 4096, 256),
+          (8192, 8192, 512), (16384, 16384, 256)]
+fewer = 0
+print("\nplanner's choice on 6 ranks (words = words/rank + redistribution words):")
+for m, n, k in shapes:
+    a, aw, ar, a_out = plan(m, n, k, d + "/normal.json")
+    b, bw, br, b_out = plan(m, n, k, d + "/throttled.json")
+    mark = ""
+    if a != b:
+        mark = "  <- changed, %s words" % ("fewer" if bw + br < aw + ar else "NOT fewer")
+        fewer += bw + br < aw + ar
+    print("  %5d x %5d x %5d: plain %-14s %9.4g words | throttled %-14s %9.4g words%s"
+          % (m, n, k, a, aw + ar, b, bw + br, mark))
+    if a != b:  # the head of both tables
+        for out in (a_out, b_out):
+            print("\n".join("    " + l for l in out.splitlines()))
+if not fewer:
+    failures.append("no shape's choice changed to one that moves fewer words")
+for f in failures:
+    print("FAIL: " + f)
+if failures:
+    sys.exit(1)
+PY
+echo "1 passed, 0 failed"
