@@ -54,6 +54,7 @@ void add_plan(CLI::App& app, PlanConfig& c) {
   p->add_option("--memory-limit", c.memory_limit, "bytes per rank, e.g. 512M");
   p->add_option("--profile", c.profile, "machine profile JSON from `shardmm calibrate`");
   p->add_option("--rows", c.rows, "candidates to list")->check(CLI::PositiveNumber);
+  p->add_option("--grid", c.grid, "PxQ: inputs already block-cyclic on this grid (as bench's defaults)");
   p->add_flag("--json", c.json, "print one JSON object (chosen, candidates, profile, lower bound)");
 }
 

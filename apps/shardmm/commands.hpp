@@ -15,6 +15,8 @@ struct PlanConfig {
   std::string profile;       ///< JSON from `calibrate`; default SHARDMM_PROFILE or built-ins
   int rows = 12;
   bool json = false;         ///< one JSON object instead of the table
+  std::string grid;          ///< "PxQ": the operands are block-cyclic on this grid already (as
+                             ///< gemm sees ScaLAPACK-style inputs), so SUMMA there moves nothing in
 };
 
 /// Prints the candidate table and the choice on rank 0; no communication.

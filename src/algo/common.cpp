@@ -17,6 +17,7 @@ double now() { return MPI_Wtime(); }
 
 std::vector<std::string> axis_names(const MeshShape& mesh, const std::vector<int>& axes) {
   std::vector<std::string> out;
+  out.reserve(axes.size());
   for (int a : axes) out.push_back(mesh.names[a]);
   return out;
 }

@@ -32,12 +32,14 @@ struct Grid3 {
 
 Grid3 make_grid(const Plan& plan, index_t n, index_t k) {
   Grid3 g{plan.pm, plan.pn, plan.pk, 0, 0, 0, 0};
+  if (g.pm < 1 || g.pn < 1 || g.pk < 1) throw InvalidArgument("2.5D grid " + plan.grid + " has an empty dimension");
   const index_t L = std::lcm<index_t>(g.pm, g.pn);
   const index_t per = (k + g.pk - 1) / g.pk;
   g.slice = std::max<index_t>(L, (per + L - 1) / L * L);
   g.nb_a = g.slice / g.pn;
   g.nb_b = g.slice / g.pm;
-  g.nb_c = std::max<index_t>(1, (n + g.pn * g.pk - 1) / (g.pn * g.pk));
+  const index_t cols = index_t{g.pn} * g.pk;  // C's column blocks: y x z
+  g.nb_c = std::max<index_t>(1, (n + cols - 1) / cols);
   return g;
 }
 

@@ -111,7 +111,7 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
                                     {memory::Slot::Panel2, memory::Slot::Panel3}};
   T* buf[2][2] = {};
   prologue(X.mesh().comm(), [&] {
-    for (std::size_t h = 0; h < streams.size(); ++h) {
+    for (std::size_t h = 0; h < streams.size() && h < 2; ++h) {  // one or two streams
       const index_t max_tile = map.local_extent(0) * streams[h].kw;
       buf[h][0] = memory::get<T>(slots[h][0], max_tile);
       buf[h][1] = memory::get<T>(slots[h][1], max_tile);

@@ -99,6 +99,7 @@ int shardmm_mesh_create_axes(MPI_Comm comm, int ndims, const char* const* names,
     require(names, "names");
     require(sizes, "sizes");
     std::vector<std::string> n;
+    n.reserve(static_cast<std::size_t>(ndims));
     for (int a = 0; a < ndims; ++a) n.emplace_back(require(names[a], "an axis name"));
     const auto order = column_major ? shardmm::MeshShape::Order::ColMajor
                                     : shardmm::MeshShape::Order::RowMajor;

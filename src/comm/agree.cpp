@@ -64,7 +64,7 @@ std::string strip_suffix(std::string text) {
 
 }  // namespace
 
-void agree(MPI_Comm comm, std::string_view phase, std::exception_ptr local) {
+void agree(MPI_Comm comm, std::string_view phase, const std::exception_ptr& local) {
   const int me = comm_rank(comm), P = comm_size(comm);
   const int mine = local ? me : P;
   int root = P;

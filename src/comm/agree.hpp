@@ -18,7 +18,7 @@ namespace shardmm::comm {
 /// (shardmm::Error subclasses; std::bad_alloc becomes OutOfMemory) and the same text, ending
 /// in "[<phase>: first failing rank r of P]" (replacing such a suffix from an inner agreement
 /// on a sub-communicator, whose rank numbers would mislead).
-void agree(MPI_Comm comm, std::string_view phase, std::exception_ptr local);
+void agree(MPI_Comm comm, std::string_view phase, const std::exception_ptr& local);
 
 /// Runs `body`, then agree()s on its outcome. `body` may communicate only where every
 /// rank of a communicator it uses fails or succeeds together (rank-local work, or work on

@@ -144,7 +144,7 @@ void allreduce_sum(T* buf, std::int64_t count, MPI_Comm comm) {
   const std::int64_t share = bytes(count, sizeof(T)) * (P - 1) / P;
   t.bytes_sent += 2 * share;
   t.bytes_received += 2 * share;
-  t.messages += 2 * (P - 1);
+  t.messages += 2 * std::int64_t{P - 1};
   in_pieces(count, [&](std::int64_t off, int n) {
     SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, buf + off, n, mpi_type<T>(), MPI_SUM, comm));
   });

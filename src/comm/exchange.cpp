@@ -64,9 +64,13 @@ void exchange_split(MPI_Comm comm, const T* send, const std::vector<std::int64_t
 }  // namespace
 
 template <class T>
-void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& sc,
-               const std::vector<std::int64_t>& sd, T* recv,
-               const std::vector<std::int64_t>& rc, const std::vector<std::int64_t>& rd) {
+void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& send_counts,
+               const std::vector<std::int64_t>& send_displs, T* recv,
+               const std::vector<std::int64_t>& recv_counts, const std::vector<std::int64_t>& recv_displs) {
+  const auto& sc = send_counts;
+  const auto& sd = send_displs;
+  const auto& rc = recv_counts;
+  const auto& rd = recv_displs;
   const int P = comm_size(comm);
   const int me = comm_rank(comm);
   Traffic& t = traffic();

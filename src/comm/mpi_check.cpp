@@ -32,10 +32,13 @@ int comm_size(MPI_Comm comm) {
 }
 
 namespace {
-std::int64_t initial_limit() {
+// SHARDMM_MAX_MESSAGE when it is a whole number in [1, INT_MAX], else INT_MAX. noexcept: it
+// initialises a static.
+std::int64_t initial_limit() noexcept {
   if (const char* env = std::getenv("SHARDMM_MAX_MESSAGE")) {
-    const long long v = std::atoll(env);
-    if (v > 0 && v <= INT_MAX) return v;
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0 && v <= INT_MAX) return v;
   }
   return INT_MAX;
 }

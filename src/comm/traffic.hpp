@@ -43,6 +43,8 @@ class RedistributionRole {
   ~RedistributionRole();
   RedistributionRole(const RedistributionRole&) = delete;
   RedistributionRole& operator=(const RedistributionRole&) = delete;
+  RedistributionRole(RedistributionRole&&) = delete;
+  RedistributionRole& operator=(RedistributionRole&&) = delete;
   static bool layout_change();
 
  private:

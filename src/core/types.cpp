@@ -52,7 +52,7 @@ Dtype parse_dtype(std::string_view text) {
 std::size_t dtype_size(Dtype dtype) {
   switch (dtype) {
     case Dtype::F32: return 4;
-    case Dtype::F64: return 8;
+    case Dtype::F64:
     case Dtype::C64: return 8;
     case Dtype::C128: return 16;
   }

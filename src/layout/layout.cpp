@@ -127,15 +127,16 @@ int Layout::dim_coord(int dim, const std::vector<int>& mesh_coords) const {
   return c;
 }
 
-index_t Layout::local_rows(const std::vector<int>& mc) const {
-  return rows_.local_extent(dim_coord(0, mc));
+index_t Layout::local_rows(const std::vector<int>& mesh_coords) const {
+  return rows_.local_extent(dim_coord(0, mesh_coords));
 }
-index_t Layout::local_cols(const std::vector<int>& mc) const {
-  return cols_.local_extent(dim_coord(1, mc));
+index_t Layout::local_cols(const std::vector<int>& mesh_coords) const {
+  return cols_.local_extent(dim_coord(1, mesh_coords));
 }
 
-bool Layout::owns(const std::vector<int>& mc, index_t i, index_t j) const {
-  return rows_.owner(i) == dim_coord(0, mc) && cols_.owner(j) == dim_coord(1, mc);
+bool Layout::owns(const std::vector<int>& mesh_coords, index_t i, index_t j) const {
+  return rows_.owner(i) == dim_coord(0, mesh_coords) &&
+         cols_.owner(j) == dim_coord(1, mesh_coords);
 }
 
 std::vector<int> Layout::sharded_axes() const {
@@ -153,9 +154,9 @@ std::vector<int> Layout::replica_axes() const {
   return out;
 }
 
-bool Layout::is_primary(const std::vector<int>& mc) const {
+bool Layout::is_primary(const std::vector<int>& mesh_coords) const {
   for (int a : replica_axes())
-    if (mc[a] != 0) return false;
+    if (mesh_coords[a] != 0) return false;
   return true;
 }
 

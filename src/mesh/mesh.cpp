@@ -129,6 +129,12 @@ struct Mesh::State {
   mutable std::map<std::vector<int>, MPI_Comm> axis_comms;
   mutable std::map<std::string, Mesh> derived;  // reshaped() and slice() results
 
+  // Owns the communicators above and frees them once: a copy would free them twice.
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  State(State&&) = delete;
+  State& operator=(State&&) = delete;
   ~State() {  // freeing after MPI_Finalize is an error: then there is nothing to free
     int finalized = 0;
     MPI_Finalized(&finalized);

@@ -2,6 +2,7 @@
 // Cannon on every 2D factorisation of P; 2.5D/3D on every factorisation with >= 2 k-slices),
 // cost each one (cost_model.cpp), drop those over the memory limit, pick the cheapest.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -117,10 +118,12 @@ std::string GemmPlan::explain(std::size_t max_rows) const {
   for (std::size_t i = 0; i < candidates.size() && i < max_rows; ++i) {
     const Candidate& c = candidates[i];
     char line[200];
-    std::snprintf(line, sizeof line, "  %-18s %10.4g %12.4g %6s %10.4g %8.4g %10.1f  %s\n", c.name().c_str(),
-                  c.seconds, c.words, lower_bound > 0 ? fmt(c.words / lower_bound).c_str() : "-",
-                  c.redist_words, c.messages, double(c.memory_bytes) / 1048576.0, c.fits ? "yes" : "no");
-    s << line;
+    const int len = std::snprintf(
+        line, sizeof line, "  %-18s %10.4g %12.4g %6s %10.4g %8.4g %10.1f  %s\n", c.name().c_str(),
+        c.seconds, c.words, lower_bound > 0 ? fmt(c.words / lower_bound).c_str() : "-",
+        c.redist_words, c.messages, double(c.memory_bytes) / 1048576.0, c.fits ? "yes" : "no");
+    // snprintf returns the untruncated length (negative on an encoding error): write what fits.
+    s.write(line, std::clamp(len, 0, static_cast<int>(sizeof line) - 1));
   }
   s << "chosen: " << chosen.name() << " (predicted " << fmt(chosen.seconds) << " s, "
     << fmt(chosen.words) << " words/rank";

@@ -110,9 +110,10 @@ void report_illegal(const Grid& grid, const char* routine, int position) {
 }
 
 void fatal(const Grid& grid, const char* routine, const std::string& what) {
-  std::fprintf(stderr, "{%d,%d}: %s (shardmm): %s\n", grid.myrow, grid.mycol, routine,
-               what.c_str());
-  std::fflush(stderr);
+  // Best effort: the process aborts next whether or not the message reaches stderr.
+  (void)std::fprintf(stderr, "{%d,%d}: %s (shardmm): %s\n", grid.myrow, grid.mycol, routine,
+                     what.c_str());
+  (void)std::fflush(stderr);
   Cblacs_abort(grid.ctxt, -1);
   MPI_Abort(MPI_COMM_WORLD, 1);  // not reached: Cblacs_abort ends the program
   std::abort();

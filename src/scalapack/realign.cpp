@@ -26,8 +26,8 @@ struct DimSide {
 template <class T>
 struct Side {
   DimSide dims[2];
-  T* data;
-  index_t ld;
+  T* data = nullptr;
+  index_t ld = 0;
 };
 
 using Buckets = std::vector<std::vector<index_t>>;  // per coordinate of the other side
