@@ -12,6 +12,7 @@
 #include "comm/agree.hpp"
 #include "comm/traffic.hpp"
 #include "core/fault.hpp"
+#include "dist/pooled.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
 #include "shardmm/redistribute.hpp"
@@ -173,12 +174,14 @@ void run(const algo::Operands<T>& x, const algo::Plan& plan, const Options& o, a
   }
 }
 
-// Operand in the plan's layout: the caller's matrix itself, or a redistributed copy.
+// Operand in the plan's layout: the caller's matrix itself, or a redistributed copy in
+// workspace slot `slot` (allocated on every rank before anything moves).
 template <Scalar T>
-const DistMatrix<T>& in_layout(const DistMatrix<T>& X, const Layout& L,
+const DistMatrix<T>& in_layout(const DistMatrix<T>& X, const Layout& L, memory::Slot slot,
                                std::optional<DistMatrix<T>>& tmp) {
   if (X.layout().same_distribution(L)) return X;
-  tmp.emplace(redistribute(X, L));
+  comm::agreed(X.mesh().comm(), "redistribute", [&] { tmp.emplace(dist::pooled<T>(X.mesh(), L, slot)); });
+  redistribute(X, *tmp);
   return *tmp;
 }
 
@@ -195,11 +198,12 @@ GemmReport run_planned(const algo::Plan& plan, Op opA, Op opB, T alpha, const Di
   algo::Timers t;
   t.events = o.timeline;
   std::optional<DistMatrix<T>> At, Bt, Ct;
-  const DistMatrix<T>& Aw = in_layout(A, plan.A, At);
-  const DistMatrix<T>& Bw = in_layout(B, plan.B, Bt);
+  const DistMatrix<T>& Aw = in_layout(A, plan.A, memory::Slot::OperandA, At);
+  const DistMatrix<T>& Bw = in_layout(B, plan.B, memory::Slot::OperandB, Bt);
   const bool c_moves = !C.layout().same_distribution(plan.C);
-  if (c_moves)
-    comm::agreed(C.mesh().comm(), "redistribute", [&] { Ct.emplace(C.mesh(), plan.C); });
+  if (c_moves)  // the algorithm writes C with beta = 0, so the pooled tile's contents never matter
+    comm::agreed(C.mesh().comm(), "redistribute",
+                 [&] { Ct.emplace(dist::pooled<T>(C.mesh(), plan.C, memory::Slot::OperandC)); });
   double redist = algo::now() - t_start;
   if (redist > 0 && (At || Bt)) t.record("redistribute", t_start, t_start + redist);
   DistMatrix<T>& Cw = c_moves ? *Ct : C;
@@ -241,7 +245,9 @@ GemmReport run_remeshed(const MeshShape& shape, Op opA, Op opB, T alpha, const D
   const double t0 = algo::now();
   std::optional<DistMatrix<T>> A2o, B2o, C2o;
   comm::agreed(M.comm(), "redistribute", [&] {
-    A2o.emplace(M, plan.A), B2o.emplace(M, plan.B), C2o.emplace(M, plan.C);
+    A2o.emplace(dist::pooled<T>(M, plan.A, memory::Slot::OperandA));
+    B2o.emplace(dist::pooled<T>(M, plan.B, memory::Slot::OperandB));
+    C2o.emplace(dist::pooled<T>(M, plan.C, memory::Slot::OperandC));
   });
   DistMatrix<T>& A2 = *A2o;
   DistMatrix<T>& B2 = *B2o;

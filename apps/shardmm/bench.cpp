@@ -239,13 +239,7 @@ int bench_typed(const BenchConfig& cfg) {
 
 int run_bench(const BenchConfig& cfg) {
   if (cfg.tune_scalapack) return run_tune_scalapack(cfg);
-  switch (parse_dtype(cfg.dtype)) {
-    case Dtype::F32: return bench_typed<float>(cfg);
-    case Dtype::F64: return bench_typed<double>(cfg);
-    case Dtype::C64: return bench_typed<std::complex<float>>(cfg);
-    case Dtype::C128: return bench_typed<std::complex<double>>(cfg);
-  }
-  return 2;
+  return bench::with_dtype(cfg.dtype, [&]<Scalar T>() { return bench_typed<T>(cfg); });
 }
 
 }  // namespace shardmm::cli

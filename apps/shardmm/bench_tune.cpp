@@ -66,13 +66,7 @@ int tune(const BenchConfig& cfg) {
 }  // namespace
 
 int run_tune_scalapack(const BenchConfig& cfg) {
-  switch (parse_dtype(cfg.dtype)) {
-    case Dtype::F32: return tune<float>(cfg);
-    case Dtype::F64: return tune<double>(cfg);
-    case Dtype::C64: return tune<std::complex<float>>(cfg);
-    case Dtype::C128: return tune<std::complex<double>>(cfg);
-  }
-  return 2;
+  return bench::with_dtype(cfg.dtype, [&]<Scalar T>() { return tune<T>(cfg); });
 }
 
 }  // namespace shardmm::cli

@@ -38,6 +38,18 @@ inline double sum_over(double v, MPI_Comm comm) {
 inline double flops(index_t m, index_t n, index_t k, bool complex) {
   return (complex ? 8.0 : 2.0) * double(m) * double(n) * double(k);
 }
+/// f.template operator()<T>() for the element type named by `dtype` (f32|f64|c64|c128).
+template <class F>
+int with_dtype(const std::string& dtype, F&& f) {
+  switch (parse_dtype(dtype)) {
+    case Dtype::F32: return f.template operator()<float>();
+    case Dtype::F64: return f.template operator()<double>();
+    case Dtype::C64: return f.template operator()<std::complex<float>>();
+    case Dtype::C128: return f.template operator()<std::complex<double>>();
+  }
+  return 2;
+}
+
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "algo/algo.hpp"
+#include "dist/pooled.hpp"
 #include "algo/sharded_steps.hpp"
 #include "comm/traffic.hpp"
 #include "shardmm/error.hpp"
@@ -102,10 +103,10 @@ void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timer
   double t0 = now();
   std::optional<comm::RedistributionRole> moving_in(std::in_place, true);  // layout changes
   std::optional<DistMatrix<T>> A3o, B3o, Cpo;
-  prologue(M3.comm(), [&] {  // the three 3D tiles, allocated before anything moves
-    A3o.emplace(M3, stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))));
-    B3o.emplace(M3, stored_layout(x.opB, sh, k, n, spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))));
-    Cpo.emplace(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})));
+  prologue(M3.comm(), [&] {  // the three 3D tiles (workspace), taken before anything moves
+    A3o.emplace(dist::pooled<T>(M3, stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))), memory::Slot::Grid3A));
+    B3o.emplace(dist::pooled<T>(M3, stored_layout(x.opB, sh, k, n, spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))), memory::Slot::Grid3B));
+    Cpo.emplace(dist::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})), memory::Slot::Grid3C));
   });
   DistMatrix<T>& A3 = *A3o;
   DistMatrix<T>& B3 = *B3o;
@@ -130,7 +131,9 @@ void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timer
   // Reduce-scatter along z, then C into the caller's layout with beta folded in.
   t0 = now();
   std::optional<DistMatrix<T>> Cfo;
-  prologue(M3.comm(), [&] { Cfo.emplace(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c)))); });
+  prologue(M3.comm(), [&] {
+    Cfo.emplace(dist::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c))), memory::Slot::Grid3F));
+  });
   DistMatrix<T>& Cf = *Cfo;
   sharded::finish(Cp, T(0), Cf);
   t.comm += now() - t0;

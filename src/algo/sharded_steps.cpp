@@ -6,6 +6,7 @@
 #include "algo/algo.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
+#include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/redistribute.hpp"
 #include "core/instantiate.hpp"
@@ -140,20 +141,23 @@ void finish(DistMatrix<T>& P, T beta, DistMatrix<T>& C) {
     const DimMap& cm = C.layout().map(d);
     const index_t base = LP.map(d).local_extent(g) > 0 ? LP.map(d).to_global(0, g) : 0;
     std::vector<std::int64_t> counts(u);
-    std::vector<T> send, mine;
+    for (int v = 0; v < u; ++v)
+      counts[v] = cm.local_extent(g * u + v) * (d == 0 ? P.local_cols() : P.local_rows());
+    T *send = nullptr, *mine = nullptr;  // P's blocks by destination, my summed block
     prologue(C.mesh().comm(), [&] {
-      send.reserve(static_cast<std::size_t>(P.local_rows() * P.local_cols()));
-      mine.resize(static_cast<std::size_t>(C.local_rows() * C.local_cols()));
+      send = memory::get<T>(memory::Slot::Pack, P.local_rows() * P.local_cols());
+      mine = memory::get<T>(memory::Slot::Unpack, C.local_rows() * C.local_cols());
+      comm::reserve_reduce_scatter<T>(*std::max_element(counts.begin(), counts.end()));
     });
+    T* out = send;
     for (int v = 0; v < u; ++v) {
       const int cc = g * u + v;
       const index_t ext = cm.local_extent(cc), off = ext > 0 ? cm.to_global(0, cc) - base : 0;
       const index_t r0 = d == 0 ? off : 0, nr = d == 0 ? ext : P.local_rows();
       const index_t c0 = d == 1 ? off : 0, nc = d == 1 ? ext : P.local_cols();
-      for (index_t j = c0; j < c0 + nc; ++j) send.insert(send.end(), &P.local(r0, j), &P.local(r0, j) + nr);
-      counts[v] = nr * nc;
+      for (index_t j = c0; j < c0 + nc; ++j) out = std::copy_n(&P.local(r0, j), nr, out);
     }
-    comm::reduce_scatter(send.data(), mine.data(), counts, C.mesh().axis_comm(axis_names(LP.mesh(), U)));
+    comm::reduce_scatter(send, mine, counts, C.mesh().axis_comm(axis_names(LP.mesh(), U)));
     blas::scale(C.local_rows(), C.local_cols(), beta, C.data(), C.ld());
     for (index_t j = 0; j < C.local_cols(); ++j)
       for (index_t i = 0; i < C.local_rows(); ++i) C.local(i, j) += mine[i + j * C.local_rows()];

@@ -12,8 +12,10 @@
 // m x n_loc partial is reduce-scattered along the process column onto C's row map.
 // No overlap: the phases depend on each other.
 #include <algorithm>
+#include <optional>
 
 #include "algo/algo.hpp"
+#include "dist/pooled.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "memory/workspace.hpp"
@@ -23,33 +25,40 @@
 namespace shardmm::algo {
 namespace {
 
-// The moving operand M redistributed so its k dim follows the stationary operand's k map.
+// The moving operand M redistributed so its k dim follows the stationary operand's k map,
+// into workspace slot Aligned (allocated on every rank before anything moves).
 template <Scalar T>
 DistMatrix<T> align_k(const DistMatrix<T>& M, int km, const Layout& S, int ks) {
   ShardingSpec spec;
   spec.dims[km] = S.spec().dims[ks];
   spec.dims[km].label = "K";
   spec.dims[1 - km] = DimSpec{km == 0 ? "J" : "I", DimSpec::Kind::Replicated, {}, 0, 0};
-  return redistribute(M, Layout(M.layout().mesh(), M.rows(), M.cols(), spec));
+  const Layout L(M.layout().mesh(), M.rows(), M.cols(), spec);
+  std::optional<DistMatrix<T>> out;
+  prologue(M.mesh().comm(), [&] { out.emplace(dist::pooled<T>(M.mesh(), L, memory::Slot::Aligned)); });
+  redistribute(M, *out);
+  return std::move(*out);
 }
 
-// Packs D (rows x cols, ld = rows) by destination coordinate along `dim` of C's map: the
-// pieces come out in destination order, each in C's local column-major order.
+// Elements of D (rows x cols) each coordinate along `dim` of C's map owns.
+std::vector<std::int64_t> owner_counts(index_t rows, index_t cols, const DimMap& map, int dim) {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(map.nprocs));
+  for (int c = 0; c < map.nprocs; ++c) counts[c] = map.local_extent(c) * (dim == 1 ? rows : cols);
+  return counts;
+}
+
+// Packs D (rows x cols, ld = rows) by destination coordinate along `dim` of C's map into
+// `out`: the pieces come out in destination order, each in C's local column-major order.
 template <Scalar T>
-void pack_by_owner(const T* D, index_t rows, index_t cols, const DimMap& map, int dim,
-                   std::vector<T>& out, std::vector<std::int64_t>& counts) {
-  out.clear();
-  counts.assign(static_cast<std::size_t>(map.nprocs), 0);
+void pack_by_owner(const T* D, index_t rows, index_t cols, const DimMap& map, int dim, T* out) {
   for (int c = 0; c < map.nprocs; ++c) {
     const auto ranges = map.owned_ranges(c);
-    const std::size_t before = out.size();
     if (dim == 1) {
-      for (auto [b, e] : ranges) out.insert(out.end(), D + b * rows, D + e * rows);
+      for (auto [b, e] : ranges) out = std::copy(D + b * rows, D + e * rows, out);
     } else {
       for (index_t j = 0; j < cols; ++j)
-        for (auto [b, e] : ranges) out.insert(out.end(), D + j * rows + b, D + j * rows + e);
+        for (auto [b, e] : ranges) out = std::copy(D + j * rows + b, D + j * rows + e, out);
     }
-    counts[c] = static_cast<std::int64_t>(out.size() - before);
   }
 }
 
@@ -73,12 +82,14 @@ void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t) {
   const index_t cols = a_stays ? x.C.cols() : x.C.local_cols();
   const index_t kl = a_stays ? (x.opA == Op::N ? A.local_cols() : A.local_rows())
                              : (x.opB == Op::N ? B.local_rows() : B.local_cols());
-  T* D = nullptr;
-  std::vector<T> send, mine;  // the reduce-scatter's input (D by owner) and my result
+  const int dim = a_stays ? 1 : 0;  // the dimension D spans in full
+  const std::vector<std::int64_t> counts = owner_counts(rows, cols, x.C.layout().map(dim), dim);
+  T *D = nullptr, *send = nullptr, *mine = nullptr;  // partial sums, packed by owner, my block
   prologue(mesh.comm(), [&] {
     D = memory::get<T>(memory::Slot::Partial, rows * cols);
-    send.reserve(static_cast<std::size_t>(rows * cols));  // pack_by_owner stays within it
-    mine.resize(static_cast<std::size_t>(x.C.local_rows() * x.C.local_cols()));
+    send = memory::get<T>(memory::Slot::Pack, rows * cols);
+    mine = memory::get<T>(memory::Slot::Unpack, x.C.local_rows() * x.C.local_cols());
+    comm::reserve_reduce_scatter<T>(*std::max_element(counts.begin(), counts.end()));
   });
   t0 = now();
   blas::gemm(x.opA, x.opB, rows, cols, kl, x.alpha, A.data(), A.ld(), B.data(), B.ld(), T(0), D,
@@ -87,11 +98,9 @@ void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t) {
 
   // Reduce-scatter the partial sums onto C's map along the dimension D spans in full.
   t0 = now();
-  const int dim = a_stays ? 1 : 0;
-  std::vector<std::int64_t> counts;
-  pack_by_owner(D, rows, cols, x.C.layout().map(dim), dim, send, counts);
+  pack_by_owner(D, rows, cols, x.C.layout().map(dim), dim, send);
   const MPI_Comm comm = mesh.axis_comm(axis_names(mesh.shape(), x.C.layout().dim_axes(dim)));
-  comm::reduce_scatter(send.data(), mine.data(), counts, comm);
+  comm::reduce_scatter(send, mine, counts, comm);
   t.comm += now() - t0;
   blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
   for (index_t j = 0; j < x.C.local_cols(); ++j)

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "memory/workspace.hpp"
+
 namespace shardmm::comm {
 
 /// Outstanding non-blocking operations; wait() / test() act on all of them.
@@ -36,10 +38,20 @@ void allgatherv(T* recv, const std::vector<std::int64_t>& counts,
                 const std::vector<std::int64_t>& displs, MPI_Comm comm);
 
 /// Sum-reduce-scatter: `send` holds one block per rank (counts[r] elements, consecutive);
-/// rank r receives the sum of block r into `recv`.
+/// rank r receives the sum of block r into `recv`. A ring of isend/irecv whose running sums
+/// live in the workspace (slots Ring0/Ring1): nothing is allocated per call once
+/// reserve_reduce_scatter has grown them.
 template <class T>
 void reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& counts,
                     MPI_Comm comm);
+
+/// Grows the reduce-scatter's workspace for blocks of up to `widest` elements. Call it in the
+/// phase's prologue (where allocation failures are agreed), not between collectives.
+template <class T>
+void reserve_reduce_scatter(std::int64_t widest) {
+  memory::get<T>(memory::Slot::Ring0, widest);
+  memory::get<T>(memory::Slot::Ring1, widest);
+}
 
 /// In-place sum all-reduce.
 template <class T>

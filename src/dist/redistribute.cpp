@@ -20,6 +20,7 @@
 #include "comm/mpi_check.hpp"
 #include "core/fault.hpp"
 #include "core/instantiate.hpp"
+#include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
 
 namespace shardmm {
@@ -78,13 +79,15 @@ RedistStats copy_in_place(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha,
 }
 
 // One exchange: per-peer index lists on both sides, counts and displacements, the packed
-// send buffer and the receive buffer.
+// send buffer and the receive buffer (workspace slots Pack / Unpack: reused across calls, so
+// a repeated redistribution first-touches no fresh pages).
 template <Scalar T>
 struct Exchange {
   Buckets send_rows, send_cols, recv_rows, recv_cols;
   std::vector<std::int64_t> sc, sd, rc, rd;
   std::vector<char> recv_from;
-  std::vector<T> sendbuf, recvbuf;
+  T* sendbuf = nullptr;
+  T* recvbuf = nullptr;
 };
 
 // Rank-local half of the exchange: index lists, counts, packing (for each destination, my
@@ -118,13 +121,13 @@ void prepare(const DistMatrix<T>& src, const DistMatrix<T>& dst, Exchange<T>& x)
     x.sd[r] = send_total, x.rd[r] = recv_total;
     send_total += x.sc[r], recv_total += x.rc[r];
   }
-  x.sendbuf.resize(static_cast<std::size_t>(send_total));
-  x.recvbuf.resize(static_cast<std::size_t>(recv_total));
+  x.sendbuf = memory::get<T>(memory::Slot::Pack, send_total);
+  x.recvbuf = memory::get<T>(memory::Slot::Unpack, recv_total);
   for (int r = 0; r < P; ++r) {
     if (x.sc[r] == 0) continue;
     const auto cd_r = Md.coords_of(r);
     const auto& rows = x.send_rows[Ld.dim_coord(0, cd_r)];
-    T* out = x.sendbuf.data() + x.sd[r];
+    T* out = x.sendbuf + x.sd[r];
     for (index_t j : x.send_cols[Ld.dim_coord(1, cd_r)])
       for (index_t i : rows) *out++ = src.local(i, j);
   }
@@ -157,7 +160,7 @@ std::int64_t unpack(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, T bet
       copied += static_cast<std::int64_t>(rows.size() * cols.size());
       continue;
     }
-    const T* in = x.recvbuf.data() + x.rd[r];
+    const T* in = x.recvbuf + x.rd[r];
     for (index_t j : cols)
       for (index_t i : rows) dst.local(i, j) += alpha * *in++;
   }
@@ -180,7 +183,7 @@ RedistStats redistribute(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, 
     prepare(src, dst, x);
   });
   const comm::Traffic before = comm::traffic();
-  comm::alltoallv(src.mesh().comm(), x.sendbuf.data(), x.sc, x.sd, x.recvbuf.data(), x.rc, x.rd);
+  comm::alltoallv(src.mesh().comm(), x.sendbuf, x.sc, x.sd, x.recvbuf, x.rc, x.rd);
   const comm::Traffic moved = comm::traffic() - before;
   if (comm::RedistributionRole::layout_change()) comm::redistribution_traffic() += moved;
   stats.bytes_sent = moved.bytes_sent;

@@ -10,7 +10,15 @@
 namespace shardmm::memory {
 
 /// Named slots, one per concurrent use inside a single algorithm run.
-enum class Slot : int { Panel0, Panel1, Panel2, Panel3, Partial, Count };
+/// Panel*: an algorithm's panels / shift buffers; Partial: partial sums; Pack / Unpack: a
+/// redistribution's send and receive buffers (or an algorithm's, outside any redistribute);
+/// Ring0 / Ring1: the ring reduce-scatter's running sums (comm/collectives.cpp);
+/// OperandA/B/C: gemm's copies of the operands in the plan's layouts; Aligned: SUMMA-stationary's
+/// moving operand; Grid3A/B/C/F: the 2.5D algorithm's tiles on its 3D mesh.
+enum class Slot : int {
+  Panel0, Panel1, Panel2, Panel3, Partial, Pack, Unpack, Ring0, Ring1,
+  OperandA, OperandB, OperandC, Aligned, Grid3A, Grid3B, Grid3C, Grid3F, Count
+};
 
 /// Raw bytes for `slot`, at least `bytes` long. Invalidated by the next get() of that slot.
 void* get_bytes(Slot slot, std::size_t bytes);

@@ -106,7 +106,7 @@ Bytes summa_bytes(const Layout& C, const DimMap& ka, const DimMap& kb, const std
 // A-stationary: B moves to [k rows in A's k map over Q, all n columns]: this rank receives the
 // rows of its process column's A k-blocks (less the n_loc columns it held of those), and sends
 // each of its own B rows to the p ranks of the column owning it in A's k map (less itself);
-// then the m_loc x n partial product is reduce-scattered along the process row (q ranks).
+// then the m_loc x n partial product is reduce-scattered along the process row (q ranks, a ring).
 // B-stationary is the mirror image: A moves to B's k map over R, reduced along the column.
 Bytes stationary_bytes(const Layout& C, const DimMap& ka, const DimMap& kb,
                        const std::vector<int>& at, bool a_stays) {
@@ -119,7 +119,11 @@ Bytes stationary_bytes(const Layout& C, const DimMap& ka, const DimMap& kb,
   const index_t full = a_stays ? C.cols() : C.rows(), loc = a_stays ? n_loc : m_loc;
   const index_t other_loc = a_stays ? m_loc : n_loc;
   const int movers = a_stays ? p : q, reducers = a_stays ? q : p;
-  Bytes b{other_loc * (full - loc), other_loc * loc * (reducers - 1)};  // reduce-scatter
+  // Ring reduce-scatter: each step sends one block's running sum to the next rank, so rank v
+  // sends every block but its own and receives every block but its predecessor's.
+  const DimMap& red = a_stays ? C.col_map() : C.row_map();
+  const int mine = a_stays ? c : r, before = (mine + reducers - 1) % reducers;
+  Bytes b{other_loc * (full - loc), other_loc * (full - red.local_extent(before))};
   for (index_t kk = 0; kk < ka.extent; ++kk) {
     const bool stay_here = stays.owner(kk) == my_stays, held = moves.owner(kk) == my_moves;
     if (stay_here) b.received += full - (held ? loc : 0);
@@ -303,11 +307,12 @@ const ShardedCase kShardedCases[] = {
     {"case 1: no communication", "A[I_X,J]", "B[J,K_Y]", "C[I_X,K_Y]", {13, 11, 7}, nothing},
     {"case 2: partial sums stay unreduced", "A[I,J_X]", "B[J_X,K]", "C[I,K]{U_X}", {9, 8, 14},
      nothing},
-    {"case 3: reduce-scatter, (|X|-1) C tiles in", "A[I,J_X]", "B[J_X,K]", "C[I_X,K]",
-     {13, 5, 11},
+    {"case 3: reduce-scatter (a ring): every C tile out but mine, in but my predecessor's",
+     "A[I,J_X]", "B[J_X,K]", "C[I_X,K]", {13, 5, 11},
      [](const Layout&, const Layout&, const Layout& C, int u, int me) {
        const index_t tile = C.row_map().local_extent(me) * C.cols();
-       return Bytes{C.rows() * C.cols() - tile, tile * (u - 1)};
+       const index_t before = C.row_map().local_extent((me + u - 1) % u) * C.cols();
+       return Bytes{C.rows() * C.cols() - tile, C.rows() * C.cols() - before};
      }},
     {"only A sharded on k, small k: all-gather A", "A[I,J_X]", "B[J,K]", "C[I,K]", {6, 20, 3},
      [](const Layout& A, const Layout&, const Layout&, int u, int me) {
