@@ -29,7 +29,8 @@ using bench::max_over;
 // GEMM rate of one core measured now on every rank at once (the "peak" of the % column).
 template <Scalar T>
 double local_rate(index_t m, index_t n, index_t k, int P) {
-  const index_t s = std::clamp<index_t>(static_cast<index_t>(std::cbrt(double(m) * double(n) * double(k) / P)), 64, 1024);
+  // The size of each rank's share of the product (up to 2048): small GEMMs run below peak.
+  const index_t s = std::clamp<index_t>(static_cast<index_t>(std::cbrt(double(m) * double(n) * double(k) / P)), 64, 2048);
   std::vector<T> a(static_cast<std::size_t>(s * s), T(1)), b(a), c(a);
   double best = 1e30;
   for (int r = 0; r < 3; ++r) {

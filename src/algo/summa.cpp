@@ -222,9 +222,10 @@ void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers&
     t.record("wait", t0, now(), static_cast<int>(s));
     completed(s);
     t0 = now();
-    // C_loc += alpha * op(A_panel) * op(B_panel), in column chunks to drive progress.
+    // C_loc += alpha * op(A_panel) * op(B_panel), in column chunks to drive the next panel's
+    // broadcasts; the last panel has nothing in flight and goes in one call.
     const Panel& p = steps[s];
-    const index_t chunk = std::max<index_t>(256, (n_loc + 3) / 4);
+    const index_t chunk = s + 1 < steps.size() ? std::max<index_t>(256, (n_loc + 3) / 4) : std::max<index_t>(n_loc, 1);
     for (index_t j0 = 0; j0 < n_loc; j0 += chunk) {
       const index_t nj = std::min(chunk, n_loc - j0);
       const T* bj = b_k_col ? bbuf[b] + j0 : bbuf[b] + j0 * p.ldb;
