@@ -33,14 +33,17 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
   const double ml = up(m, p), nl = up(n, q), kq = up(k, q), kp = up(k, p);
   Costs x;
   switch (c.stationary) {
+    // The moving operand goes to the stationary one's k split with its other dimension whole:
+    // a rank needs kq x n of B and already holds about 1/(p q) of that (exactly so at p = 1,
+    // where B's k is not split at all).
     case Stationary::A:  // B to A's k split, C partials reduce-scattered along rows
-      x.words = kq * n * (1 - 1 / p) + ml * n * (1 - 1 / q);
+      x.words = kq * n * (1 - 1 / (p * q)) + ml * n * (1 - 1 / q);
       x.memory = ml * kq + kq * n + 2 * ml * n + kp * nl + ml * nl;
       x.messages = 2 * (p + q);
       x.overlapped = false;
       break;
     case Stationary::B:
-      x.words = kp * m * (1 - 1 / q) + nl * m * (1 - 1 / p);
+      x.words = kp * m * (1 - 1 / (p * q)) + nl * m * (1 - 1 / p);
       x.memory = kp * nl + m * kp + 2 * m * nl + ml * kq + ml * nl;
       x.messages = 2 * (p + q);
       x.overlapped = false;
