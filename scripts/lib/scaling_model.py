@@ -21,7 +21,7 @@ import tempfile
 
 def plan(shardmm, m, n, k, ranks, profile, grid=None):
     cmd = [shardmm, "plan", "--m", str(m), "--n", str(n), "--k", str(k), "--ranks", str(ranks),
-           "--profile", profile, "--json", "--rows", "1"]
+           "--profile", profile, "--json", "--rows", "200"]
     if grid:  # the run's inputs were block-cyclic on this grid, as gemm's Auto saw them
         cmd += ["--grid", grid]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -43,7 +43,9 @@ def predict_points(shardmm, points, profile_path):
     for r in points:
         sizes = re.findall(r":(\d+)", r["mesh"])  # "{x:1, y:3}" -> 1x3
         p = plan(shardmm, r["m"], r["n"], r["k"], r["ranks"], profile_path, "x".join(sizes))
-        c = p["chosen"]
+        # The candidate that ran ("1x3, auto: summa(A) 1x3; ..."), else the planner's choice now.
+        ran = re.search(r"auto: ([^;]+);", r.get("plan", ""))
+        c = next((x for x in p["candidates"] if ran and x["name"] == ran.group(1).strip()), p["chosen"])
         out.append({"case": "%dx%dx%d" % (r["m"], r["n"], r["k"]), "ranks": r["ranks"], "network": r["network"],
                     "measured_s": r["median_s"], "predicted_s": c["seconds"], "chosen": c["name"],
                     "measured_words": r["words_max"], "predicted_words": c["words"] + c["redist_words"],
