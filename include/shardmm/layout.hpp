@@ -102,7 +102,8 @@ class Layout {
   /// (Unreduced axes all speak: each holds a partial sum.)
   [[nodiscard]] bool is_primary(const std::vector<int>& mesh_coords) const;
   [[nodiscard]] bool is_unreduced() const { return !spec_.unreduced.empty(); }
-  /// Same distribution of the same shape (the spec's cosmetic names ignored).
+  /// Same distribution of the same shape: every element on the same ranks at the same local
+  /// index (cosmetic names ignored; axes of size 1 and the block size over one process too).
   [[nodiscard]] bool same_distribution(const Layout& other) const;
   /// The layout of the transpose (dims swapped).
   [[nodiscard]] Layout transposed() const;

@@ -160,9 +160,27 @@ bool Layout::is_primary(const std::vector<int>& mesh_coords) const {
   return true;
 }
 
+namespace {
+// The axes that actually split: an axis of size 1 places every element on the one process
+// along it, exactly as if the dimension did not use it (A[I_X,K] on x = 1 is A[I,K]).
+std::vector<int> splitting(const std::vector<int>& axes, const MeshShape& mesh) {
+  std::vector<int> out;
+  for (int a : axes)
+    if (mesh.sizes[a] > 1) out.push_back(a);
+  return out;
+}
+
+// Over one process every block size and source give local index = global index.
+bool same_map(const DimMap& a, const DimMap& b) {
+  return a.nprocs == 1 && b.nprocs == 1 ? a.extent == b.extent : a == b;
+}
+}  // namespace
+
 bool Layout::same_distribution(const Layout& o) const {
-  return mesh_ == o.mesh_ && rows_ == o.rows_ && cols_ == o.cols_ &&
-         dim_axes_ == o.dim_axes_ && unreduced_axes_ == o.unreduced_axes_;
+  if (!(mesh_ == o.mesh_) || !same_map(rows_, o.rows_) || !same_map(cols_, o.cols_)) return false;
+  for (int d = 0; d < 2; ++d)
+    if (splitting(dim_axes_[d], mesh_) != splitting(o.dim_axes_[d], mesh_)) return false;
+  return splitting(unreduced_axes_, mesh_) == splitting(o.unreduced_axes_, mesh_);
 }
 
 Layout Layout::transposed() const {

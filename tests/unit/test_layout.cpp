@@ -394,4 +394,18 @@ TEST(LayoutErrors, ThrowInvalidArgument) {
   EXPECT_THROW(Layout(mesh, 4, 4, "A[I_X,J_X]"), shardmm::ParseError);
 }
 
+// Axes of size 1 split nothing and block sizes over one process change nothing: such
+// layouts place every element as the unsplit one does (no copy needed between them).
+TEST(Layout, SizeOneAxesAndSingleProcessBlocksAreTheSameDistribution) {
+  const MeshShape one({"x", "y"}, {1, 1});
+  EXPECT_TRUE(Layout::block_cyclic(one, 9, 7, 4, 2).same_distribution(Layout::replicated(one, 9, 7)));
+  const MeshShape line({"x", "y"}, {1, 3});
+  EXPECT_TRUE(Layout(line, 9, 7, "A[I_X:bc2,J_Y]").same_distribution(Layout(line, 9, 7, "A[I,J_Y]")));
+  EXPECT_TRUE(Layout(line, 9, 7, "A[I_XY,J]").same_distribution(Layout(line, 9, 7, "A[I_Y,J]")));
+  // ... but the splitting axes, their order and their block sizes still count.
+  EXPECT_FALSE(Layout(line, 9, 7, "A[I,J_Y:bc2]").same_distribution(Layout(line, 9, 7, "A[I,J_Y]")));
+  EXPECT_FALSE(Layout(line, 9, 7, "A[I_Y,J]").same_distribution(Layout(line, 9, 7, "A[I,J_Y]")));
+  EXPECT_FALSE(Layout::block_cyclic(line, 9, 7, 4, 2).same_distribution(Layout::replicated(line, 9, 7)));
+}
+
 }  // namespace
