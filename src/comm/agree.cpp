@@ -1,11 +1,12 @@
 // agree(): what moves is one int per rank (MPI_Allreduce, MIN) and, only on failure, the
-// failing rank's error kind, length and text (three MPI_Bcast from that rank).
+// failing rank's error kind, then its text (bcast_string), broadcast from that rank.
 #include "comm/agree.hpp"
 
 #include <cstdint>
 #include <new>
 #include <string>
 
+#include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
 #include "shardmm/error.hpp"
 
@@ -71,12 +72,11 @@ void agree(MPI_Comm comm, std::string_view phase, const std::exception_ptr& loca
   SHARDMM_MPI(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm));
   if (root == P) return;
   auto [kind, text] = local && me == root ? describe(local) : std::pair{Kind::Other, std::string()};
-  int header[2] = {static_cast<int>(kind), static_cast<int>(text.size())};
-  SHARDMM_MPI(MPI_Bcast(header, 2, MPI_INT, root, comm));
-  text.resize(static_cast<std::size_t>(header[1]));
-  SHARDMM_MPI(MPI_Bcast(text.data(), header[1], MPI_CHAR, root, comm));
-  raise(static_cast<Kind>(header[0]), strip_suffix(text) + " [" + std::string(phase) + ": first failing rank " +
-                                          std::to_string(root) + " of " + std::to_string(P) + "]");
+  int k = static_cast<int>(kind);
+  SHARDMM_MPI(MPI_Bcast(&k, 1, MPI_INT, root, comm));
+  bcast_string(comm, text, root);
+  raise(static_cast<Kind>(k), strip_suffix(text) + " [" + std::string(phase) + ": first failing rank " +
+                                  std::to_string(root) + " of " + std::to_string(P) + "]");
 }
 
 }  // namespace shardmm::comm

@@ -148,6 +148,13 @@ void reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& cou
   ring_reduce_scatter(send, recv, counts, comm);  // isend/irecv count and split the messages
 }
 
+void bcast_string(MPI_Comm comm, std::string& s, int root) {
+  auto len = static_cast<std::int64_t>(s.size());
+  SHARDMM_MPI(MPI_Bcast(&len, 1, MPI_INT64_T, root, comm));
+  s.resize(static_cast<std::size_t>(len));
+  SHARDMM_MPI(MPI_Bcast(s.data(), static_cast<int>(len), MPI_CHAR, root, comm));
+}
+
 template <class T>
 void allreduce_sum(T* buf, std::int64_t count, MPI_Comm comm) {
   const int P = comm_size(comm);

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "memory/workspace.hpp"
@@ -52,6 +53,9 @@ void reserve_reduce_scatter(std::int64_t widest) {
   memory::get<T>(memory::Slot::Ring0, widest);
   memory::get<T>(memory::Slot::Ring1, widest);
 }
+
+/// Collective: `s` of rank `root` on every rank (messages and paths: far below INT_MAX).
+void bcast_string(MPI_Comm comm, std::string& s, int root);
 
 /// In-place sum all-reduce.
 template <class T>

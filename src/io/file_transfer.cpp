@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
 #include "shardmm/error.hpp"
 
@@ -136,16 +137,10 @@ std::string first_error(MPI_Comm comm, const std::string& local) {
   SHARDMM_MPI(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm));
   if (root == P) return "";
   std::string msg = local;
-  bcast_string(comm, msg, root);
+  comm::bcast_string(comm, msg, root);
   return msg;
 }
 
-void bcast_string(MPI_Comm comm, std::string& s, int root) {
-  auto len = static_cast<std::int64_t>(s.size());
-  SHARDMM_MPI(MPI_Bcast(&len, 1, MPI_INT64_T, root, comm));
-  s.resize(static_cast<std::size_t>(len));  // messages and paths: far below INT_MAX
-  SHARDMM_MPI(MPI_Bcast(s.data(), static_cast<int>(len), MPI_CHAR, root, comm));
-}
 
 MPI_File open_file(MPI_Comm comm, const std::string& path, int amode) {
   MPI_File fh = MPI_FILE_NULL;

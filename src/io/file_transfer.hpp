@@ -60,9 +60,6 @@ std::string mpi_io_error(int code, const std::string& what);
 /// Collective: the message of the lowest rank whose `local` is not empty ("" when none).
 std::string first_error(MPI_Comm comm, const std::string& local);
 
-/// Collective: `s` of rank `root` on every rank.
-void bcast_string(MPI_Comm comm, std::string& s, int root);
-
 /// Collective file open with MPI_ERRORS_RETURN semantics; throws IoError on every rank when
 /// any rank failed (the handle of ranks that did open it is then not closed: MPI_File_close
 /// is collective).

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "comm/agree.hpp"
+#include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
 #include "core/fault.hpp"
 #include "io/file_transfer.hpp"
@@ -124,7 +125,7 @@ std::string temp_name(MPI_Comm comm, const std::string& path) {
     const auto res = std::to_chars(hex, hex + sizeof hex, v, 16);
     name = path + ".tmp." + std::string(hex, res.ptr);
   }
-  io::bcast_string(comm, name, 0);
+  comm::bcast_string(comm, name, 0);
   return name;
 }
 
