@@ -19,10 +19,12 @@
 // m_loc*w (A) and w*n_loc (B).
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "algo/algo.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
+#include "comm/mpi_check.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
 
@@ -30,6 +32,10 @@ namespace shardmm::algo {
 namespace {
 
 constexpr index_t kDefaultPanel = 256;
+// OpenBLAS's k block for DGEMM on this machine's kernel (SkylakeX): a GEMM whose k is a
+// multiple of it packs nothing twice; k = 384 runs at 99.5 % of one whole-k call, k = 256 at
+// 98.5 %, k = 128 at 90 % (bench/panel_width.cpp).
+constexpr index_t kKBlock = 384;
 
 // C's layout if SUMMA can run on it as is (both dims sharded, no replica/unreduced axes).
 bool c_fits(const Layout& C) {
@@ -112,7 +118,6 @@ struct Panel {
   std::vector<Segment> segs;
   index_t k0 = 0, w = 0;         // first global k index, total width
   int owner_a = 0, owner_b = 0;  // coordinate along Q (for A) / R (for B)
-  index_t lda = 1, ldb = 1;
 };
 
 // Packs a panel of X (op(A) when a_side, else op(B)) in X's stored orientation: the segments'
@@ -157,6 +162,175 @@ std::vector<Panel> panels(const DimMap& ka, const DimMap& kb, index_t k, index_t
   return out;
 }
 
+// The largest local extent of a dimension over its processes (equal on every rank).
+index_t max_extent(const DimMap& d) {
+  index_t e = 0;
+  for (int p = 0; p < d.nprocs; ++p) e = std::max(e, d.local_extent(p));
+  return e;
+}
+
+// Default panel width: the widest multiple of OpenBLAS's k block whose receive buffers
+// (two per broadcast operand) fit in a quarter of the rank's A + B + C, else 256, below
+// which the local GEMM loses 10 % (bench/panel_width.cpp). From global extents only, so
+// every rank cuts the same panels.
+index_t default_width(const DimMap& rows, const DimMap& cols, const DimMap& ka, const DimMap& kb,
+                      bool a_moves, bool b_moves) {
+  const double ml = double(max_extent(rows)), nl = double(max_extent(cols));
+  const double abc = ml * double(max_extent(ka)) + double(max_extent(kb)) * nl + ml * nl;
+  const double per_k = 2 * ((a_moves ? ml : 0) + (b_moves ? nl : 0));
+  for (index_t w : {4 * kKBlock, 2 * kKBlock, kKBlock})
+    if (double(w) * per_k <= 0.25 * abc) return w;
+  return kDefaultPanel;
+}
+
+// Where one operand's panel is on this rank: in the owner's own storage (base = X's data,
+// k indexed by the owner's local k) or in a packed buffer (k indexed from the panel's start).
+template <class T>
+struct View {
+  const T* base = nullptr;
+  index_t ld = 1;
+  bool in_place = false;
+};
+
+// One operand's side of the pipeline: where its panels come from and go to on this rank.
+template <Scalar T>
+struct Side {
+  const DistMatrix<T>& X;
+  bool k_is_col;  // k runs along X's stored columns
+  bool a_side;
+  index_t other;  // the panel's other extent: m_loc (A) or n_loc (B)
+  MPI_Comm comm;  // the broadcast runs along it
+  int size = 1, me = 0;
+  T* buf[2] = {};
+
+  [[nodiscard]] int owner(const Panel& p) const { return a_side ? p.owner_a : p.owner_b; }
+  // The owner reads its panel in place when nobody else needs it (a size-1 broadcast) and
+  // its k indices are one local run or runs of at least 256 (narrower pieces would slow the
+  // GEMM more than packing costs), or when they are one run contiguous in memory (k along
+  // columns, ld == other), so the broadcast can send it from there.
+  [[nodiscard]] bool in_place(const Panel& p) const {
+    if (me != owner(p) || other == 0) return false;
+    bool run = true, wide = true;  // one local run; every segment a GEMM of its own worth
+    for (std::size_t i = 0; i < p.segs.size(); ++i) {
+      wide = wide && p.segs[i].w >= kDefaultPanel;
+      if (i > 0 && (a_side ? p.segs[i].kl_a - p.segs[i - 1].kl_a : p.segs[i].kl_b - p.segs[i - 1].kl_b) != p.segs[i - 1].w)
+        run = false;
+    }
+    if (size == 1) return run || wide;
+    return run && k_is_col && X.ld() == other;
+  }
+  // Panel p for buffer b: in place at the owner when it can be, else packed there by the
+  // owner; the broadcast along `comm` carries other x w elements from the owner to the rest.
+  View<T> post(const Panel& p, int b, comm::Requests& reqs) const {
+    if (in_place(p)) {
+      const index_t k0 = a_side ? p.segs.front().kl_a : p.segs.front().kl_b;
+      T* data = const_cast<T*>(X.data()) + (k_is_col ? k0 * X.ld() : k0);  // NOLINT: the root's buffer is only read
+      if (size > 1) comm::ibcast(data, other * p.w, owner(p), comm, reqs);
+      return {X.data(), X.ld(), true};
+    }
+    if (me == owner(p)) pack_panel(X, k_is_col, p, a_side, other, buf[b]);
+    if (size > 1) comm::ibcast(buf[b], other * p.w, owner(p), comm, reqs);
+    return {buf[b], std::max<index_t>(k_is_col ? other : p.w, 1), false};
+  }
+  // Start of k index `kk` of the panel (segment sg at panel offset off) in view v.
+  [[nodiscard]] const T* at(const View<T>& v, const Segment& sg, index_t off, index_t kk) const {
+    const index_t i = v.in_place ? (a_side ? sg.kl_a : sg.kl_b) + kk : off + kk;
+    return v.base + (k_is_col ? i * v.ld : i);
+  }
+};
+
+// Pieces of a panel's GEMM: at most one BLAS k block each, and never across a gap in an
+// in-place operand's local k (a size-1 broadcast's owner reads merged blocks where they are).
+struct Piece {
+  std::size_t seg = 0;
+  index_t off = 0, kk = 0, w = 0;  // panel offset of the segment, offset into it, width
+};
+
+std::vector<Piece> pieces(const Panel& p, bool a_in_place, bool b_in_place) {
+  std::vector<Piece> out;
+  index_t off = 0;
+  for (std::size_t i = 0; i < p.segs.size(); ++i) {
+    const Segment& sg = p.segs[i];
+    const bool joins = !out.empty() && out.back().w < kKBlock &&
+                       (!a_in_place || p.segs[i - 1].kl_a + p.segs[i - 1].w == sg.kl_a) &&
+                       (!b_in_place || p.segs[i - 1].kl_b + p.segs[i - 1].w == sg.kl_b);
+    index_t kk = 0;
+    if (joins) {  // extend the previous piece (it continues in memory on both sides)
+      kk = std::min(kKBlock - out.back().w, sg.w);
+      out.back().w += kk;
+    }
+    for (; kk < sg.w; kk += kKBlock) out.push_back({i, off, kk, std::min(kKBlock, sg.w - kk)});
+    off += sg.w;
+  }
+  return out;
+}
+
+// C_loc = alpha * op(A_panel) * op(B_panel) + beta * C_loc for one panel, piece by piece, testing `next`
+// (the next panel's broadcasts) between pieces so they progress; a one-piece panel goes in
+// two column halves when something is in flight. Returns whether `next` was seen complete.
+template <Scalar T>
+bool panel_gemm(const Operands<T>& x, const Side<T>& A, const Side<T>& B, const View<T>& va,
+                const View<T>& vb, const Panel& p, T beta, comm::Requests* next) {
+  const index_t m = x.C.local_rows(), n = x.C.local_cols();
+  bool done = next == nullptr;
+  const auto list = pieces(p, va.in_place, vb.in_place);
+  const index_t halves = list.size() == 1 && next != nullptr && n >= 512 ? 2 : 1;
+  for (const Piece& pc : list) {
+    const T* a = A.at(va, p.segs[pc.seg], pc.off, pc.kk);
+    const T* b = B.at(vb, p.segs[pc.seg], pc.off, pc.kk);
+    for (index_t h = 0; h < halves; ++h) {
+      const index_t j0 = n * h / halves, nj = n * (h + 1) / halves - j0;
+      const T* bj = B.k_is_col ? b + j0 : b + j0 * vb.ld;
+      const T b0 = &pc == &list.front() ? beta : T(1);  // C's beta goes into its first update
+      blas::gemm(x.opA, x.opB, m, nj, pc.w, x.alpha, a, va.ld, bj, vb.ld, b0, x.C.data() + j0 * x.C.ld(), x.C.ld());
+      if (!done) done = next->test();
+    }
+  }
+  return done;
+}
+
+// The panel loop: panel s+1's broadcasts (double-buffered) are in flight while panel s
+// multiplies. Timeline: "bcast" from posting to observed completion, "wait", "gemm".
+template <Scalar T>
+void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const Side<T>& A,
+                    const Side<T>& B, const Options& o, Timers& t) {
+  comm::Requests inflight[2];
+  View<T> va[2], vb[2];
+  double posted[2] = {0, 0};
+  bool done[2] = {true, true};
+  auto completed = [&](std::size_t s) {
+    const int b = static_cast<int>(s % 2);
+    if (!done[b]) t.record("bcast", posted[b], now(), static_cast<int>(s));
+    done[b] = true;
+  };
+  auto start = [&](std::size_t s) {
+    const int b = static_cast<int>(s % 2);
+    posted[b] = now(), done[b] = false;
+    va[b] = A.post(steps[s], b, inflight[b]);
+    vb[b] = B.post(steps[s], b, inflight[b]);
+    if (!o.overlap) {
+      const double t0 = now();
+      inflight[b].wait();
+      t.comm += now() - t0;
+    }
+  };
+  if (!steps.empty()) start(0);
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const int b = static_cast<int>(s % 2);
+    const bool more = s + 1 < steps.size();
+    if (more) start(s + 1);
+    double t0 = now();
+    inflight[b].wait();
+    t.comm += now() - t0;
+    t.record("wait", t0, now(), static_cast<int>(s));
+    completed(s);
+    t0 = now();
+    if (panel_gemm(x, A, B, va[b], vb[b], steps[s], s == 0 ? x.beta : T(1), more ? &inflight[1 - b] : nullptr) && more) completed(s + 1);
+    t.gemm += now() - t0;
+    t.record("gemm", t0, now(), static_cast<int>(s));
+  }
+}
+
 }  // namespace
 
 template <Scalar T>
@@ -167,75 +341,24 @@ void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers&
   const Layout& LC = x.C.layout();
   const MPI_Comm row_comm = mesh.axis_comm(axis_names(shape, LC.dim_axes(1)));  // along Q
   const MPI_Comm col_comm = mesh.axis_comm(axis_names(shape, LC.dim_axes(0)));  // along R
-  const int my_q = LC.dim_coord(1, mesh.coords()), my_r = LC.dim_coord(0, mesh.coords());
   const index_t m_loc = x.C.local_rows(), n_loc = x.C.local_cols();
-  const bool a_k_col = x.opA == Op::N, b_k_col = x.opB != Op::N;
-  const DimMap& ka = x.A.layout().map(a_k_col ? 1 : 0);
-  const DimMap& kb = x.B.layout().map(b_k_col ? 1 : 0);
-  const index_t k = ka.extent;
-  const index_t width = o.panel > 0 ? o.panel : kDefaultPanel;
+  Side<T> A{x.A, x.opA == Op::N, true, m_loc, row_comm, comm::comm_size(row_comm), LC.dim_coord(1, mesh.coords())};
+  Side<T> B{x.B, x.opB != Op::N, false, n_loc, col_comm, comm::comm_size(col_comm), LC.dim_coord(0, mesh.coords())};
+  const DimMap& ka = x.A.layout().map(A.k_is_col ? 1 : 0);
+  const DimMap& kb = x.B.layout().map(B.k_is_col ? 1 : 0);
+  const index_t width = o.panel > 0 ? o.panel
+                                    : default_width(LC.row_map(), LC.col_map(), ka, kb, A.size > 1, B.size > 1);
 
   std::vector<Panel> steps;
-  T* abuf[2] = {};
-  T* bbuf[2] = {};
   prologue(mesh.comm(), [&] {
-    steps = panels(ka, kb, k, width);
-    abuf[0] = memory::get<T>(memory::Slot::Panel0, m_loc * width);
-    abuf[1] = memory::get<T>(memory::Slot::Panel1, m_loc * width);
-    bbuf[0] = memory::get<T>(memory::Slot::Panel2, width * n_loc);
-    bbuf[1] = memory::get<T>(memory::Slot::Panel3, width * n_loc);
+    steps = panels(ka, kb, ka.extent, width);
+    for (int b = 0; b < 2; ++b) {
+      A.buf[b] = memory::get<T>(b == 0 ? memory::Slot::Panel0 : memory::Slot::Panel1, m_loc * width);
+      B.buf[b] = memory::get<T>(b == 0 ? memory::Slot::Panel2 : memory::Slot::Panel3, width * n_loc);
+    }
   });
-  blas::scale(m_loc, n_loc, x.beta, x.C.data(), x.C.ld());
-  comm::Requests inflight[2];
-  double posted[2] = {0, 0};  // when each buffer's broadcasts were posted (timeline)
-  bool done[2] = {true, true};
-  auto completed = [&](std::size_t s) {  // panel s's broadcasts observed complete
-    const int b = static_cast<int>(s % 2);
-    if (!done[b]) t.record("bcast", posted[b], now(), static_cast<int>(s));
-    done[b] = true;
-  };
-
-  auto start = [&](std::size_t s) {  // pack at the owners and post both broadcasts
-    Panel& p = steps[s];
-    const int b = static_cast<int>(s % 2);
-    p.lda = a_k_col ? std::max<index_t>(m_loc, 1) : std::max<index_t>(p.w, 1);
-    p.ldb = b_k_col ? std::max<index_t>(n_loc, 1) : std::max<index_t>(p.w, 1);
-    if (my_q == p.owner_a) pack_panel(x.A, a_k_col, p, true, m_loc, abuf[b]);
-    if (my_r == p.owner_b) pack_panel(x.B, b_k_col, p, false, n_loc, bbuf[b]);
-    posted[b] = now(), done[b] = false;
-    comm::ibcast(abuf[b], m_loc * p.w, p.owner_a, row_comm, inflight[b]);
-    comm::ibcast(bbuf[b], p.w * n_loc, p.owner_b, col_comm, inflight[b]);
-    if (!o.overlap) {
-      const double t0 = now();
-      inflight[b].wait();
-      t.comm += now() - t0;
-    }
-  };
-
-  if (!steps.empty()) start(0);
-  for (std::size_t s = 0; s < steps.size(); ++s) {
-    const int b = static_cast<int>(s % 2);
-    if (s + 1 < steps.size()) start(s + 1);  // next panel's broadcasts in flight
-    double t0 = now();
-    inflight[b].wait();
-    t.comm += now() - t0;
-    t.record("wait", t0, now(), static_cast<int>(s));
-    completed(s);
-    t0 = now();
-    // C_loc += alpha * op(A_panel) * op(B_panel), in column chunks to drive the next panel's
-    // broadcasts; the last panel has nothing in flight and goes in one call.
-    const Panel& p = steps[s];
-    const index_t chunk = s + 1 < steps.size() ? std::max<index_t>(256, (n_loc + 3) / 4) : std::max<index_t>(n_loc, 1);
-    for (index_t j0 = 0; j0 < n_loc; j0 += chunk) {
-      const index_t nj = std::min(chunk, n_loc - j0);
-      const T* bj = b_k_col ? bbuf[b] + j0 : bbuf[b] + j0 * p.ldb;
-      blas::gemm(x.opA, x.opB, m_loc, nj, p.w, x.alpha, abuf[b], p.lda, bj, p.ldb, T(1),
-                 x.C.data() + j0 * x.C.ld(), x.C.ld());
-      if (s + 1 < steps.size() && inflight[1 - b].test()) completed(s + 1);
-    }
-    t.gemm += now() - t0;
-    t.record("gemm", t0, now(), static_cast<int>(s));
-  }
+  if (steps.empty()) blas::scale(m_loc, n_loc, x.beta, x.C.data(), x.C.ld());  // k = 0
+  summa_pipeline(x, steps, A, B, o, t);
 }
 
 SHARDMM_INSTANTIATE_RUN(summa_run)

@@ -95,6 +95,41 @@ TYPED_TEST(GemmTyped, SummaStationaryB) {
   sweep<TypeParam>(Algorithm::Summa, {kBc, kGrid});
   g_stationary = Stationary::Auto;
 }
+// SUMMA with panels wider than one BLAS k block (cut into k pieces, a ragged last piece),
+// the default width, and owners reading their panels in place (block and block-cyclic
+// operands whose local k indices form one run), for every op pair.
+TYPED_TEST(GemmTyped, SummaWidePanels) {
+  using T = TypeParam;
+  const Shape shapes[] = {{40, 1100, 1700}, {300, 45, 800}, {9, 520, 390}};
+  const Op ops[] = {Op::N, Op::T};
+  for (index_t panel : {index_t(0), index_t(1000), index_t(385)})
+    for (Op a : ops)
+      for (Op b : ops)
+        for (const Shape& s : shapes) {
+          for (const auto& lay : {kBc, kGrid}) {
+            Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
+            const index_t ar = a == Op::N ? s.m : s.k, ac = a == Op::N ? s.k : s.m;
+            const index_t br = b == Op::N ? s.k : s.n, bc = b == Op::N ? s.n : s.k;
+            auto layout = [&](index_t r, index_t c, const std::string& spec) {
+              if (spec == "bc") return Layout::block_cyclic(mesh.shape(), r, c, 64, 64, 0, 0);
+              return Layout(mesh.shape(), r, c, spec);
+            };
+            DistMatrix<T> A(mesh, layout(ar, ac, lay[0])), B(mesh, layout(br, bc, lay[1])),
+                C(mesh, layout(s.m, s.n, lay[2]));
+            A.fill([](index_t i, index_t j) { return entry<T>(i, j, 1); });
+            B.fill([](index_t i, index_t j) { return entry<T>(i, j, 2); });
+            C.fill([](index_t i, index_t j) { return entry<T>(i, j, 3); });
+            const auto C0 = C.gather();
+            Options o;
+            o.algorithm = Algorithm::Summa, o.stationary = Stationary::C, o.panel = panel;
+            gemm(a, b, value<T>(1.5, 0.5), A, B, value<T>(-0.5, 0), C, o);
+            EXPECT_LE(gemm_error(a, b, value<T>(1.5, 0.5), A, B, value<T>(-0.5, 0), C0, C), 10.0)
+                << to_string(a) << to_string(b) << " m=" << s.m << " n=" << s.n << " k=" << s.k
+                << " panel " << panel << " layouts " << lay[0];
+          }
+        }
+}
+
 TYPED_TEST(GemmTyped, Cannon) { sweep<TypeParam>(Algorithm::Cannon, {kGrid, kBc}); }
 TYPED_TEST(GemmTyped, Ring) {
   sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});
