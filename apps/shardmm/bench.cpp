@@ -82,6 +82,10 @@ std::unique_ptr<Setup<T>> make_setup(const BenchConfig& cfg) {
 Options options_of(const BenchConfig& cfg, const std::string& name) {
   Options o;
   o.panel = cfg.panel;
+  o.stationary = cfg.stationary == "A"   ? Stationary::A
+                 : cfg.stationary == "B" ? Stationary::B
+                 : cfg.stationary == "C" ? Stationary::C
+                                         : Stationary::Auto;
   o.ring_axis = cfg.ring_axis;
   o.bidirectional = cfg.bidirectional;
   o.blas_threads = cfg.blas_threads;

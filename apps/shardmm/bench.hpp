@@ -21,6 +21,7 @@ struct BenchConfig {
   bool check = true;
   std::string json;      ///< append one JSON record per algorithm
   index_t panel = 0;     ///< SUMMA panel width
+  std::string stationary = "auto";  ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
   bool bidirectional = false;
   std::string memory_limit;  ///< per rank for the planner, e.g. 512M

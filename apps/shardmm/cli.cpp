@@ -31,6 +31,8 @@ void add_bench(CLI::App& app, BenchConfig& c) {
   b->add_flag("--check,!--no-check", c.check, "verify with a random-vector probe (default on)");
   b->add_option("--json", c.json, "append one JSON record per algorithm to FILE");
   b->add_option("--panel", c.panel, "SUMMA panel width")->check(CLI::NonNegativeNumber);
+  b->add_option("--stationary", c.stationary, "SUMMA variant: auto|A|B|C (the matrix that stays)")
+      ->check(CLI::IsMember({"auto", "A", "B", "C"}));
   b->add_option("--ring-axis", c.ring_axis, "mesh axis of the ring algorithm");
   b->add_flag("--bidirectional", c.bidirectional, "ring: send halves both ways");
   b->add_option("--memory-limit", c.memory_limit, "per-rank memory limit for the planner, e.g. 512M");

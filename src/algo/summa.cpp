@@ -170,7 +170,7 @@ index_t max_extent(const DimMap& d) {
 }
 
 // Default panel width: the widest multiple of OpenBLAS's k block whose receive buffers
-// (two per broadcast operand) fit in a quarter of the rank's A + B + C, else 256, below
+// (two per broadcast operand) fit in a fifth of the rank's A + B + C, else 256, below
 // which the local GEMM loses 10 % (bench/panel_width.cpp). From global extents only, so
 // every rank cuts the same panels.
 index_t default_width(const DimMap& rows, const DimMap& cols, const DimMap& ka, const DimMap& kb,
@@ -179,7 +179,7 @@ index_t default_width(const DimMap& rows, const DimMap& cols, const DimMap& ka, 
   const double abc = ml * double(max_extent(ka)) + double(max_extent(kb)) * nl + ml * nl;
   const double per_k = 2 * ((a_moves ? ml : 0) + (b_moves ? nl : 0));
   for (index_t w : {4 * kKBlock, 2 * kKBlock, kKBlock})
-    if (double(w) * per_k <= 0.25 * abc) return w;
+    if (double(w) * per_k <= 0.2 * abc) return w;
   return kDefaultPanel;
 }
 
