@@ -196,10 +196,10 @@ struct View {
 template <Scalar T>
 struct Side {
   const DistMatrix<T>& X;
-  bool k_is_col;  // k runs along X's stored columns
-  bool a_side;
-  index_t other;  // the panel's other extent: m_loc (A) or n_loc (B)
-  MPI_Comm comm;  // the broadcast runs along it
+  bool k_is_col = true;  // k runs along X's stored columns
+  bool a_side = true;
+  index_t other = 0;              // the panel's other extent: m_loc (A) or n_loc (B)
+  MPI_Comm comm = MPI_COMM_NULL;  // the broadcast runs along it
   int size = 1, me = 0;
   T* buf[2] = {};
 
