@@ -19,6 +19,8 @@
 #include "algo/sharded_steps.hpp"
 #include "blas/blas.hpp"
 #include "shardmm/error.hpp"
+#include "dist/pooled.hpp"
+#include "memory/workspace.hpp"
 #include "shardmm/redistribute.hpp"
 
 namespace shardmm::algo {
@@ -64,10 +66,12 @@ void sharded_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
   std::optional<DistMatrix<T>> Ag, Bg;
   const DistMatrix<T>* A = &x.A;
   const DistMatrix<T>* B = &x.B;
+  int gathers_a = 0, gathers_b = 0;  // a gathered operand's next gather uses its other slot
   auto gather = [&](bool of_a, int dim) {
+    using memory::Slot;
     const double t0 = now();
-    if (of_a) A = &Ag.emplace(sharded::allgather_dim(*A, dim));
-    else B = &Bg.emplace(sharded::allgather_dim(*B, dim));
+    if (of_a) A = &Ag.emplace(sharded::allgather_dim(*A, dim, gathers_a++ % 2 == 0 ? Slot::ShardA0 : Slot::ShardA1));
+    else B = &Bg.emplace(sharded::allgather_dim(*B, dim, gathers_b++ % 2 == 0 ? Slot::ShardB0 : Slot::ShardB1));
     t.comm += now() - t0;
   };
   const double size_a = double(x.A.rows()) * double(x.A.cols());
@@ -109,7 +113,7 @@ void sharded_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
   const bool direct = part.same_distribution(x.C.layout());
   std::optional<DistMatrix<T>> P;
   prologue(x.C.mesh().comm(), [&] {
-    if (!direct) P.emplace(x.C.mesh(), part);
+    if (!direct) P.emplace(dist::pooled<T>(x.C.mesh(), part, memory::Slot::ShardProduct));
   });
   const double t0 = now();
   if (direct) {

@@ -8,6 +8,7 @@
 #include "comm/collectives.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
+#include "dist/pooled.hpp"
 #include "shardmm/redistribute.hpp"
 #include "core/instantiate.hpp"
 
@@ -47,7 +48,7 @@ bool intersects(const Axes& a, const Axes& b) {
 }
 
 template <Scalar T>
-DistMatrix<T> allgather_dim(const DistMatrix<T>& X, int dim) {
+DistMatrix<T> allgather_dim(const DistMatrix<T>& X, int dim, memory::Slot slot) {
   const Layout& L = X.layout();
   const MeshShape& mesh = L.mesh();
   ShardingSpec s = L.spec();
@@ -62,19 +63,19 @@ DistMatrix<T> allgather_dim(const DistMatrix<T>& X, int dim) {
     displs[c] = c == 0 ? 0 : displs[c - 1] + counts[c - 1];
   }
   // Gather into piece order (piece c = coordinate c's tile, packed), then place.
-  std::vector<T> pieces;
-  prologue(X.mesh().comm(), [&] {
-    G.emplace(X.mesh(), Layout(mesh, L.rows(), L.cols(), s));
-    pieces.resize(static_cast<std::size_t>(displs[g - 1] + counts[g - 1]));
+  T* pieces = nullptr;
+  prologue(X.mesh().comm(), [&] {  // both from the pool: a repeated call allocates nothing
+    G.emplace(dist::pooled<T>(X.mesh(), Layout(mesh, L.rows(), L.cols(), s), slot));
+    pieces = memory::get<T>(memory::Slot::ShardPieces, displs[g - 1] + counts[g - 1]);
   });
   const int me = L.dim_coord(dim, X.mesh().coords());
-  T* mine = pieces.data() + displs[me];
+  T* mine = pieces + displs[me];
   for (index_t j = 0; j < X.local_cols(); ++j)
     std::copy_n(&X.local(0, j), X.local_rows(), mine + j * X.local_rows());
-  comm::allgatherv(pieces.data(), counts, displs, X.mesh().axis_comm(axis_names(mesh, L.dim_axes(dim))));
+  comm::allgatherv(pieces, counts, displs, X.mesh().axis_comm(axis_names(mesh, L.dim_axes(dim))));
   for (int c = 0; c < g; ++c) {
     const index_t ext = map.local_extent(c), off = ext > 0 ? map.to_global(0, c) : 0;
-    const T* src = pieces.data() + displs[c];
+    const T* src = pieces + displs[c];
     const index_t rows = dim == 0 ? ext : G->local_rows();
     for (index_t j = 0; j < (dim == 0 ? G->local_cols() : ext); ++j)
       std::copy_n(src + j * rows, rows, dim == 0 ? &G->local(off, j) : &G->local(0, off + j));
@@ -178,7 +179,7 @@ void finish(DistMatrix<T>& P, T beta, DistMatrix<T>& C) {
 }
 
 #define SHARDMM_INSTANTIATE(T)                                                                 \
-  template DistMatrix<T> allgather_dim<T>(const DistMatrix<T>&, int);                          \
+  template DistMatrix<T> allgather_dim<T>(const DistMatrix<T>&, int, memory::Slot);                        \
   template Layout product_layout<T>(const DistMatrix<T>&, Op, const DistMatrix<T>&, Op,       \
                                     const MeshShape&);                                        \
   template void local_multiply<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,   \

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "memory/workspace.hpp"
 #include "shardmm/dist_matrix.hpp"
 
 namespace shardmm::algo::sharded {
@@ -14,7 +15,7 @@ bool intersects(const Axes& a, const Axes& b);
 
 /// X with dimension `dim` replicated: MPI_Allgatherv over axis_comm(that dimension's axes).
 template <Scalar T>
-DistMatrix<T> allgather_dim(const DistMatrix<T>& X, int dim);
+DistMatrix<T> allgather_dim(const DistMatrix<T>& X, int dim, memory::Slot slot);
 
 /// Words per rank of reducing C_part = [I, J]{U_K} into C (0 if C keeps it unreduced).
 double reduce_words(const Layout& C, index_t m, index_t n, const Axes& I, const Axes& J,

@@ -14,10 +14,13 @@ namespace shardmm::memory {
 /// redistribution's send and receive buffers (or an algorithm's, outside any redistribute);
 /// Ring0 / Ring1: the ring reduce-scatter's running sums (comm/collectives.cpp);
 /// OperandA/B/C: gemm's copies of the operands in the plan's layouts; Aligned: SUMMA-stationary's
-/// moving operand; Grid3A/B/C/F: the 2.5D algorithm's tiles on its 3D mesh.
+/// moving operand; Grid3A/B/C/F: the 2.5D algorithm's tiles on its 3D mesh; ShardA0/A1/B0/B1:
+/// the sharding-rule algorithm's all-gathered operands (two per operand: a gathered one can
+/// be gathered again), ShardPieces its gather buffer, ShardProduct its partial product.
 enum class Slot : int {
   Panel0, Panel1, Panel2, Panel3, Partial, Pack, Unpack, Ring0, Ring1,
-  OperandA, OperandB, OperandC, Aligned, Grid3A, Grid3B, Grid3C, Grid3F, Count
+  OperandA, OperandB, OperandC, Aligned, Grid3A, Grid3B, Grid3C, Grid3F,
+  ShardA0, ShardA1, ShardB0, ShardB1, ShardPieces, ShardProduct, Count
 };
 
 /// Raw bytes for `slot`, at least `bytes` long. Invalidated by the next get() of that slot.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "memory/workspace.hpp"
+#include "mpi/gemm_check.hpp"
 #include "mpi/mpi_test_util.hpp"
 
 using namespace shardmm;
@@ -75,6 +76,30 @@ TEST(MemoryBudget, RepeatedCallsDoNotGrowTheWorkspace) {
     for (int r = 0; r < 3; ++r) gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C, o);
     EXPECT_EQ(memory::held_bytes(), held) << to_string(a);
   }
+}
+
+// The sharding-rule algorithm's all-gathered operand and partial product live in the pool:
+// the first call takes at least the gathered B (all of it, on every rank) and the product,
+// later calls take nothing more, and the result stays right.
+TEST(MemoryBudget, ShardedGathersIntoThePool) {
+  Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
+  if (mesh.size() == 1) GTEST_SKIP() << "no axis to gather over";
+  const std::string ax = mesh.shape().sizes[0] > 1 ? "X" : "Y";
+  DistMatrix<double> A{mesh, M, K, "A[I_" + ax + ",K]"}, B{mesh, K, N, "B[K,J_" + ax + "]"},
+      C{mesh, M, N, "C[I,J_" + ax + "]"};
+  A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+  B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+  C.fill([](index_t i, index_t j) { return entry<double>(i, j, 3); });
+  const auto C0 = C.gather();
+  Options o;
+  o.algorithm = Algorithm::Sharded;
+  memory::release();
+  gemm(Op::N, Op::N, 1.0, A, B, 0.5, C, o);
+  EXPECT_LE(gemm_error(Op::N, Op::N, 1.0, A, B, 0.5, C0, C), 10.0);
+  const std::size_t held = memory::held_bytes();
+  EXPECT_GE(held, std::size_t(K * N) * sizeof(double)) << "the gathered B is not in the pool";
+  for (int r = 0; r < 3; ++r) gemm(Op::N, Op::N, 1.0, A, B, 0.5, C, o);
+  EXPECT_EQ(memory::held_bytes(), held);
 }
 
 }  // namespace
