@@ -74,6 +74,7 @@ void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t) {
   double t0 = now();
   const DistMatrix<T> M = align_k(a_stays ? x.B : x.A, km, S.layout(), ks);
   t.comm += now() - t0;
+  t.record("align", t0, now());
 
   // D = alpha * op(A) * op(B) on the local pieces: m_loc x n (A stays) or m x n_loc (B stays).
   const DistMatrix<T>& A = a_stays ? x.A : M;
@@ -95,6 +96,7 @@ void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t) {
   blas::gemm(x.opA, x.opB, rows, cols, kl, x.alpha, A.data(), A.ld(), B.data(), B.ld(), T(0), D,
              std::max<index_t>(rows, 1));
   t.gemm += now() - t0;
+  t.record("gemm", t0, now());
 
   // Reduce-scatter the partial sums onto C's map along the dimension D spans in full.
   t0 = now();
@@ -102,9 +104,12 @@ void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t) {
   const MPI_Comm comm = mesh.axis_comm(axis_names(mesh.shape(), x.C.layout().dim_axes(dim)));
   comm::reduce_scatter(send, mine, counts, comm);
   t.comm += now() - t0;
+  t.record("reduce", t0, now());
+  t0 = now();
   blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
   for (index_t j = 0; j < x.C.local_cols(); ++j)
     for (index_t i = 0; i < x.C.local_rows(); ++i) x.C.local(i, j) += mine[i + j * x.C.local_rows()];
+  t.record("update", t0, now());
 }
 
 #define SHARDMM_INSTANTIATE(T) \

@@ -38,6 +38,34 @@ Buckets bucket(const Layout& mine, int my_coord, const Layout& other, int dim) {
   return out;
 }
 
+// Stretches where two index lists (nullptr: 0, 1, 2, ... a packed buffer) both step by one:
+// each is one block copy per column.
+struct Run {
+  index_t to = 0, from = 0, len = 0;
+};
+std::vector<Run> runs(const std::vector<index_t>* to, const std::vector<index_t>* from, std::size_t n) {
+  auto at = [](const std::vector<index_t>* v, std::size_t i) { return v ? (*v)[i] : static_cast<index_t>(i); };
+  std::vector<Run> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const index_t t = at(to, i), f = at(from, i);
+    if (!out.empty() && out.back().to + out.back().len == t && out.back().from + out.back().len == f) ++out.back().len;
+    else out.push_back({t, f, 1});
+  }
+  return out;
+}
+
+// to[r.to ..] = (or +=) alpha * from[r.from ..] over the runs of one column.
+template <Scalar T>
+void copy_runs(T* to, const T* from, const std::vector<Run>& rs, T alpha, bool assign) {
+  for (const Run& r : rs) {
+    if (assign && alpha == T(1)) {
+      std::copy_n(from + r.from, r.len, to + r.to);
+      continue;
+    }
+    for (index_t i = 0; i < r.len; ++i) to[r.to + i] = (assign ? T(0) : to[r.to + i]) + alpha * from[r.from + i];
+  }
+}
+
 // True when the source cell `s` sends to the destination rank with source-mesh coords `d`.
 bool designated(const Layout& src, const std::vector<int>& s, const std::vector<int>& d) {
   for (int a : src.replica_axes())
@@ -128,8 +156,11 @@ void prepare(const DistMatrix<T>& src, const DistMatrix<T>& dst, Exchange<T>& x)
     const auto cd_r = Md.coords_of(r);
     const auto& rows = x.send_rows[Ld.dim_coord(0, cd_r)];
     T* out = x.sendbuf + x.sd[r];
-    for (index_t j : x.send_cols[Ld.dim_coord(1, cd_r)])
-      for (index_t i : rows) *out++ = src.local(i, j);
+    const auto rs = runs(nullptr, &rows, rows.size());
+    for (index_t j : x.send_cols[Ld.dim_coord(1, cd_r)]) {
+      copy_runs(out, &src.local(0, j), rs, T(1), true);
+      out += rows.size();
+    }
   }
 }
 
@@ -141,8 +172,11 @@ std::int64_t unpack(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, T bet
   const Layout& Ld = dst.layout();
   const int me = src.mesh().rank();
   std::int64_t copied = 0;
-  if (beta == T(0)) dst.set_zero();
-  else if (beta != T(1))
+  // Without partial sums on either side every element of my tile comes from exactly one
+  // source, so with beta = 0 the pieces are assigned instead of added onto a zeroed tile.
+  const bool assign = beta == T(0) && !Ls.is_unreduced() && !Ld.is_unreduced();
+  if (beta == T(0) && !assign) dst.set_zero();
+  else if (beta != T(0) && beta != T(1))
     for (index_t j = 0; j < dst.local_cols(); ++j)
       for (index_t i = 0; i < dst.local_rows(); ++i) dst.local(i, j) *= beta;
   for (int r = 0; r < static_cast<int>(x.recv_from.size()); ++r) {
@@ -154,15 +188,19 @@ std::int64_t unpack(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, T bet
       const auto& cd_me = dst.mesh().coords();
       const auto& srows = x.send_rows[Ld.dim_coord(0, cd_me)];
       const auto& scols = x.send_cols[Ld.dim_coord(1, cd_me)];
-      for (std::size_t jj = 0; jj < cols.size(); ++jj)
-        for (std::size_t ii = 0; ii < rows.size(); ++ii)
-          dst.local(rows[ii], cols[jj]) += alpha * src.local(srows[ii], scols[jj]);
+      const auto rs = runs(&rows, &srows, rows.size());
+      for (std::size_t jj = 0; jj < cols.size() && !rows.empty(); ++jj)
+        copy_runs(&dst.local(0, cols[jj]), &src.local(0, scols[jj]), rs, alpha, assign);
       copied += static_cast<std::int64_t>(rows.size() * cols.size());
       continue;
     }
     const T* in = x.recvbuf + x.rd[r];
-    for (index_t j : cols)
-      for (index_t i : rows) dst.local(i, j) += alpha * *in++;
+    const auto rs = runs(&rows, nullptr, rows.size());
+    for (index_t j : cols) {
+      if (rows.empty()) break;
+      copy_runs(&dst.local(0, j), in, rs, alpha, assign);
+      in += rows.size();
+    }
   }
   return copied;
 }
