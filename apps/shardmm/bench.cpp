@@ -149,12 +149,31 @@ std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup
 
 // Warm-up then timed calls, the contenders taking turns; the last call of each is recorded
 // in its timeline when asked.
+// Resident bytes of this process now (/proc/self/statm), and its peak so far (getrusage).
+double resident_bytes() {
+  long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return double(resident) * double(sysconf(_SC_PAGESIZE));
+}
+double peak_resident_bytes() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_maxrss) * 1024.0;
+}
+
 template <Scalar T>
 void run_alternating(const BenchConfig& cfg, const Setup<T>& s, std::vector<std::unique_ptr<Contender<T>>>& cs,
-                     bool progress) {
+                     bool progress, double before, double abc) {
   const int total = cfg.warmup + cfg.reps;
   for (int r = 0; r < total; ++r)
     for (auto& c : cs) {
+      if (r == 0 && cs.size() > 1 && c == cs[1]) {  // the first contender's own peak, before the second runs
+        const double own = std::max(0.0, peak_resident_bytes() - before);
+        cs.front()->row.own_extra_ratio = max_over(abc > 0 ? own / abc : 0.0, s.mesh.comm());
+      }
       redistribute(s.C0, *c->C);  // reset C (untimed)
       c->o.timeline = !cfg.timeline.empty() && r + 1 == total ? &c->events : nullptr;
       MPI_Barrier(s.mesh.comm());
@@ -189,21 +208,6 @@ void finish_row(const BenchConfig& cfg, const Setup<T>& s, Contender<T>& c) {
   row.peak_kb = static_cast<long>(max_over(double(ru.ru_maxrss), comm));
 }
 
-// Resident bytes of this process now (/proc/self/statm), and its peak so far (getrusage).
-double resident_bytes() {
-  long pages = 0, resident = 0;
-  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
-  return double(resident) * double(sysconf(_SC_PAGESIZE));
-}
-double peak_resident_bytes() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return double(ru.ru_maxrss) * 1024.0;
-}
-
 template <Scalar T>
 int bench_typed(const BenchConfig& cfg) {
   const auto s = make_setup<T>(cfg);
@@ -222,8 +226,9 @@ int bench_typed(const BenchConfig& cfg) {
   const double abc = double(s->A.local_rows() * s->A.local_cols() + s->B.local_rows() * s->B.local_cols() +
                             s->C0.local_rows() * s->C0.local_cols()) * sizeof(T);
   const double before = resident_bytes();
-  run_alternating(cfg, *s, cs, progress);
+  run_alternating(cfg, *s, cs, progress, before, abc);
   const double extra = std::max(0.0, peak_resident_bytes() - before);
+  if (cs.size() == 1) cs.front()->row.own_extra_ratio = max_over(abc > 0 ? extra / abc : 0.0, s->mesh.comm());
   ctx.extra_bytes = max_over(extra, s->mesh.comm());
   ctx.extra_ratio = max_over(abc > 0 ? extra / abc : 0.0, s->mesh.comm());
   ctx.rate = local_rate<T>(cfg.m, cfg.n, cfg.k, s->mesh.size());  // after: its buffers are not the calls'

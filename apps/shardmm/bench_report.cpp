@@ -60,7 +60,8 @@ void append_json(const Context& c, const Row& r, double base) {
                       {"plan", r.plan}, {"time_ratio_to_last", med / base},
                       {"seconds_gemm", r.report.seconds_gemm}, {"seconds_comm", r.report.seconds_comm},
                       {"seconds_redist", r.report.seconds_redist}, {"seconds_total", r.report.seconds_total},
-                      {"extra_resident_bytes", c.extra_bytes}, {"extra_over_local_abc", c.extra_ratio}};
+                      {"extra_resident_bytes", c.extra_bytes}, {"extra_over_local_abc", c.extra_ratio},
+                      {"own_extra_over_local_abc", r.own_extra_ratio}};
   std::ofstream(cfg.json, std::ios::app) << j.dump() << "\n";
 }
 

@@ -17,6 +17,9 @@ struct Row {
   double words_max = 0, words_mean = 0, algo_words_max = 0, probe = -1;
   long peak_kb = 0;
   int blas_threads = 0;
+  /// Resident memory its first call added over local A + B + C (max over ranks); measured for
+  /// the first contender only (later ones run after its peak), else -1.
+  double own_extra_ratio = -1;
 };
 
 /// What every row is measured against.

@@ -127,17 +127,21 @@ def run_case(run, c, args, tmp):
         "shardmm_words_over_lb": max(words["auto"]["received_words"]) / lb if lb else None,
         "scalapack_words_over_lb": max(words["scalapack"]["received_words"]) / lb if lb else None,
         "shardmm_peak_rss_kib": ours["peak_rss_kib"], "plan": ours["plan"],
+        # resident memory shardmm's first call added, over the rank's local A + B + C
+        "shardmm_extra_over_local_abc": ours.get("own_extra_over_local_abc"),
         "env": os.environ.get("SHARDMM_BENCH_ENV", ""),
     }
 
 
 def print_row(r):
-    print("%-11s P=%d %-5s nb=%-3d %8.3f %8.3f  %5.3f  %7.1f %7.1f  %5.1f%%  %10d %10d %10d  %5.3f %5.3f"
+    mem = r.get("shardmm_extra_over_local_abc")
+    print("%-11s P=%d %-5s nb=%-3d %8.3f %8.3f  %5.3f  %7.1f %7.1f  %5.1f%%  %10d %10d %10d  %5.3f %5.3f  %s"
           % (r["case"], r["ranks"], r["grid"], r["nb"], r["shardmm_median_s"], r["scalapack_median_s"],
              r["time_ratio"], r["shardmm_gflops"], r["scalapack_gflops"],
              100 * r["shardmm_fraction_of_P_cores"], max(r["shardmm_words"]["received_words"]),
              int(r["shardmm_counter_words_max"]), max(r["scalapack_words"]["received_words"]),
-             r["shardmm_words_over_lb"] or 0, r["scalapack_words_over_lb"] or 0), flush=True)
+             r["shardmm_words_over_lb"] or 0, r["scalapack_words_over_lb"] or 0,
+             "%.2f" % mem if mem is not None and mem >= 0 else "-"), flush=True)
 
 
 def main():
@@ -155,7 +159,7 @@ def main():
     if args.cases:
         cases = [c for c in cases if c["name"] in args.cases or "%s@%d" % (c["name"], c["ranks"]) in args.cases]
     print("case        P  grid  nb     ours_s   scal_s  ratio  GF/s_us GF/s_sc  %Pcore  "
-          "words_us(pml) (counter)  words_sc  us/LB sc/LB")
+          "words_us(pml) (counter)  words_sc  us/LB sc/LB  mem")
     failed = 0
     with open(os.path.join(args.out, "log"), "a") as log, tempfile.TemporaryDirectory() as tmp:
         run = Runner(args, log)

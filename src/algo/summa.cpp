@@ -7,21 +7,28 @@
 //
 // Data flow, per k-panel (k-blocks with one owning process column for A and one owning
 // process row for B, w indices in all):
-//   the process column owning op(A)'s panel packs its m_loc x w piece and broadcasts it along
-//   its process row (axis_comm(Q)); the process row owning op(B)'s panel broadcasts its
-//   w x n_loc piece along its process column (axis_comm(R)); every rank then does
-//   C_loc += alpha * A_panel * B_panel with one BLAS call.
+//   the process column owning op(A)'s panel broadcasts its m_loc x w piece along its process
+//   row (axis_comm(Q)); the process row owning op(B)'s panel broadcasts its w x n_loc piece
+//   along its process column (axis_comm(R)); every rank then does
+//   C_loc += alpha * A_panel * B_panel (beta goes into the first update).
+// In place: the owner reads its panel where it lies, without packing, when nobody else needs
+//   it (a broadcast over one process: a 2x1 grid's A, a 1x2 grid's B) or when the panel is
+//   one contiguous run of its local columns, which the broadcast then sends from there.
 // Panels: k-blocks owned by the same process column (A) and process row (B) are merged up to
-// the panel width, so ScaLAPACK layouts with small blocks still give wide local GEMMs.
+//   the panel width, so ScaLAPACK layouts with small blocks still give wide local GEMMs. The
+//   default width is the widest multiple of OpenBLAS's k block (384) whose receive buffers fit
+//   in a fifth of the rank's A + B + C, else 256 (panel_width.hpp).
 // Overlap: the broadcasts of panel s+1 (MPI_Ibcast, double-buffered) are in flight while
-// panel s multiplies; the GEMM is cut into column chunks with MPI_Testall in between so the
-// broadcasts progress. Words received per rank: sum over panels not owned locally of
-// m_loc*w (A) and w*n_loc (B).
+//   panel s multiplies; the GEMM runs in pieces of one BLAS k block (no piece repacks what
+//   another packed) with MPI_Testall in between so the broadcasts progress; a one-piece panel
+//   runs in two column halves. Words received per rank: sum over panels not owned locally of
+//   m_loc*w (A) and w*n_loc (B).
 #include <algorithm>
 #include <map>
 #include <utility>
 
 #include "algo/algo.hpp"
+#include "algo/panel_width.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
@@ -31,11 +38,6 @@
 namespace shardmm::algo {
 namespace {
 
-constexpr index_t kDefaultPanel = 256;
-// OpenBLAS's k block for DGEMM on this machine's kernel (SkylakeX): a GEMM whose k is a
-// multiple of it packs nothing twice; k = 384 runs at 99.5 % of one whole-k call, k = 256 at
-// 98.5 %, k = 128 at 90 % (bench/panel_width.cpp).
-constexpr index_t kKBlock = 384;
 
 // C's layout if SUMMA can run on it as is (both dims sharded, no replica/unreduced axes).
 bool c_fits(const Layout& C) {
@@ -169,18 +171,11 @@ index_t max_extent(const DimMap& d) {
   return e;
 }
 
-// Default panel width: the widest multiple of OpenBLAS's k block whose receive buffers
-// (two per broadcast operand) fit in a fifth of the rank's A + B + C, else 256, below
-// which the local GEMM loses 10 % (bench/panel_width.cpp). From global extents only, so
-// every rank cuts the same panels.
+// Default panel width (panel_width.hpp) from the largest tiles, equal on every rank.
 index_t default_width(const DimMap& rows, const DimMap& cols, const DimMap& ka, const DimMap& kb,
                       bool a_moves, bool b_moves) {
-  const double ml = double(max_extent(rows)), nl = double(max_extent(cols));
-  const double abc = ml * double(max_extent(ka)) + double(max_extent(kb)) * nl + ml * nl;
-  const double per_k = 2 * ((a_moves ? ml : 0) + (b_moves ? nl : 0));
-  for (index_t w : {4 * kKBlock, 2 * kKBlock, kKBlock})
-    if (double(w) * per_k <= 0.2 * abc) return w;
-  return kDefaultPanel;
+  return summa_panel_width(double(max_extent(rows)), double(max_extent(cols)), double(max_extent(ka)),
+                           double(max_extent(kb)), a_moves, b_moves);
 }
 
 // Where one operand's panel is on this rank: in the owner's own storage (base = X's data,
@@ -212,7 +207,7 @@ struct Side {
     if (me != owner(p) || other == 0) return false;
     bool run = true, wide = true;  // one local run; every segment a GEMM of its own worth
     for (std::size_t i = 0; i < p.segs.size(); ++i) {
-      wide = wide && p.segs[i].w >= kDefaultPanel;
+      wide = wide && p.segs[i].w >= kMinPanel;
       if (i > 0 && (a_side ? p.segs[i].kl_a - p.segs[i - 1].kl_a : p.segs[i].kl_b - p.segs[i - 1].kl_b) != p.segs[i - 1].w)
         run = false;
     }

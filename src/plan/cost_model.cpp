@@ -2,13 +2,14 @@
 // them). Block sizes are rounded up, so uneven splits cost what their largest tile costs.
 #include "plan/cost_model.hpp"
 
+#include "algo/panel_width.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 namespace shardmm::plan {
 namespace {
 
-constexpr double kPanel = 256;    // SUMMA's default panel width
 constexpr double kExposed = 0.25; // share of overlapped communication that is not hidden
 
 double up(double a, double b) { return std::ceil(a / b); }
@@ -48,10 +49,13 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
       x.messages = 2 * (p + q);
       x.overlapped = false;
       break;
-    default:
+    default: {
+      // Panel buffers: two per operand (an operand that does not move may still be packed).
+      const double w = double(algo::summa_panel_width(ml, nl, kq, kp, q > 1, p > 1));
       x.words = ml * k * (1 - 1 / q) + nl * k * (1 - 1 / p);
-      x.memory = ml * kq + kp * nl + ml * nl + 2 * kPanel * (ml + nl);
-      x.messages = 2 * up(k, std::min(kPanel, std::max(1.0, std::min(kq, kp))));
+      x.memory = ml * kq + kp * nl + ml * nl + 2 * w * (ml + nl);
+      x.messages = 2 * up(k, std::min(w, std::max(1.0, std::min(kq, kp))));
+    }
   }
   return x;
 }
@@ -85,8 +89,9 @@ Costs grid3d(const PlanRequest& r, const Candidate& c) {
   const double ml = up(m, pm), nl = up(n, pn), ks = up(k, pk);
   Costs x;
   x.words = ml * ks * (1 - 1 / pn) + nl * ks * (1 - 1 / pm) + ml * nl * (1 - 1 / pk);
-  x.messages = 2 * up(ks, kPanel) + pk;
-  x.memory = ml * up(ks, pn) + up(ks, pm) * nl + 2 * ml * nl + 2 * kPanel * (ml + nl);
+  const double w = double(algo::summa_panel_width(ml, nl, up(ks, pn), up(ks, pm), pn > 1, pm > 1));
+  x.messages = 2 * up(ks, w) + pk;
+  x.memory = ml * up(ks, pn) + up(ks, pm) * nl + 2 * ml * nl + 2 * w * (ml + nl);
   return x;
 }
 

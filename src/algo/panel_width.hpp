@@ -1,0 +1,29 @@
+// SUMMA's default panel width, shared by the algorithm (summa.cpp) and the cost model's memory
+// and message counts (plan/cost_model.cpp), so the planner predicts what the run takes.
+#pragma once
+
+#include <cstdint>
+
+namespace shardmm::algo {
+
+/// OpenBLAS's k block for DGEMM on this machine's kernel (SkylakeX): a GEMM whose k is a
+/// multiple of it packs nothing twice. One core, C 2048 x 4096 (bench/panel_width.cpp):
+/// rank-384 updates run at 99.5 % of one whole-k call, rank-256 at 98.5 %, rank-128 at 90 %.
+constexpr std::int64_t kKBlock = 384;
+/// Fallback width when no multiple of kKBlock fits the budget.
+constexpr std::int64_t kMinPanel = 256;
+
+/// The widest of 4, 2 or 1 k blocks whose receive buffers (two per broadcast operand:
+/// ml x w of A when A moves, w x nl of B when B moves) fit in a fifth of the rank's
+/// A + B + C (ml x ka + kb x nl + ml x nl, largest tiles); else kMinPanel, below which the
+/// local GEMM loses 10 %. From global extents only, so every rank cuts the same panels.
+inline std::int64_t summa_panel_width(double ml, double nl, double ka, double kb, bool a_moves,
+                                      bool b_moves) {
+  const double abc = ml * ka + kb * nl + ml * nl;
+  const double per_k = 2 * ((a_moves ? ml : 0) + (b_moves ? nl : 0));
+  for (std::int64_t w : {4 * kKBlock, 2 * kKBlock, kKBlock})
+    if (double(w) * per_k <= 0.2 * abc) return w;
+  return kMinPanel;
+}
+
+}  // namespace shardmm::algo
