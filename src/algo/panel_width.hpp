@@ -13,14 +13,15 @@ constexpr std::int64_t kKBlock = 384;
 /// Fallback width when no multiple of kKBlock fits the budget.
 constexpr std::int64_t kMinPanel = 256;
 
-/// The widest of 4, 2 or 1 k blocks whose receive buffers (two per broadcast operand:
-/// ml x w of A when A moves, w x nl of B when B moves) fit in a fifth of the rank's
-/// A + B + C (ml x ka + kb x nl + ml x nl, largest tiles); else kMinPanel, below which the
-/// local GEMM loses 10 %. From global extents only, so every rank cuts the same panels.
-inline std::int64_t summa_panel_width(double ml, double nl, double ka, double kb, bool a_moves,
-                                      bool b_moves) {
+/// The widest of 4, 2 or 1 k blocks whose panel buffers fit in a fifth of the rank's
+/// A + B + C (ml x ka + kb x nl + ml x nl, largest tiles): `a_bufs` buffers of ml x w for A
+/// (two when it is broadcast, one when it is only packed locally, none when read in place),
+/// `b_bufs` of w x nl for B. Else kMinPanel, below which the local GEMM loses 10 %. From
+/// global extents only, so every rank cuts the same panels.
+inline std::int64_t summa_panel_width(double ml, double nl, double ka, double kb, int a_bufs,
+                                      int b_bufs) {
   const double abc = ml * ka + kb * nl + ml * nl;
-  const double per_k = 2 * ((a_moves ? ml : 0) + (b_moves ? nl : 0));
+  const double per_k = a_bufs * ml + b_bufs * nl;
   for (std::int64_t w : {4 * kKBlock, 2 * kKBlock, kKBlock})
     if (double(w) * per_k <= 0.2 * abc) return w;
   return kMinPanel;

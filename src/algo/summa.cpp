@@ -173,9 +173,17 @@ index_t max_extent(const DimMap& d) {
 
 // Default panel width (panel_width.hpp) from the largest tiles, equal on every rank.
 index_t default_width(const DimMap& rows, const DimMap& cols, const DimMap& ka, const DimMap& kb,
-                      bool a_moves, bool b_moves) {
+                      int a_bufs, int b_bufs) {
   return summa_panel_width(double(max_extent(rows)), double(max_extent(cols)), double(max_extent(ka)),
-                           double(max_extent(kb)), a_moves, b_moves);
+                           double(max_extent(kb)), a_bufs, b_bufs);
+}
+
+// Panel buffers a side needs: two when broadcast (one filling while one multiplies); one when
+// its panels are only packed locally, which happens when the other operand's k blocks, owned
+// by turns, cut them into pieces narrower than kMinPanel; none when read in place.
+int buffers(int size, const DimMap& other_k, index_t narrowest_block) {
+  if (size > 1) return 2;
+  return other_k.nprocs > 1 && narrowest_block < kMinPanel ? 1 : 0;
 }
 
 // Where one operand's panel is on this rank: in the owner's own storage (base = X's data,
@@ -185,6 +193,7 @@ struct View {
   const T* base = nullptr;
   index_t ld = 1;
   bool in_place = false;
+  bool deferred = false;  // not broadcast and not in place: packed just before its GEMM
 };
 
 // One operand's side of the pipeline: where its panels come from and go to on this rank.
@@ -223,9 +232,16 @@ struct Side {
       if (size > 1) comm::ibcast(data, other * p.w, owner(p), comm, reqs);
       return {X.data(), X.ld(), true};
     }
+    if (size == 1) return {nullptr, 1, false, true};  // packed by pack_now, one buffer
     if (me == owner(p)) pack_panel(X, k_is_col, p, a_side, other, buf[b]);
-    if (size > 1) comm::ibcast(buf[b], other * p.w, owner(p), comm, reqs);
+    comm::ibcast(buf[b], other * p.w, owner(p), comm, reqs);
     return {buf[b], std::max<index_t>(k_is_col ? other : p.w, 1), false};
+  }
+  // A deferred panel (nothing in flight uses it), packed into the side's single buffer once
+  // the previous panel's GEMM is done with it.
+  View<T> pack_now(const Panel& p) const {
+    pack_panel(X, k_is_col, p, a_side, other, buf[0]);
+    return {buf[0], std::max<index_t>(k_is_col ? other : p.w, 1), false};
   }
   // Start of k index `kk` of the panel (segment sg at panel offset off) in view v.
   [[nodiscard]] const T* at(const View<T>& v, const Segment& sg, index_t off, index_t kk) const {
@@ -320,6 +336,8 @@ void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const
     t.record("wait", t0, now(), static_cast<int>(s));
     completed(s);
     t0 = now();
+    if (va[b].deferred) va[b] = A.pack_now(steps[s]);
+    if (vb[b].deferred) vb[b] = B.pack_now(steps[s]);
     if (panel_gemm(x, A, B, va[b], vb[b], steps[s], s == 0 ? x.beta : T(1), more ? &inflight[1 - b] : nullptr) && more) completed(s + 1);
     t.gemm += now() - t0;
     t.record("gemm", t0, now(), static_cast<int>(s));
@@ -341,16 +359,18 @@ void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers&
   Side<T> B{x.B, x.opB != Op::N, false, n_loc, col_comm, comm::comm_size(col_comm), LC.dim_coord(0, mesh.coords())};
   const DimMap& ka = x.A.layout().map(A.k_is_col ? 1 : 0);
   const DimMap& kb = x.B.layout().map(B.k_is_col ? 1 : 0);
+  const index_t narrowest = std::min(ka.nb, kb.nb);
   const index_t width = o.panel > 0 ? o.panel
-                                    : default_width(LC.row_map(), LC.col_map(), ka, kb, A.size > 1, B.size > 1);
+                                    : default_width(LC.row_map(), LC.col_map(), ka, kb, buffers(A.size, kb, narrowest),
+                                                    buffers(B.size, ka, narrowest));
 
   std::vector<Panel> steps;
-  prologue(mesh.comm(), [&] {
+  prologue(mesh.comm(), [&] {  // a side that is not broadcast packs into its first buffer only
     steps = panels(ka, kb, ka.extent, width);
-    for (int b = 0; b < 2; ++b) {
-      A.buf[b] = memory::get<T>(b == 0 ? memory::Slot::Panel0 : memory::Slot::Panel1, m_loc * width);
-      B.buf[b] = memory::get<T>(b == 0 ? memory::Slot::Panel2 : memory::Slot::Panel3, width * n_loc);
-    }
+    A.buf[0] = memory::get<T>(memory::Slot::Panel0, m_loc * width);
+    B.buf[0] = memory::get<T>(memory::Slot::Panel2, width * n_loc);
+    if (A.size > 1) A.buf[1] = memory::get<T>(memory::Slot::Panel1, m_loc * width);
+    if (B.size > 1) B.buf[1] = memory::get<T>(memory::Slot::Panel3, width * n_loc);
   });
   if (steps.empty()) blas::scale(m_loc, n_loc, x.beta, x.C.data(), x.C.ld());  // k = 0
   summa_pipeline(x, steps, A, B, o, t);

@@ -51,7 +51,7 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
       break;
     default: {
       // Panel buffers: two per operand (an operand that does not move may still be packed).
-      const double w = double(algo::summa_panel_width(ml, nl, kq, kp, q > 1, p > 1));
+      const double w = double(algo::summa_panel_width(ml, nl, kq, kp, q > 1 ? 2 : 0, p > 1 ? 2 : 0));
       x.words = ml * k * (1 - 1 / q) + nl * k * (1 - 1 / p);
       x.memory = ml * kq + kp * nl + ml * nl + 2 * w * (ml + nl);
       x.messages = 2 * up(k, std::min(w, std::max(1.0, std::min(kq, kp))));
@@ -89,7 +89,7 @@ Costs grid3d(const PlanRequest& r, const Candidate& c) {
   const double ml = up(m, pm), nl = up(n, pn), ks = up(k, pk);
   Costs x;
   x.words = ml * ks * (1 - 1 / pn) + nl * ks * (1 - 1 / pm) + ml * nl * (1 - 1 / pk);
-  const double w = double(algo::summa_panel_width(ml, nl, up(ks, pn), up(ks, pm), pn > 1, pm > 1));
+  const double w = double(algo::summa_panel_width(ml, nl, up(ks, pn), up(ks, pm), pn > 1 ? 2 : 0, pm > 1 ? 2 : 0));
   x.messages = 2 * up(ks, w) + pk;
   x.memory = ml * up(ks, pn) + up(ks, pm) * nl + 2 * ml * nl + 2 * w * (ml + nl);
   return x;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "algo/panel_width.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
 
@@ -125,6 +126,32 @@ TEST(Profile, JsonRoundTripAndErrors) {
   std::fputs("{\"latency_s\": 1}", f);
   std::fclose(f);
   EXPECT_THROW(MachineProfile::from_json_file(path), IoError);
+}
+
+// SUMMA's default panel width: the widest multiple of 384 whose buffers fit in a fifth of the
+// rank's A + B + C, else 256; and what the cost model charges for it.
+TEST(PanelWidth, WidestMultipleOfTheKBlockThatFitsAFifth) {
+  using algo::summa_panel_width;
+  // 4096^3 on 2x1: tiles 2048 x 4096 (A), 2048 x 4096 (B), 2048 x 4096 (C); B broadcast.
+  EXPECT_EQ(summa_panel_width(2048, 4096, 4096, 2048, 0, 2), 384);
+  // The same with nothing broadcast or packed: no buffers, the widest.
+  EXPECT_EQ(summa_panel_width(2048, 4096, 4096, 2048, 0, 0), 1536);
+  // 8192^3 on 2x1: 0.2 x 3 x 4096 x 8192 = 2 x 8192 x w allows 1228 -> 768.
+  EXPECT_EQ(summa_panel_width(4096, 8192, 8192, 4096, 0, 2), 768);
+  // 2048^3 on 1x4 (A broadcast, 2048 x 512 tiles): not even 384 fits -> 256.
+  EXPECT_EQ(summa_panel_width(2048, 512, 512, 2048, 2, 0), 256);
+  // One local packing buffer counts half as much as a broadcast pair.
+  EXPECT_EQ(summa_panel_width(4096, 512, 4096, 2048, 1, 2), 768);
+  EXPECT_EQ(summa_panel_width(4096, 512, 4096, 2048, 2, 2), 384);
+}
+
+TEST(PanelWidth, CostModelChargesTheRunsBuffers) {
+  // 4096^3 on 2 ranks, SUMMA C-stationary on 2x1: A + B + C tiles plus two 384-wide panels
+  // of each operand (the model also counts a possible packing buffer for A).
+  PlanRequest r = request(4096, 4096, 4096, 2);
+  const Candidate c{Algorithm::Summa, Stationary::C, RingForm::Auto, 2, 1, 1};
+  const double tiles = 3.0 * 2048 * 4096, panels = 2.0 * 384 * (2048 + 4096);
+  EXPECT_DOUBLE_EQ(double(evaluate(r, c).memory_bytes), (tiles + panels) * 8);
 }
 
 }  // namespace
