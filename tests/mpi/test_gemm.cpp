@@ -33,16 +33,24 @@ T value(double re, double im) {
   else return static_cast<T>(re);
 }
 
-// Runs one case with stored operands in layouts lay[0..2] ("bc" = block-cyclic 3x2, src 0,1).
+// What a case sets beyond the sweep: SUMMA's panel width and variant, "bc"'s block sizes.
+struct Knobs {
+  index_t panel = 4;  // many panels even at small k
+  index_t mb = 3, nb = 2;
+  Stationary stationary = Stationary::Auto;
+};
+
+// Runs one case with stored operands in layouts lay[0..2] ("bc" = block-cyclic mb x nb,
+// src 0,1).
 template <Scalar T>
 void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
-              const std::array<std::string, 3>& lay) {
+              const std::array<std::string, 3>& lay, const Knobs& kn) {
   Mesh mesh = mesh_for(algo);  // Cannon leaves surplus ranks idle; they still join the oracle
   const index_t ar = opA == Op::N ? s.m : s.k, ac = opA == Op::N ? s.k : s.m;
   const index_t br = opB == Op::N ? s.k : s.n, bc = opB == Op::N ? s.n : s.k;
   auto layout = [&](index_t r, index_t c, const std::string& spec) {
     const int csrc = mesh.shape().ndims() > 1 ? 1 % mesh.shape().sizes[1] : 0;
-    if (spec == "bc") return Layout::block_cyclic(mesh.shape(), r, c, 3, 2, 0, csrc);
+    if (spec == "bc") return Layout::block_cyclic(mesh.shape(), r, c, kn.mb, kn.nb, 0, csrc);
     return Layout(mesh.shape(), r, c, spec);
   };
   DistMatrix<T> A(mesh, layout(ar, ac, lay[0])), B(mesh, layout(br, bc, lay[1])),
@@ -53,14 +61,14 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
   const auto C0 = C.gather();
   Options o;
   o.algorithm = algo;
-  o.panel = 4;  // many panels even at small k
-  o.stationary = g_stationary;
+  o.panel = kn.panel;
+  o.stationary = kn.stationary;
   o.bidirectional = g_bidirectional;
   gemm(opA, opB, alpha, A, B, beta, C, o);
   const double err = gemm_error(opA, opB, alpha, A, B, beta, C0, C);
   EXPECT_LE(err, 10.0) << to_string(algo) << " " << to_string(opA) << to_string(opB) << " m=" << s.m
                        << " n=" << s.n << " k=" << s.k << " layouts " << lay[0] << " " << lay[1]
-                       << " " << lay[2];
+                       << " " << lay[2] << " panel " << kn.panel;
 }
 
 template <Scalar T>
@@ -72,7 +80,11 @@ void sweep(Algorithm algo, const std::vector<std::array<std::string, 3>>& layout
     for (Op b : ops)
       for (const Shape& s : kShapes)
         for (std::size_t v = 0; v < 2; ++v)
-          for (const auto& lay : layouts) run_case<T>(algo, a, b, s, alphas[v], betas[1 - v], lay);
+          for (const auto& lay : layouts) {
+            Knobs kn;
+            kn.stationary = g_stationary;
+            run_case<T>(algo, a, b, s, alphas[v], betas[1 - v], lay, kn);
+          }
 }
 
 template <class T>
@@ -105,29 +117,10 @@ TYPED_TEST(GemmTyped, SummaWidePanels) {
   for (index_t panel : {index_t(0), index_t(1000), index_t(385)})
     for (Op a : ops)
       for (Op b : ops)
-        for (const Shape& s : shapes) {
-          for (const auto& lay : {kBc, kGrid}) {
-            Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
-            const index_t ar = a == Op::N ? s.m : s.k, ac = a == Op::N ? s.k : s.m;
-            const index_t br = b == Op::N ? s.k : s.n, bc = b == Op::N ? s.n : s.k;
-            auto layout = [&](index_t r, index_t c, const std::string& spec) {
-              if (spec == "bc") return Layout::block_cyclic(mesh.shape(), r, c, 64, 64, 0, 0);
-              return Layout(mesh.shape(), r, c, spec);
-            };
-            DistMatrix<T> A(mesh, layout(ar, ac, lay[0])), B(mesh, layout(br, bc, lay[1])),
-                C(mesh, layout(s.m, s.n, lay[2]));
-            A.fill([](index_t i, index_t j) { return entry<T>(i, j, 1); });
-            B.fill([](index_t i, index_t j) { return entry<T>(i, j, 2); });
-            C.fill([](index_t i, index_t j) { return entry<T>(i, j, 3); });
-            const auto C0 = C.gather();
-            Options o;
-            o.algorithm = Algorithm::Summa, o.stationary = Stationary::C, o.panel = panel;
-            gemm(a, b, value<T>(1.5, 0.5), A, B, value<T>(-0.5, 0), C, o);
-            EXPECT_LE(gemm_error(a, b, value<T>(1.5, 0.5), A, B, value<T>(-0.5, 0), C0, C), 10.0)
-                << to_string(a) << to_string(b) << " m=" << s.m << " n=" << s.n << " k=" << s.k
-                << " panel " << panel << " layouts " << lay[0];
-          }
-        }
+        for (const Shape& s : shapes)
+          for (const auto& lay : {kBc, kGrid})
+            run_case<T>(Algorithm::Summa, a, b, s, value<T>(1.5, 0.5), value<T>(-0.5, 0), lay,
+                        Knobs{panel, 64, 64, Stationary::C});
 }
 
 TYPED_TEST(GemmTyped, Cannon) { sweep<TypeParam>(Algorithm::Cannon, {kGrid, kBc}); }
