@@ -38,7 +38,6 @@
 namespace shardmm::algo {
 namespace {
 
-
 // C's layout if SUMMA can run on it as is (both dims sharded, no replica/unreduced axes).
 bool c_fits(const Layout& C) {
   return !C.is_unreduced() && !C.dim_axes(0).empty() && !C.dim_axes(1).empty() &&
@@ -112,6 +111,10 @@ namespace {
 // A run of k indices [kl, kl+w) in the owners' local numbering (A's and B's).
 struct Segment {
   index_t kl_a = 0, kl_b = 0, w = 0;
+  // Whether this segment starts where `prev` ends in A's (a_side) or B's local k.
+  [[nodiscard]] bool follows(const Segment& prev, bool a_side) const {
+    return a_side ? prev.kl_a + prev.w == kl_a : prev.kl_b + prev.w == kl_b;
+  }
 };
 
 // One panel of the pipeline: k segments with the same owners, merged up to the panel width
@@ -217,8 +220,7 @@ struct Side {
     bool run = true, wide = true;  // one local run; every segment a GEMM of its own worth
     for (std::size_t i = 0; i < p.segs.size(); ++i) {
       wide = wide && p.segs[i].w >= kMinPanel;
-      if (i > 0 && (a_side ? p.segs[i].kl_a - p.segs[i - 1].kl_a : p.segs[i].kl_b - p.segs[i - 1].kl_b) != p.segs[i - 1].w)
-        run = false;
+      if (i > 0 && !p.segs[i].follows(p.segs[i - 1], a_side)) run = false;
     }
     if (size == 1) return run || wide;
     return run && k_is_col && X.ld() == other;
@@ -235,13 +237,17 @@ struct Side {
     if (size == 1) return {nullptr, 1, false, true};  // packed by pack_now, one buffer
     if (me == owner(p)) pack_panel(X, k_is_col, p, a_side, other, buf[b]);
     comm::ibcast(buf[b], other * p.w, owner(p), comm, reqs);
-    return {buf[b], std::max<index_t>(k_is_col ? other : p.w, 1), false};
+    return packed(p, b);
   }
   // A deferred panel (nothing in flight uses it), packed into the side's single buffer once
   // the previous panel's GEMM is done with it.
   View<T> pack_now(const Panel& p) const {
     pack_panel(X, k_is_col, p, a_side, other, buf[0]);
-    return {buf[0], std::max<index_t>(k_is_col ? other : p.w, 1), false};
+    return packed(p, 0);
+  }
+  // Panel p as pack_panel lays it out in buffer b.
+  [[nodiscard]] View<T> packed(const Panel& p, int b) const {
+    return {buf[b], std::max<index_t>(k_is_col ? other : p.w, 1), false};
   }
   // Start of k index `kk` of the panel (segment sg at panel offset off) in view v.
   [[nodiscard]] const T* at(const View<T>& v, const Segment& sg, index_t off, index_t kk) const {
@@ -263,8 +269,8 @@ std::vector<Piece> pieces(const Panel& p, bool a_in_place, bool b_in_place) {
   for (std::size_t i = 0; i < p.segs.size(); ++i) {
     const Segment& sg = p.segs[i];
     const bool joins = !out.empty() && out.back().w < kKBlock &&
-                       (!a_in_place || p.segs[i - 1].kl_a + p.segs[i - 1].w == sg.kl_a) &&
-                       (!b_in_place || p.segs[i - 1].kl_b + p.segs[i - 1].w == sg.kl_b);
+                       (!a_in_place || sg.follows(p.segs[i - 1], true)) &&
+                       (!b_in_place || sg.follows(p.segs[i - 1], false));
     index_t kk = 0;
     if (joins) {  // extend the previous piece (it continues in memory on both sides)
       kk = std::min(kKBlock - out.back().w, sg.w);
@@ -335,9 +341,9 @@ void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const
     t.comm += now() - t0;
     t.record("wait", t0, now(), static_cast<int>(s));
     completed(s);
-    t0 = now();
-    if (va[b].deferred) va[b] = A.pack_now(steps[s]);
+    if (va[b].deferred) va[b] = A.pack_now(steps[s]);  // local packing, as the owners' in start()
     if (vb[b].deferred) vb[b] = B.pack_now(steps[s]);
+    t0 = now();
     if (panel_gemm(x, A, B, va[b], vb[b], steps[s], s == 0 ? x.beta : T(1), more ? &inflight[1 - b] : nullptr) && more) completed(s + 1);
     t.gemm += now() - t0;
     t.record("gemm", t0, now(), static_cast<int>(s));
