@@ -6,12 +6,15 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <vector>
 
 #include "blas/blas.hpp"
+#include "comm/mpi_check.hpp"
 
 namespace shardmm::cli {
 
@@ -73,27 +76,40 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// One-way time of a message of `bytes` between rank 0 and rank `peer` (median of reps).
+// Waits for `req` without spinning: ranks that take no part in a ping-pong sleep between tests,
+// so that on an oversubscribed node (several simulated hosts on a few cores) they do not steal
+// the two measuring ranks' cores and inflate the latency by a scheduler time slice.
+void quiet_wait(MPI_Request& req) {
+  for (int done = 0;;) {
+    SHARDMM_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+// One-way time of a message of `bytes` between rank 0 and rank `peer`: median of reps round
+// trips timed on rank 0 after one untimed round trip, then broadcast; the other ranks sleep.
 double pingpong(int peer, std::size_t bytes, int reps) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::vector<char> buf(std::max<std::size_t>(bytes, 1));
   std::vector<double> times;
   const int n = static_cast<int>(bytes);
-  for (int r = 0; r < reps; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
+  for (int r = 0; r <= reps && (rank == 0 || rank == peer); ++r) {
     const double t0 = MPI_Wtime();
-    if (rank == 0) {
-      MPI_Send(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
-      MPI_Recv(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    } else if (rank == peer) {
-      MPI_Recv(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+    if (rank == 0) {  // rank 0 -> peer -> rank 0
+      SHARDMM_MPI(MPI_Send(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD));
+      SHARDMM_MPI(MPI_Recv(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    } else {
+      SHARDMM_MPI(MPI_Recv(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      SHARDMM_MPI(MPI_Send(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD));
     }
-    times.push_back((MPI_Wtime() - t0) / 2);
+    if (r > 0) times.push_back((MPI_Wtime() - t0) / 2);
   }
-  double t = median(times);
-  MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  double t = rank == 0 ? median(times) : 0;
+  MPI_Request req = MPI_REQUEST_NULL;
+  SHARDMM_MPI(MPI_Ibcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &req));
+  quiet_wait(req);
   return t;
 }
 

@@ -31,8 +31,10 @@ failures = []
 for name, p in (("plain", normal), ("throttled", throttled)):
     print("%-9s network: latency %8.1f us, bandwidth %8.1f MB/s" % (name, p["latency_s"] * 1e6, p["bytes_per_s"] / 1e6))
 
-# Latency: the added delay, at least 80% of it, and far above the plain network's.
-if not (throttled["latency_s"] >= 0.8 * delay_ms * 1e-3 and throttled["latency_s"] > 10 * normal["latency_s"]):
+# Latency: at least 80% of the added delay, on top of the plain network's own latency (which on
+# an oversubscribed CI machine can itself be a scheduler slice, so no ratio to it is required).
+added = delay_ms * 1e-3
+if not (throttled["latency_s"] >= 0.8 * added and throttled["latency_s"] - normal["latency_s"] >= 0.8 * added):
     failures.append("throttled latency %.3g s is not ~%g ms above the plain %.3g s"
                     % (throttled["latency_s"], delay_ms, normal["latency_s"]))
 # Bandwidth: at most the rate limit (+20% for tbf's burst), and far below the plain network's.
