@@ -104,6 +104,25 @@ bool on_caller_grid(const algo::Problem& p) {
   return s.A.same_distribution(p.A) && s.B.same_distribution(p.B) && s.C.same_distribution(p.C);
 }
 
+// True when the mesh is a line: exactly one axis longer than 1 (a 1 x P grid included).
+bool is_line(const MeshShape& mesh) {
+  int long_axes = 0;
+  for (int s : mesh.sizes) long_axes += s > 1;
+  return long_axes == 1;
+}
+
+// Which operands each ring form would use as they are on the caller's line.
+void ring_fits(const algo::Problem& p, PlanRequest& q) {
+  if (!is_line(p.mesh)) return;
+  for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter}) {
+    Options o;
+    o.ring_form = f;
+    const algo::Plan r = algo::ring_plan(p, o);
+    q.ring_in_place[static_cast<int>(f) - 1] = {r.A.same_distribution(p.A), r.B.same_distribution(p.B),
+                                               r.C.same_distribution(p.C)};
+  }
+}
+
 template <Scalar T>
 Resolved resolve(const algo::Problem& p, const Options& o) {
   Resolved r{o, std::nullopt, ""};
@@ -112,6 +131,7 @@ Resolved resolve(const algo::Problem& p, const Options& o) {
   q.m = p.m, q.n = p.n, q.k = p.k, q.ranks = p.mesh.size(), q.dtype = dtype_of<T>();
   q.memory_limit = o.memory_limit;
   if (on_caller_grid(p)) q.current_pm = p.mesh.sizes[0], q.current_pn = p.mesh.sizes[1];
+  ring_fits(p, q);
   const Candidate c = plan_gemm(q).chosen;
   r.options.algorithm = c.algorithm;
   r.options.stationary = c.stationary;
@@ -120,7 +140,7 @@ Resolved resolve(const algo::Problem& p, const Options& o) {
   if (c.algorithm == Algorithm::Gemm25D) {
     r.options.grid_m = c.pm, r.options.grid_n = c.pn, r.options.grid_k = c.pk;
   } else if (c.algorithm == Algorithm::Ring) {
-    if (p.mesh.ndims() != 1) r.remesh = MeshShape({"x"}, {c.pm});
+    if (!is_line(p.mesh)) r.remesh = MeshShape({"x"}, {c.pm});  // a line runs as it is
   } else if (c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon) {
     if (p.mesh.ndims() != 2 || p.mesh.sizes[0] != c.pm || p.mesh.sizes[1] != c.pn)
       r.remesh = MeshShape({"x", "y"}, {c.pm, c.pn});

@@ -3,6 +3,7 @@
 // rank.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -61,6 +62,10 @@ struct PlanRequest {
   /// The caller's current grid (pm x pn) when its operands are already 2D block-cyclic on it;
   /// candidates on that grid then pay no redistribution. 0 = unknown.
   int current_pm = 0, current_pn = 0;
+  /// Which of A, B, C ([0..2]) already sit in each ring form's layouts on the caller's mesh,
+  /// indexed by RingForm - 1 (AllGatherA, AllGatherB, ReduceScatter); those operands pay no
+  /// redistribution. Set when the caller's mesh is a line (one axis longer than 1).
+  std::array<std::array<bool, 3>, 3> ring_in_place{};
 };
 
 struct GemmPlan {

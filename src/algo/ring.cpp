@@ -7,15 +7,21 @@
 //   Words received per rank: all of A except its own block.
 // AllGatherB    op(A) = [I_X, K], op(B) = [K, J_X] -> C = [I_X, J]
 //   The same with B's column blocks; C_loc[:, cols of block (r+s) mod p].
-// ReduceScatter op(A) = [I, K_X], op(B) = [K_X, J] -> C = [I_X, J]
+// ReduceScatter op(A) = [I, K_X], op(B) = [K_X, J] -> C = [I_X, J] (or [I, J_X])
 //   Partial sums travel: at step s rank r computes alpha * A[rows of block (r+1+s), k_r] *
 //   B[k_r, :], adds the accumulator received from r+1 and passes it to r-1; after p steps
-//   rank r holds block r complete. Words received per rank: (p-1) blocks of C rows.
+//   rank r holds block r complete. Words received per rank: (p-1) blocks of C rows. With C
+//   split by columns the same runs on op(B)'s column blocks.
+// The split along X may be block, cyclic or block-cyclic: ring_plan keeps the caller's own
+//   split (a ScaLAPACK 1 x P or P x 1 layout runs without redistribution). A block owning
+//   several runs of C's rows (AG-A) or columns (AG-B) is multiplied into scratch, then added
+//   into those runs; the own tile is sent and multiplied from the caller's storage.
 // Every shift is MPI_Isend/Irecv on axis_comm(X), double-buffered, overlapped with one GEMM.
 // Bidirectional (Options::bidirectional, AllGather forms): the tiles are split along k; the
 // first half travels left and the second right, so both directions of every link carry half
 // the volume (same words per rank, half the per-link time on full-duplex links).
 #include <algorithm>
+#include <optional>
 
 #include "algo/algo.hpp"
 #include "blas/blas.hpp"
@@ -31,6 +37,40 @@ DimSpec over(const std::string& label, const std::string& axis) {
 }
 DimSpec whole(const std::string& label) { return DimSpec{label, DimSpec::Kind::Replicated, {}, 0, 0}; }
 
+// Mesh axes of L's dim d that split it (axes of size 1 dropped).
+std::vector<int> splitting(const Layout& L, int d) {
+  std::vector<int> out;
+  for (int a : L.dim_axes(d))
+    if (L.mesh().sizes[a] > 1) out.push_back(a);
+  return out;
+}
+
+// The caller's own spec for op(X)'s dim `ld` when it is split over axis X alone (any block
+// size: block, cyclic, block-cyclic) and op(X)'s other dim is whole; else nothing.
+std::optional<DimSpec> caller_split(const Layout& L, Op op, int ld, int axis, const std::string& label) {
+  const int d = stored_dim(op, ld);
+  if (L.is_unreduced() || splitting(L, d) != std::vector<int>{axis} || !splitting(L, 1 - d).empty())
+    return std::nullopt;
+  DimSpec s = L.spec().dims[d];
+  s.label = label;
+  s.axes = {L.mesh().names[axis]};  // size-1 axes dropped: same map, same coordinate
+  return s;
+}
+
+// The axis to run along: Options::ring_axis, else the only mesh axis longer than 1 (a 1 x P
+// grid is a line), else the first axis of a 1D mesh or of a one-rank mesh.
+std::string ring_axis(const MeshShape& mesh, const std::string& asked) {
+  if (!asked.empty()) return mesh.names[mesh.axis_index(asked)];
+  std::vector<int> long_axes;
+  for (int a = 0; a < mesh.ndims(); ++a)
+    if (mesh.sizes[a] > 1) long_axes.push_back(a);
+  if (long_axes.size() == 1) return mesh.names[long_axes[0]];
+  if (mesh.ndims() != 1 && !long_axes.empty())
+    throw NotSupported("ring on mesh " + mesh.to_string() +
+                       " needs an axis: set Options::ring_axis (--ring-axis) to one of its axes");
+  return mesh.names[0];
+}
+
 RingForm pick_form(const Problem& p, RingForm asked) {
   if (asked != RingForm::Auto) return asked;
   const double a = double(p.m) * double(p.k), b = double(p.k) * double(p.n),
@@ -41,37 +81,54 @@ RingForm pick_form(const Problem& p, RingForm asked) {
 
 }  // namespace
 
+// Layouts: the caller's own split of each dimension along X is kept where the form allows it
+// (so a ScaLAPACK 1 x P layout runs as it is), else a block split over X. Where two operands
+// must share a split and hold different ones, the larger operand's is kept.
+//   AG-A: op(A) rows any split, C's and op(B)'s columns one shared split;
+//   AG-B: the mirror image; RS: op(A)'s and op(B)'s k one shared split, C's rows or columns.
 Plan ring_plan(const Problem& p, const Options& o) {
-  std::string X = o.ring_axis;
-  if (X.empty()) {
-    if (p.mesh.ndims() != 1)
-      throw NotSupported("ring on mesh " + p.mesh.to_string() +
-                         " needs an axis: set Options::ring_axis (--ring-axis) to one of its axes");
-    X = p.mesh.names[0];
-  }
-  X = p.mesh.names[p.mesh.axis_index(X)];
   Plan plan;
   plan.algorithm = Algorithm::Ring;
-  plan.ring_axis = X;
+  plan.ring_axis = ring_axis(p.mesh, o.ring_axis);
+  const std::string& X = plan.ring_axis;
+  const int x = p.mesh.axis_index(X);
   plan.ring_form = pick_form(p, o.ring_form);
+  auto either = [&](const std::optional<DimSpec>& first, const std::optional<DimSpec>& second,
+                    const std::string& label) {
+    return first ? *first : second ? *second : over(label, X);
+  };
   ShardingSpec a, b, c;
   if (plan.ring_form == RingForm::ReduceScatter) {
-    a.dims = {whole("I"), over("K", X)};
-    b.dims = {over("K", X), whole("J")};
-    c.dims = {over("I", X), whole("J")};
-    plan.detail = "matmul-reducescatter: partial C blocks circulate";
-  } else {
-    a.dims = {over("I", X), whole("K")};
-    b.dims = {whole("K"), over("J", X)};
-    const bool ga = plan.ring_form == RingForm::AllGatherA;
-    c.dims = ga ? std::array<DimSpec, 2>{whole("I"), over("J", X)}
+    auto ka = caller_split(p.A, p.opA, 1, x, "K"), kb = caller_split(p.B, p.opB, 0, x, "K");
+    const DimSpec K = p.m >= p.n ? either(ka, kb, "K") : either(kb, ka, "K");
+    a.dims = {whole("I"), K};
+    b.dims = {K, whole("J")};
+    const auto ci = caller_split(p.C, Op::N, 0, x, "I"), cj = caller_split(p.C, Op::N, 1, x, "J");
+    c.dims = ci ? std::array<DimSpec, 2>{*ci, whole("J")}
+           : cj ? std::array<DimSpec, 2>{whole("I"), *cj}
                 : std::array<DimSpec, 2>{over("I", X), whole("J")};
-    plan.detail = ga ? "allgather-matmul: A row blocks circulate" : "allgather-matmul: B column blocks circulate";
+    plan.detail = "matmul-reducescatter: partial C blocks circulate";
+  } else if (plan.ring_form == RingForm::AllGatherA) {
+    const DimSpec I = either(caller_split(p.A, p.opA, 0, x, "I"), std::nullopt, "I");
+    auto jc = caller_split(p.C, Op::N, 1, x, "J"), jb = caller_split(p.B, p.opB, 1, x, "J");
+    const DimSpec J = p.m >= p.k ? either(jc, jb, "J") : either(jb, jc, "J");
+    a.dims = {I, whole("K")};
+    b.dims = {whole("K"), J};
+    c.dims = {whole("I"), J};
+    plan.detail = "allgather-matmul: A row blocks circulate";
+  } else {
+    const DimSpec J = either(caller_split(p.B, p.opB, 1, x, "J"), std::nullopt, "J");
+    auto ic = caller_split(p.C, Op::N, 0, x, "I"), ia = caller_split(p.A, p.opA, 0, x, "I");
+    const DimSpec I = p.n >= p.k ? either(ic, ia, "I") : either(ia, ic, "I");
+    a.dims = {I, whole("K")};
+    b.dims = {whole("K"), J};
+    c.dims = {I, whole("J")};
+    plan.detail = "allgather-matmul: B column blocks circulate";
   }
   plan.A = stored_layout(p.opA, p.mesh, p.m, p.k, a);
   plan.B = stored_layout(p.opB, p.mesh, p.k, p.n, b);
   plan.C = Layout(p.mesh, p.m, p.n, c);
-  plan.grid = "ring over " + X + " (" + std::to_string(p.mesh.sizes[p.mesh.axis_index(X)]) + ")";
+  plan.grid = "ring over " + X + " (" + std::to_string(p.mesh.sizes[x]) + ")";
   return plan;
 }
 
@@ -99,41 +156,86 @@ void pack_k(const DistMatrix<T>& X, bool k_is_col, index_t k0, index_t kw, T* ou
   }
 }
 
+// The most any coordinate owns along `map`, and whether some coordinate owns more than one
+// run of indices (a cyclic split: its rows or columns of C are not one contiguous range).
+index_t widest(const DimMap& map) {
+  index_t w = 0;
+  for (int c = 0; c < map.nprocs; ++c) w = std::max(w, map.local_extent(c));
+  return w;
+}
+bool scattered(const DimMap& map) { return (map.extent + map.nb - 1) / map.nb > map.nprocs; }
+
+// C's rows (along_rows) or columns in `runs` += the consecutive rows or columns of tmp (ld
+// = ld, `other` columns or rows): a cyclic block's product lands in its places in C.
+template <Scalar T>
+void add_runs(const T* tmp, index_t ld, const std::vector<std::pair<index_t, index_t>>& runs,
+              bool along_rows, index_t other, DistMatrix<T>& C) {
+  if (along_rows) {
+    for (index_t j = 0; j < other; ++j) {
+      const T* src = tmp + j * ld;
+      for (auto [b, e] : runs) {
+        T* dst = &C.local(b, j);
+        for (index_t i = 0; i < e - b; ++i) dst[i] += src[i];
+        src += e - b;
+      }
+    }
+    return;
+  }
+  index_t off = 0;
+  for (auto [b, e] : runs)
+    for (index_t j = b; j < e; ++j, ++off) {
+      const T* src = tmp + off * ld;
+      T* dst = &C.local(0, j);
+      for (index_t i = 0; i < other; ++i) dst[i] += src[i];
+    }
+}
+
 // AllGather forms: X's tiles travel round the ring, split along k into one stream (left) or
 // two (bidirectional: first half left, second half right). At step s a stream moving in
-// direction d holds the tile of ring position r - d*s; multiply(buf, block, k0, kw) uses it.
+// direction d holds the tile of ring position r - d*s; multiply(tile, block, k0, kw, scratch)
+// uses it (scratch: scratch_elems elements of workspace for a scattered block's product).
+// One stream over a contiguous local tile is sent from the caller's storage and multiplied
+// in place; then only p-1 tiles arrive and p = 2 needs one receive buffer.
 template <Scalar T, class Multiply>
 void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
-               index_t k, const Options& o, Timers& t, Multiply&& multiply) {
+               index_t k, index_t scratch_elems, const Options& o, Timers& t, Multiply&& multiply) {
   std::vector<Stream> streams = {{0, k, -1}};
   if (o.bidirectional && ring.p > 2) streams = {{0, k / 2, -1}, {k / 2, k - k / 2, +1}};
+  const bool in_place = streams.size() == 1 && (X.ld() == X.local_rows() || X.local_cols() <= 1);
   const memory::Slot slots[2][2] = {{memory::Slot::Panel0, memory::Slot::Panel1},
                                     {memory::Slot::Panel2, memory::Slot::Panel3}};
   T* buf[2][2] = {};
+  T* scratch = nullptr;
+  const T* own[2] = {X.data(), X.data()};
   prologue(X.mesh().comm(), [&] {
-    for (std::size_t h = 0; h < streams.size() && h < 2; ++h) {  // one or two streams
-      const index_t max_tile = map.local_extent(0) * streams[h].kw;
+    for (std::size_t h = 0; h < streams.size(); ++h) {  // one or two streams
+      const index_t max_tile = widest(map) * streams[h].kw;
       buf[h][0] = memory::get<T>(slots[h][0], max_tile);
-      buf[h][1] = memory::get<T>(slots[h][1], max_tile);
+      if (ring.p > 2 || !in_place) buf[h][1] = memory::get<T>(slots[h][1], max_tile);
     }
+    if (scratch_elems > 0) scratch = memory::get<T>(memory::Slot::Partial, scratch_elems);
   });
-  for (std::size_t h = 0; h < streams.size(); ++h)
-    pack_k(X, k_is_col, streams[h].k0, streams[h].kw, buf[h][0]);
+  for (std::size_t h = 0; h < streams.size() && !in_place; ++h) {
+    pack_k(X, k_is_col, streams[h].k0, streams[h].kw, buf[h][1]);
+    own[h] = buf[h][1];
+  }
+  // Step s multiplies the tile that arrived at step s-1 (own at s = 0) and receives into
+  // buf[s % 2]: the buffer multiplied and forwarded at step s-1, whose send has completed.
   for (int s = 0; s < ring.p; ++s) {
-    const int cur = s % 2;
     comm::Requests reqs;
+    auto tile = [&](std::size_t h) { return s == 0 ? own[h] : buf[h][(s - 1) % 2]; };
     for (std::size_t h = 0; s + 1 < ring.p && h < streams.size(); ++h) {
       const Stream& st = streams[h];
       const int tag = 7 + static_cast<int>(h);
-      comm::irecv(buf[h][1 - cur], map.local_extent(ring.at(-st.dir * (s + 1))) * st.kw,
+      comm::irecv(buf[h][s % 2], map.local_extent(ring.at(-st.dir * (s + 1))) * st.kw,
                   ring.at(-st.dir), tag, ring.comm, reqs);
-      comm::isend(buf[h][cur], map.local_extent(ring.at(-st.dir * s)) * st.kw, ring.at(st.dir),
-                  tag, ring.comm, reqs);
+      comm::isend(tile(h), map.local_extent(ring.at(-st.dir * s)) * st.kw, ring.at(st.dir), tag,
+                  ring.comm, reqs);
     }
     if (!o.overlap) reqs.wait();
     double t0 = now();
     for (std::size_t h = 0; h < streams.size(); ++h)
-      multiply(buf[h][cur], ring.at(-streams[h].dir * s), streams[h].k0, streams[h].kw);
+      multiply(tile(h), ring.at(-streams[h].dir * s), streams[h].k0, streams[h].kw, scratch);
     t.gemm += now() - t0;
     t.record("gemm", t0, now(), s);
     t0 = now();
@@ -143,31 +245,74 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
   }
 }
 
+// op(X)'s rows (op_dim 0) or columns (op_dim 1) listed in `runs` (`count` in all), as a
+// pointer and ld for BLAS with `op`: into X itself when they are one run, else packed into
+// `buf` in X's stored orientation. The listed dim must be whole in X (local = global index).
+template <Scalar T>
+std::pair<const T*, index_t> op_slice(const DistMatrix<T>& X, Op op, int op_dim,
+                                      const std::vector<std::pair<index_t, index_t>>& runs,
+                                      index_t count, T* buf) {
+  const int d = stored_dim(op, op_dim);
+  if (runs.size() <= 1) {
+    const index_t g0 = runs.empty() ? 0 : runs[0].first;
+    return {d == 0 ? X.data() + g0 : X.data() + g0 * X.ld(), X.ld()};
+  }
+  if (d == 0) {  // rows [b, e) of every column, stacked: ld = count
+    for (index_t j = 0; j < X.local_cols(); ++j) {
+      T* out = buf + j * count;
+      for (auto [b, e] : runs) {
+        const T* col = &X.local(b, j);
+        out = std::copy(col, col + (e - b), out);
+      }
+    }
+    return {buf, std::max<index_t>(count, 1)};
+  }
+  const index_t nr = X.local_rows();  // whole columns, one after another: ld = rows
+  T* out = buf;
+  for (auto [b, e] : runs)
+    for (index_t j = b; j < e; ++j) out = std::copy_n(&X.local(0, j), nr, out);
+  return {buf, std::max<index_t>(nr, 1)};
+}
+
+// ReduceScatter form: C is split along X by rows or by columns (dim cd, any map); at step s
+// the partial of block (r+1+s) mod p -- alpha * op(A)[its rows, k_r] * op(B)[k_r, :], or
+// op(A)[:, k_r] * op(B)[k_r, its columns] -- is added to the running sum arriving from r+1 and
+// sent to r-1, so the last step completes the own block, in C's local order.
 template <Scalar T>
 void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& o, Timers& t) {
-  const DimMap& rows = x.C.layout().row_map();  // block over X
-  const index_t n = x.C.cols(), max_tile = rows.local_extent(0) * n;
+  const int cd = splitting(x.C.layout(), 0).empty() ? 1 : 0;
+  const DimMap& cmap = x.C.layout().map(cd);
+  const index_t other = cd == 0 ? x.C.cols() : x.C.rows(), max_tile = widest(cmap) * other;
+  const index_t kl = x.opA == Op::N ? x.A.local_cols() : x.A.local_rows();
   T* work[2] = {};
-  T* incoming = nullptr;
+  T *incoming = nullptr, *pack = nullptr;
   prologue(x.C.mesh().comm(), [&] {
     work[0] = memory::get<T>(memory::Slot::Panel0, max_tile);
     work[1] = memory::get<T>(memory::Slot::Panel1, max_tile);
     incoming = memory::get<T>(memory::Slot::Panel2, max_tile);
+    if (scattered(cmap)) pack = memory::get<T>(memory::Slot::Partial, widest(cmap) * kl);
   });
   comm::Requests sent[2];
   for (int s = 0; s < ring.p; ++s) {
     const int b = ring.at(1 + s), w = s % 2;
-    const index_t mb = rows.local_extent(b), row0 = rows.to_global(0, b);
+    const index_t cb = cmap.local_extent(b), rows = cd == 0 ? cb : other;
     double t0 = now();
     sent[w].wait();  // work[w] went out two steps ago
     comm::Requests recv;
-    if (s > 0) comm::irecv(incoming, mb * n, ring.at(1), 9, ring.comm, recv);
+    if (s > 0) comm::irecv(incoming, cb * other, ring.at(1), 9, ring.comm, recv);
     if (!o.overlap) recv.wait();
     t.comm += now() - t0;
     t0 = now();
-    const T* a = x.opA == Op::N ? x.A.data() + row0 : x.A.data() + row0 * x.A.ld();
-    blas::gemm(x.opA, x.opB, mb, n, x.opA == Op::N ? x.A.local_cols() : x.A.local_rows(),
-               x.alpha, a, x.A.ld(), x.B.data(), x.B.ld(), T(0), work[w], std::max<index_t>(mb, 1));
+    const auto runs = cmap.owned_ranges(b);
+    if (cd == 0) {
+      const auto [a, lda] = op_slice(x.A, x.opA, 0, runs, cb, pack);
+      blas::gemm(x.opA, x.opB, cb, other, kl, x.alpha, a, lda, x.B.data(), x.B.ld(), T(0), work[w],
+                 std::max<index_t>(rows, 1));
+    } else {
+      const auto [bp, ldb] = op_slice(x.B, x.opB, 1, runs, cb, pack);
+      blas::gemm(x.opA, x.opB, other, cb, kl, x.alpha, x.A.data(), x.A.ld(), bp, ldb, T(0), work[w],
+                 std::max<index_t>(rows, 1));
+    }
     t.gemm += now() - t0;
     t.record("gemm", t0, now(), s);
     t0 = now();
@@ -175,13 +320,13 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
     t.comm += now() - t0;
     t.record("wait", t0, now(), s);
     if (s > 0)
-      for (index_t e = 0; e < mb * n; ++e) work[w][e] += incoming[e];
-    if (s + 1 < ring.p) comm::isend(work[w], mb * n, ring.at(-1), 9, ring.comm, sent[w]);
+      for (index_t e = 0; e < cb * other; ++e) work[w][e] += incoming[e];
+    if (s + 1 < ring.p) comm::isend(work[w], cb * other, ring.at(-1), 9, ring.comm, sent[w]);
   }
   // Own block complete in work[(p-1)%2]: C_loc = that + beta * C_loc.
   const T* done = work[(ring.p - 1) % 2];
   const index_t mr = x.C.local_rows();
-  for (index_t j = 0; j < n; ++j)
+  for (index_t j = 0; j < x.C.local_cols(); ++j)
     for (index_t i = 0; i < mr; ++i)
       x.C.local(i, j) = done[i + j * mr] + (x.beta == T(0) ? T(0) : x.beta * x.C.local(i, j));
   sent[0].wait();
@@ -199,25 +344,37 @@ void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& 
   if (plan.ring_form == RingForm::ReduceScatter) return reduce_scatter_ring(ring, x, o, t);
   // Each stream adds its k-range's contribution, so C is scaled by beta once up front.
   blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
+  // A scattered (cyclic) block's product goes to scratch, then into its rows/columns of C.
   if (plan.ring_form == RingForm::AllGatherA) {
     const bool k_col = x.opA == Op::N;
     const DimMap& rows = x.A.layout().map(k_col ? 0 : 1);
-    circulate(ring, x.A, k_col, rows, k, o, t, [&](const T* a, int b, index_t k0, index_t kw) {
-      const index_t mb = rows.local_extent(b), row0 = mb > 0 ? rows.to_global(0, b) : 0;
+    const index_t nl = x.C.local_cols();
+    const index_t scratch = scattered(rows) ? widest(rows) * nl : 0;
+    circulate(ring, x.A, k_col, rows, k, scratch, o, t, [&](const T* a, int b, index_t k0, index_t kw, T* tmp) {
+      const index_t mb = rows.local_extent(b);
+      const auto runs = rows.owned_ranges(b);
+      const bool direct = runs.size() <= 1;
       const T* bk = x.opB == Op::N ? x.B.data() + k0 : x.B.data() + k0 * x.B.ld();
-      blas::gemm(x.opA, x.opB, mb, x.C.local_cols(), kw, x.alpha, a,
-                 std::max<index_t>(k_col ? mb : kw, 1), bk, x.B.ld(), T(1), x.C.data() + row0,
-                 x.C.ld());
+      T* out = direct ? x.C.data() + (runs.empty() ? 0 : runs[0].first) : tmp;
+      blas::gemm(x.opA, x.opB, mb, nl, kw, x.alpha, a, std::max<index_t>(k_col ? mb : kw, 1), bk,
+                 x.B.ld(), direct ? T(1) : T(0), out, direct ? x.C.ld() : std::max<index_t>(mb, 1));
+      if (!direct) add_runs(tmp, std::max<index_t>(mb, 1), runs, true, nl, x.C);
     });
     return;
   }
   const bool k_col = x.opB != Op::N;
   const DimMap& cols = x.B.layout().map(k_col ? 0 : 1);
-  circulate(ring, x.B, k_col, cols, k, o, t, [&](const T* b, int blk, index_t k0, index_t kw) {
-    const index_t nb = cols.local_extent(blk), col0 = nb > 0 ? cols.to_global(0, blk) : 0;
+  const index_t ml = x.C.local_rows();
+  const index_t scratch = scattered(cols) ? ml * widest(cols) : 0;
+  circulate(ring, x.B, k_col, cols, k, scratch, o, t, [&](const T* b, int blk, index_t k0, index_t kw, T* tmp) {
+    const index_t nb = cols.local_extent(blk);
+    const auto runs = cols.owned_ranges(blk);
+    const bool direct = runs.size() <= 1;
     const T* ak = x.opA == Op::N ? x.A.data() + k0 * x.A.ld() : x.A.data() + k0;
-    blas::gemm(x.opA, x.opB, x.C.local_rows(), nb, kw, x.alpha, ak, x.A.ld(), b,
-               std::max<index_t>(k_col ? nb : kw, 1), T(1), x.C.data() + col0 * x.C.ld(), x.C.ld());
+    T* out = direct ? x.C.data() + (runs.empty() ? 0 : runs[0].first) * x.C.ld() : tmp;
+    blas::gemm(x.opA, x.opB, ml, nb, kw, x.alpha, ak, x.A.ld(), b, std::max<index_t>(k_col ? nb : kw, 1),
+               direct ? T(1) : T(0), out, direct ? x.C.ld() : std::max<index_t>(ml, 1));
+    if (!direct) add_runs(tmp, std::max<index_t>(ml, 1), runs, false, ml, x.C);
   });
 }
 

@@ -20,12 +20,17 @@ struct Costs {
 };
 
 // Words to move the inputs into the candidate's layouts and the result back: nothing when
-// the candidate runs on the caller's grid with its block-cyclic operands.
+// the candidate runs on the caller's grid with its block-cyclic operands, and for a ring on
+// the caller's line only the operands not already in the form's layouts.
 double redistribution(const PlanRequest& r, const Candidate& c, double a_loc, double b_loc,
                       double c_loc) {
   const bool in_place = (c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon) &&
                         c.pm == r.current_pm && c.pn == r.current_pn;
   if (in_place || r.ranks == 1) return 0;
+  if (c.algorithm == Algorithm::Ring && c.ring_form != RingForm::Auto) {
+    const auto& fits = r.ring_in_place[static_cast<int>(c.ring_form) - 1];
+    return ((fits[0] ? 0 : a_loc) + (fits[1] ? 0 : b_loc) + (fits[2] ? 0 : c_loc)) * (1 - 1.0 / r.ranks);
+  }
   return (a_loc + b_loc + c_loc) * (1 - 1.0 / r.ranks);
 }
 
@@ -70,12 +75,15 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
   const double f = 1 - 1 / p;
   Costs x;
   x.messages = p - 1;
+  // AllGather forms: the own tile plus min(p-1, 2) arriving ones, and scratch for one block's
+  // product in case the split is cyclic (ring.cpp).
+  const double tiles = 1 + std::min(p - 1, 2.0);
   if (c.ring_form == RingForm::AllGatherA) {
     x.words = m * k * f;
-    x.memory = 3 * up(m, p) * k + k * up(n, p) + m * up(n, p);
+    x.memory = tiles * up(m, p) * k + k * up(n, p) + m * up(n, p) + up(m, p) * up(n, p);
   } else if (c.ring_form == RingForm::AllGatherB) {
     x.words = k * n * f;
-    x.memory = up(m, p) * k + 3 * k * up(n, p) + up(m, p) * n;
+    x.memory = up(m, p) * k + tiles * k * up(n, p) + up(m, p) * n + up(m, p) * up(n, p);
   } else {
     x.words = m * n * f;
     x.memory = m * up(k, p) + up(k, p) * n + 4 * up(m, p) * n;

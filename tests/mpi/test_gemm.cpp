@@ -16,9 +16,12 @@ const Shape kShapes[] = {{1, 1, 1}, {7, 5, 3}, {13, 1, 17}, {1, 11, 6}, {5, 29, 
 
 Stationary g_stationary = Stationary::Auto;
 bool g_bidirectional = false;
+RingForm g_ring_form = RingForm::Auto;
+int g_line = 0;  // ring and Auto on a 2D grid that is a line: 1 = 1 x P, 2 = P x 1
 
 Mesh mesh_for(Algorithm a) {
   const int P = world_size();
+  if (g_line) return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {g_line == 1 ? 1 : P, g_line == 1 ? P : 1}));
   if (a == Algorithm::Ring) return Mesh::line(MPI_COMM_WORLD, "x");
   if (a == Algorithm::Cannon) {
     const int q = static_cast<int>(std::floor(std::sqrt(double(P)) + 1e-9));
@@ -64,6 +67,7 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
   o.panel = kn.panel;
   o.stationary = kn.stationary;
   o.bidirectional = g_bidirectional;
+  o.ring_form = g_ring_form;
   gemm(opA, opB, alpha, A, B, beta, C, o);
   const double err = gemm_error(opA, opB, alpha, A, B, beta, C0, C);
   EXPECT_LE(err, 10.0) << to_string(algo) << " " << to_string(opA) << to_string(opB) << " m=" << s.m
@@ -131,6 +135,21 @@ TYPED_TEST(GemmTyped, RingBidirectional) {
   g_bidirectional = true;
   sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});
   g_bidirectional = false;
+}
+// The ring on a ScaLAPACK 1 x P or P x 1 layout: every form keeps what it can of the caller's
+// block-cyclic splits, so scattered blocks (several runs of C's rows or columns) are
+// multiplied into scratch and added into place; Auto on the same layouts.
+TYPED_TEST(GemmTyped, RingOnBlockCyclicLine) {
+  for (int line : {1, 2}) {
+    g_line = line;
+    for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter}) {
+      g_ring_form = f;
+      sweep<TypeParam>(Algorithm::Ring, {kBc});
+    }
+    g_ring_form = RingForm::Auto;
+    sweep<TypeParam>(Algorithm::Auto, {kBc});
+  }
+  g_line = 0;
 }
 TYPED_TEST(GemmTyped, Gemm25D) { sweep<TypeParam>(Algorithm::Gemm25D, {kBc, kGrid}); }
 TYPED_TEST(GemmTyped, Local) { sweep<TypeParam>(Algorithm::Local, {kBc}); }

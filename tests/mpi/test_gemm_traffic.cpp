@@ -222,7 +222,7 @@ TYPED_TEST(Traffic, CannonSkewAndShifts) {
 
 struct RingCase {
   RingForm form;
-  const char* a;  // templates: '@' is the ring axis
+  const char* a;  // templates: '@' is the ring axis, '%' a source coordinate
   const char* b;
   const char* c;
 };
@@ -230,17 +230,26 @@ const RingCase kRingCases[] = {
     {RingForm::AllGatherA, "A[I_@,K]", "B[K,J_@]", "C[I,J_@]"},
     {RingForm::AllGatherB, "A[I_@,K]", "B[K,J_@]", "C[I_@,J]"},
     {RingForm::ReduceScatter, "A[I,K_@]", "B[K_@,J]", "C[I_@,J]"},
+    // The caller's cyclic splits are kept (expect_bytes: nothing redistributed).
+    {RingForm::AllGatherA, "A[I_@:bc2+%,K]", "B[K,J_@:bc3+0]", "C[I,J_@:bc3+0]"},
+    {RingForm::AllGatherB, "A[I_@:bc3+%,K]", "B[K,J_@:bc1+0]", "C[I_@:bc3+%,J]"},
+    {RingForm::ReduceScatter, "A[I,K_@:bc2+%]", "B[K_@:bc2+%,J]", "C[I_@,J]"},
+    {RingForm::ReduceScatter, "A[I,K_@:bc3+0]", "B[K_@:bc3+0,J]", "C[I,J_@:bc2+%]"},
 };
 
-std::string on_axis(std::string spec, const std::string& axis) {
-  return spec.replace(spec.find('@'), 1, axis);
+// '@' becomes the ring axis, '%' a block-cyclic source coordinate (1 where the axis allows).
+std::string on_axis(std::string spec, const std::string& axis, int axis_size) {
+  spec.replace(spec.find('@'), 1, axis);
+  for (auto at = spec.find('%'); at != std::string::npos; at = spec.find('%'))
+    spec.replace(at, 1, std::to_string(1 % axis_size));
+  return spec;
 }
 
 // AllGather: every block of the circulating operand but the own one comes in; every block but
 // the one of rank r-1 (the last held) goes out. Bidirectional (p > 2): the last `right` k
 // indices of every tile travel the other way, so that part goes out for every block but
 // (r+1)'s. ReduceScatter: partial C blocks of every row block but (r+1)'s come in, and of
-// every row block but the own one go out.
+// every row (or column) block but the own one go out.
 Bytes ring_bytes(RingForm form, const DimMap& blocks, index_t other, int r, index_t right) {
   const int p = blocks.nprocs;
   auto all_but = [&](int b) { return blocks.extent - blocks.local_extent((b % p + p) % p); };
@@ -251,7 +260,9 @@ Bytes ring_bytes(RingForm form, const DimMap& blocks, index_t other, int r, inde
 template <Scalar T>
 void ring_case(const Mesh& mesh, const std::string& axis, const RingCase& rc, Op opA, Op opB,
                Shape s, bool bidirectional) {
-  const std::string a = on_axis(rc.a, axis), b = on_axis(rc.b, axis), c = on_axis(rc.c, axis);
+  const int size = mesh.axis_size(axis);
+  const std::string a = on_axis(rc.a, axis, size), b = on_axis(rc.b, axis, size),
+                    c = on_axis(rc.c, axis, size);
   Options o;
   o.algorithm = Algorithm::Ring;
   o.ring_form = rc.form;
@@ -269,8 +280,11 @@ void ring_case(const Mesh& mesh, const std::string& axis, const RingCase& rc, Op
     want = ring_bytes(rc.form, logical(mesh, s.m, s.k, a).map(0), s.k, me, right);
   else if (rc.form == RingForm::AllGatherB)
     want = ring_bytes(rc.form, logical(mesh, s.k, s.n, b).map(1), s.k, me, right);
-  else
-    want = ring_bytes(rc.form, logical(mesh, s.m, s.n, c).map(0), s.n, me, 0);
+  else {  // C's blocks by rows or, when its rows are whole, by columns
+    const Layout LC = logical(mesh, s.m, s.n, c);
+    const int cd = LC.map(0).nprocs > 1 ? 0 : 1;
+    want = ring_bytes(rc.form, LC.map(cd), cd == 0 ? s.n : s.m, me, 0);
+  }
   expect_bytes<T>(r, want, what);
 }
 

@@ -107,6 +107,22 @@ TEST(CostModel, CallerGridPaysNoRedistribution) {
   EXPECT_GT(find(p, "summa(C) 4x1").redist_words, 0);
 }
 
+// A ring on the caller's line pays only for the operands its form cannot use as they are:
+// TN on ScaLAPACK's 1 x 2 layout keeps A, B and C for AG-A, so AG-A is chosen, moving only A.
+TEST(CostModel, RingOnCallersLinePaysForWhatDoesNotFit) {
+  PlanRequest r = request(4096, 4096, 4096, 2);
+  const GemmPlan before = plan_gemm(r);
+  r.ring_in_place[0] = {true, true, true};   // AG-A: nothing moves
+  r.ring_in_place[2] = {true, true, false};  // RS: C moves
+  const GemmPlan p = plan_gemm(r);
+  EXPECT_EQ(find(p, "ring(AG-A) 2").redist_words, 0);
+  EXPECT_DOUBLE_EQ(find(p, "ring(RS) 2").redist_words, 4096.0 * 4096 / 2 * 0.5);
+  EXPECT_DOUBLE_EQ(find(p, "ring(AG-B) 2").redist_words, find(before, "ring(AG-B) 2").redist_words);
+  EXPECT_GT(find(before, "ring(AG-A) 2").redist_words, 0);
+  EXPECT_EQ(p.chosen.name(), "ring(AG-A) 2");
+  EXPECT_DOUBLE_EQ(p.chosen.words, 4096.0 * 4096 * 0.5);
+}
+
 TEST(Profile, JsonRoundTripAndErrors) {
   MachineProfile a;
   a.latency_s = 3e-6, a.bytes_per_s = 7e9, a.gflops[1] = 42;
