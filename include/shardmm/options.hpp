@@ -46,7 +46,8 @@ struct Options {
   Stationary stationary = Stationary::Auto;
   /// Overlap communication with the local GEMM (non-blocking, double-buffered).
   bool overlap = true;
-  /// Ring: the mesh axis to run along (empty: the only axis of a 1D mesh).
+  /// Ring: the mesh axis to run along (empty: the only mesh axis longer than 1, so a 1 x P
+  /// grid is a line; required when two axes are longer than 1).
   std::string ring_axis;
   RingForm ring_form = RingForm::Auto;
   /// Ring, AllGather forms: split the circulating tiles along k and send halves both ways.

@@ -277,7 +277,8 @@ std::pair<const T*, index_t> op_slice(const DistMatrix<T>& X, Op op, int op_dim,
 // ReduceScatter form: C is split along X by rows or by columns (dim cd, any map); at step s
 // the partial of block (r+1+s) mod p -- alpha * op(A)[its rows, k_r] * op(B)[k_r, :], or
 // op(A)[:, k_r] * op(B)[k_r, its columns] -- is added to the running sum arriving from r+1 and
-// sent to r-1, so the last step completes the own block, in C's local order.
+// sent to r-1. The last step is the own block: its GEMM goes straight into C with beta, and
+// the arriving sum is added there (so p = 2 holds one outgoing and one incoming block).
 template <Scalar T>
 void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& o, Timers& t) {
   const int cd = splitting(x.C.layout(), 0).empty() ? 1 : 0;
@@ -287,31 +288,33 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
   T* work[2] = {};
   T *incoming = nullptr, *pack = nullptr;
   prologue(x.C.mesh().comm(), [&] {
-    work[0] = memory::get<T>(memory::Slot::Panel0, max_tile);
-    work[1] = memory::get<T>(memory::Slot::Panel1, max_tile);
-    incoming = memory::get<T>(memory::Slot::Panel2, max_tile);
+    const memory::Slot slots[2] = {memory::Slot::Panel0, memory::Slot::Panel1};
+    for (int w = 0; w < std::min(ring.p - 1, 2); ++w) work[w] = memory::get<T>(slots[w], max_tile);
+    if (ring.p > 1) incoming = memory::get<T>(memory::Slot::Panel2, max_tile);
     if (scattered(cmap)) pack = memory::get<T>(memory::Slot::Partial, widest(cmap) * kl);
   });
   comm::Requests sent[2];
   for (int s = 0; s < ring.p; ++s) {
     const int b = ring.at(1 + s), w = s % 2;
-    const index_t cb = cmap.local_extent(b), rows = cd == 0 ? cb : other;
+    const bool last = s + 1 == ring.p;  // b == r: into C
+    const index_t cb = cmap.local_extent(b);
+    T* out = last ? x.C.data() : work[w];
+    const index_t ldo = last ? x.C.ld() : std::max<index_t>(cd == 0 ? cb : other, 1);
     double t0 = now();
-    sent[w].wait();  // work[w] went out two steps ago
+    if (!last) sent[w].wait();  // work[w] went out two steps ago
     comm::Requests recv;
     if (s > 0) comm::irecv(incoming, cb * other, ring.at(1), 9, ring.comm, recv);
     if (!o.overlap) recv.wait();
     t.comm += now() - t0;
     t0 = now();
     const auto runs = cmap.owned_ranges(b);
+    const T beta = last ? x.beta : T(0);
     if (cd == 0) {
       const auto [a, lda] = op_slice(x.A, x.opA, 0, runs, cb, pack);
-      blas::gemm(x.opA, x.opB, cb, other, kl, x.alpha, a, lda, x.B.data(), x.B.ld(), T(0), work[w],
-                 std::max<index_t>(rows, 1));
+      blas::gemm(x.opA, x.opB, cb, other, kl, x.alpha, a, lda, x.B.data(), x.B.ld(), beta, out, ldo);
     } else {
       const auto [bp, ldb] = op_slice(x.B, x.opB, 1, runs, cb, pack);
-      blas::gemm(x.opA, x.opB, other, cb, kl, x.alpha, x.A.data(), x.A.ld(), bp, ldb, T(0), work[w],
-                 std::max<index_t>(rows, 1));
+      blas::gemm(x.opA, x.opB, other, cb, kl, x.alpha, x.A.data(), x.A.ld(), bp, ldb, beta, out, ldo);
     }
     t.gemm += now() - t0;
     t.record("gemm", t0, now(), s);
@@ -319,16 +322,12 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
     recv.wait();
     t.comm += now() - t0;
     t.record("wait", t0, now(), s);
-    if (s > 0)
-      for (index_t e = 0; e < cb * other; ++e) work[w][e] += incoming[e];
-    if (s + 1 < ring.p) comm::isend(work[w], cb * other, ring.at(-1), 9, ring.comm, sent[w]);
+    const index_t rows = cd == 0 ? cb : other, cols = cd == 0 ? other : cb;
+    if (s > 0)  // the running sum from r+1, in the block's local order (ld = rows)
+      for (index_t j = 0; j < cols; ++j)
+        for (index_t i = 0; i < rows; ++i) out[i + j * ldo] += incoming[i + j * rows];
+    if (!last) comm::isend(work[w], cb * other, ring.at(-1), 9, ring.comm, sent[w]);
   }
-  // Own block complete in work[(p-1)%2]: C_loc = that + beta * C_loc.
-  const T* done = work[(ring.p - 1) % 2];
-  const index_t mr = x.C.local_rows();
-  for (index_t j = 0; j < x.C.local_cols(); ++j)
-    for (index_t i = 0; i < mr; ++i)
-      x.C.local(i, j) = done[i + j * mr] + (x.beta == T(0) ? T(0) : x.beta * x.C.local(i, j));
   sent[0].wait();
   sent[1].wait();
 }

@@ -86,7 +86,8 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
     x.memory = up(m, p) * k + tiles * k * up(n, p) + up(m, p) * n + up(m, p) * up(n, p);
   } else {
     x.words = m * n * f;
-    x.memory = m * up(k, p) + up(k, p) * n + 4 * up(m, p) * n;
+    // C's tile, min(p-1, 2) outgoing sums and one incoming, a packed slice of op(A)/op(B).
+    x.memory = m * up(k, p) + up(k, p) * n + (2 + std::min(p - 1, 2.0)) * up(m, p) * n + up(m, p) * up(k, p);
   }
   return x;
 }
