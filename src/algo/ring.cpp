@@ -208,7 +208,7 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
   T* scratch = nullptr;
   const T* own[2] = {X.data(), X.data()};
   prologue(X.mesh().comm(), [&] {
-    for (std::size_t h = 0; h < streams.size(); ++h) {  // one or two streams
+    for (std::size_t h = 0; h < streams.size() && h < 2; ++h) {  // one or two streams
       const index_t max_tile = widest(map) * streams[h].kw;
       buf[h][0] = memory::get<T>(slots[h][0], max_tile);
       if (ring.p > 2 || !in_place) buf[h][1] = memory::get<T>(slots[h][1], max_tile);
