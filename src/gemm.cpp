@@ -123,6 +123,12 @@ void ring_fits(const algo::Problem& p, PlanRequest& q) {
   }
 }
 
+// What the caller's layouts save: SUMMA on the caller's grid, rings on the caller's line.
+void describe_inputs(const algo::Problem& p, PlanRequest& q) {
+  if (on_caller_grid(p)) q.current_pm = p.mesh.sizes[0], q.current_pn = p.mesh.sizes[1];
+  ring_fits(p, q);
+}
+
 template <Scalar T>
 Resolved resolve(const algo::Problem& p, const Options& o) {
   Resolved r{o, std::nullopt, ""};
@@ -130,8 +136,7 @@ Resolved resolve(const algo::Problem& p, const Options& o) {
   PlanRequest q;
   q.m = p.m, q.n = p.n, q.k = p.k, q.ranks = p.mesh.size(), q.dtype = dtype_of<T>();
   q.memory_limit = o.memory_limit;
-  if (on_caller_grid(p)) q.current_pm = p.mesh.sizes[0], q.current_pn = p.mesh.sizes[1];
-  ring_fits(p, q);
+  describe_inputs(p, q);
   const Candidate c = plan_gemm(q).chosen;
   r.options.algorithm = c.algorithm;
   r.options.stationary = c.stationary;
@@ -283,6 +288,24 @@ GemmReport run_remeshed(const MeshShape& shape, Op opA, Op opB, T alpha, const D
 }
 
 }  // namespace
+
+PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn) {
+  if (pm < 1 || pn < 1 || pm * pn != request.ranks)
+    throw InvalidArgument("plan: grid " + std::to_string(pm) + "x" + std::to_string(pn) +
+                          " does not have --ranks " + std::to_string(request.ranks) + " cells");
+  const MeshShape mesh({"x", "y"}, {pm, pn});
+  auto stored = [&](Op op, index_t rows, index_t cols) {  // nb 64: any block size fits alike
+    return op == Op::N ? Layout::block_cyclic(mesh, rows, cols, 64, 64)
+                       : Layout::block_cyclic(mesh, cols, rows, 64, 64);
+  };
+  algo::Problem p;
+  p.opA = opA, p.opB = opB, p.m = request.m, p.n = request.n, p.k = request.k, p.mesh = mesh;
+  p.A = stored(opA, p.m, p.k);
+  p.B = stored(opB, p.k, p.n);
+  p.C = Layout::block_cyclic(mesh, p.m, p.n, 64, 64);
+  describe_inputs(p, request);
+  return request;
+}
 
 template <Scalar T>
 GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,

@@ -39,11 +39,11 @@ int run_plan(const PlanConfig& cfg) {
   r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
   if (!cfg.memory_limit.empty()) r.memory_limit = parse_bytes(cfg.memory_limit);
   if (!cfg.profile.empty()) r.profile = MachineProfile::from_json_file(cfg.profile);
-  if (!cfg.grid.empty()) {
+  if (!cfg.grid.empty()) {  // what gemm's Auto sees for ScaLAPACK-style inputs on that grid
     const MeshShape g = MeshShape::parse(cfg.grid);
     if (g.ndims() != 2 || g.size() != cfg.ranks)
       throw InvalidArgument("plan --grid " + cfg.grid + ": need PxQ with P*Q = --ranks " + std::to_string(cfg.ranks));
-    r.current_pm = g.sizes[0], r.current_pn = g.sizes[1];
+    r = block_cyclic_request(r, parse_op(cfg.transa), parse_op(cfg.transb), g.sizes[0], g.sizes[1]);
   }
   const GemmPlan plan = plan_gemm(r);
   int rank = 0;

@@ -15,6 +15,7 @@ struct PlanConfig {
   std::string profile;       ///< JSON from `calibrate`; default SHARDMM_PROFILE or built-ins
   int rows = 12;
   bool json = false;         ///< one JSON object instead of the table
+  std::string transa = "N", transb = "N";  ///< op(A), op(B), for what --grid saves
   std::string grid;          ///< "PxQ": the operands are block-cyclic on this grid already (as
                              ///< gemm sees ScaLAPACK-style inputs), so SUMMA there moves nothing in
 };

@@ -6,6 +6,7 @@
 
 #include "shardmm/dist_matrix.hpp"
 #include "shardmm/options.hpp"
+#include "shardmm/plan.hpp"
 
 namespace shardmm {
 
@@ -36,5 +37,11 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
 template <Scalar T>
 GemmReport gemm_plan(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
                      const DistMatrix<T>& C, const Options& options = {});
+
+/// The planner request gemm's Auto makes for op(A) * op(B) when A, B and C are held 2D
+/// block-cyclic (ScaLAPACK's layout, any block size) on a pm x pn grid: `current_pm/pn` when
+/// SUMMA can use them there as they are, and `ring_in_place` when the grid is a line. Pure;
+/// `shardmm plan --grid --transa --transb` prints the plan of this request.
+PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn);
 
 }  // namespace shardmm

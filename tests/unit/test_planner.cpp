@@ -6,6 +6,7 @@
 
 #include "algo/panel_width.hpp"
 #include "shardmm/error.hpp"
+#include "shardmm/gemm.hpp"
 #include "shardmm/plan.hpp"
 
 using namespace shardmm;
@@ -121,6 +122,27 @@ TEST(CostModel, RingOnCallersLinePaysForWhatDoesNotFit) {
   EXPECT_GT(find(before, "ring(AG-A) 2").redist_words, 0);
   EXPECT_EQ(p.chosen.name(), "ring(AG-A) 2");
   EXPECT_DOUBLE_EQ(p.chosen.words, 4096.0 * 4096 * 0.5);
+}
+
+// What `shardmm plan --grid` and gemm's Auto see for ScaLAPACK-style inputs.
+TEST(Planner, BlockCyclicInputsAsGemmSeesThem) {
+  const PlanRequest r = request(4096, 4096, 4096, 2);
+  const PlanRequest nn = block_cyclic_request(r, Op::N, Op::N, 1, 2);
+  EXPECT_EQ(nn.current_pm, 1);
+  EXPECT_EQ(nn.current_pn, 2);
+  EXPECT_EQ(nn.ring_in_place[0], (std::array<bool, 3>{false, true, true}));  // AG-A: A's k is split
+  const PlanRequest tn = block_cyclic_request(r, Op::T, Op::N, 1, 2);
+  EXPECT_EQ(tn.current_pm, 0);  // SUMMA cannot use A^T where it is
+  EXPECT_EQ(tn.ring_in_place[0], (std::array<bool, 3>{true, true, true}));
+  const GemmPlan p = plan_gemm(tn);
+  EXPECT_EQ(p.chosen.name(), "ring(AG-A) 2");
+  EXPECT_EQ(p.chosen.redist_words, 0);
+  const PlanRequest nt = block_cyclic_request(r, Op::N, Op::T, 1, 2);
+  EXPECT_EQ(nt.ring_in_place[2], (std::array<bool, 3>{true, true, true}));  // RS over C's columns
+  const PlanRequest square = block_cyclic_request(request(64, 64, 64, 4), Op::T, Op::N, 2, 2);
+  for (const auto& form : square.ring_in_place)  // not a line: every ring moves its operands
+    EXPECT_EQ(form, (std::array<bool, 3>{false, false, false}));
+  EXPECT_THROW(block_cyclic_request(r, Op::N, Op::N, 2, 2), InvalidArgument);
 }
 
 TEST(Profile, JsonRoundTripAndErrors) {
