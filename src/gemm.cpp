@@ -291,8 +291,8 @@ GemmReport run_remeshed(const MeshShape& shape, Op opA, Op opB, T alpha, const D
 
 PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn) {
   if (pm < 1 || pn < 1 || pm * pn != request.ranks)
-    throw InvalidArgument("plan: grid " + std::to_string(pm) + "x" + std::to_string(pn) +
-                          " does not have --ranks " + std::to_string(request.ranks) + " cells");
+    throw InvalidArgument("block_cyclic_request: a " + std::to_string(pm) + "x" + std::to_string(pn) +
+                          " grid for " + std::to_string(request.ranks) + " ranks");
   const MeshShape mesh({"x", "y"}, {pm, pn});
   auto stored = [&](Op op, index_t rows, index_t cols) {  // nb 64: any block size fits alike
     return op == Op::N ? Layout::block_cyclic(mesh, rows, cols, 64, 64)
