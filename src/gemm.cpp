@@ -105,11 +105,7 @@ bool on_caller_grid(const algo::Problem& p) {
 }
 
 // True when the mesh is a line: exactly one axis longer than 1 (a 1 x P grid included).
-bool is_line(const MeshShape& mesh) {
-  int long_axes = 0;
-  for (int s : mesh.sizes) long_axes += s > 1;
-  return long_axes == 1;
-}
+bool is_line(const MeshShape& mesh) { return mesh.long_axes().size() == 1; }
 
 // Which operands each ring form would use as they are on the caller's line.
 void ring_fits(const algo::Problem& p, PlanRequest& q) {

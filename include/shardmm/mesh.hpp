@@ -29,6 +29,10 @@ struct MeshShape {
   [[nodiscard]] int ndims() const { return static_cast<int>(sizes.size()); }
   [[nodiscard]] int size() const;  ///< product of axis sizes
   [[nodiscard]] int axis_index(std::string_view name) const;  ///< throws if unknown
+  /// Of `axes` (indices), those longer than 1: the ones that split anything (an axis of size 1
+  /// places everything on its one process, as if it were not used).
+  [[nodiscard]] std::vector<int> long_axes(const std::vector<int>& axes) const;
+  [[nodiscard]] std::vector<int> long_axes() const;  ///< of every axis
   [[nodiscard]] std::vector<int> coords_of(int rank) const;
   [[nodiscard]] int rank_of(const std::vector<int>& coords) const;
   [[nodiscard]] std::string to_string() const;  ///< "{x:2, y:3}"

@@ -38,12 +38,7 @@ DimSpec over(const std::string& label, const std::string& axis) {
 DimSpec whole(const std::string& label) { return DimSpec{label, DimSpec::Kind::Replicated, {}, 0, 0}; }
 
 // Mesh axes of L's dim d that split it (axes of size 1 dropped).
-std::vector<int> splitting(const Layout& L, int d) {
-  std::vector<int> out;
-  for (int a : L.dim_axes(d))
-    if (L.mesh().sizes[a] > 1) out.push_back(a);
-  return out;
-}
+std::vector<int> splitting(const Layout& L, int d) { return L.mesh().long_axes(L.dim_axes(d)); }
 
 // The caller's own spec for op(X)'s dim `ld` when it is split over axis X alone (any block
 // size: block, cyclic, block-cyclic) and op(X)'s other dim is whole; else nothing.
@@ -61,9 +56,7 @@ std::optional<DimSpec> caller_split(const Layout& L, Op op, int ld, int axis, co
 // grid is a line), else the first axis of a 1D mesh or of a one-rank mesh.
 std::string ring_axis(const MeshShape& mesh, const std::string& asked) {
   if (!asked.empty()) return mesh.names[mesh.axis_index(asked)];
-  std::vector<int> long_axes;
-  for (int a = 0; a < mesh.ndims(); ++a)
-    if (mesh.sizes[a] > 1) long_axes.push_back(a);
+  const std::vector<int> long_axes = mesh.long_axes();
   if (long_axes.size() == 1) return mesh.names[long_axes[0]];
   if (mesh.ndims() != 1 && !long_axes.empty())
     throw NotSupported("ring on mesh " + mesh.to_string() +

@@ -161,14 +161,6 @@ bool Layout::is_primary(const std::vector<int>& mesh_coords) const {
 }
 
 namespace {
-// The axes that actually split: an axis of size 1 places every element on the one process
-// along it, exactly as if the dimension did not use it (A[I_X,K] on x = 1 is A[I,K]).
-std::vector<int> splitting(const std::vector<int>& axes, const MeshShape& mesh) {
-  std::vector<int> out;
-  for (int a : axes)
-    if (mesh.sizes[a] > 1) out.push_back(a);
-  return out;
-}
 
 // Over one process every block size and source give local index = global index.
 bool same_map(const DimMap& a, const DimMap& b) {
@@ -178,9 +170,10 @@ bool same_map(const DimMap& a, const DimMap& b) {
 
 bool Layout::same_distribution(const Layout& o) const {
   if (!(mesh_ == o.mesh_) || !same_map(rows_, o.rows_) || !same_map(cols_, o.cols_)) return false;
+  // Axes of size 1 split nothing (A[I_X,K] on x = 1 is A[I,K]).
   for (int d = 0; d < 2; ++d)
-    if (splitting(dim_axes_[d], mesh_) != splitting(o.dim_axes_[d], mesh_)) return false;
-  return splitting(unreduced_axes_, mesh_) == splitting(o.unreduced_axes_, mesh_);
+    if (mesh_.long_axes(dim_axes_[d]) != mesh_.long_axes(o.dim_axes_[d])) return false;
+  return mesh_.long_axes(unreduced_axes_) == mesh_.long_axes(o.unreduced_axes_);
 }
 
 Layout Layout::transposed() const {

@@ -73,6 +73,19 @@ int MeshShape::axis_index(std::string_view name) const {
   throw InvalidArgument("mesh " + to_string() + " has no axis '" + std::string(name) + "'");
 }
 
+std::vector<int> MeshShape::long_axes(const std::vector<int>& axes) const {
+  std::vector<int> out;
+  for (int a : axes)
+    if (sizes[a] > 1) out.push_back(a);
+  return out;
+}
+
+std::vector<int> MeshShape::long_axes() const {
+  std::vector<int> all(sizes.size());
+  std::iota(all.begin(), all.end(), 0);
+  return long_axes(all);
+}
+
 std::vector<int> MeshShape::coords_of(int rank) const {
   std::vector<int> c(sizes.size());
   const int d = ndims();

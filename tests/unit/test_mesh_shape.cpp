@@ -223,3 +223,11 @@ TEST(FactorNearSquare, HandExamplesAndErrors) {
 }
 
 }  // namespace
+
+TEST(MeshShapeLongAxes, KeepsOnlyAxesLongerThanOne) {
+  const MeshShape m({"x", "y", "z"}, {1, 4, 2});
+  EXPECT_EQ(m.long_axes(), (std::vector<int>{1, 2}));
+  EXPECT_EQ(m.long_axes({2, 0}), (std::vector<int>{2}));
+  EXPECT_TRUE(m.long_axes({0}).empty());
+  EXPECT_TRUE(MeshShape({"x", "y"}, {1, 1}).long_axes().empty());
+}
