@@ -30,7 +30,7 @@ void add_bench(CLI::App& app, BenchConfig& c) {
   b->add_option("--warmup", c.warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
   b->add_flag("--check,!--no-check", c.check, "verify with a random-vector probe (default on)");
   b->add_option("--json", c.json, "append one JSON record per algorithm to FILE");
-  b->add_option("--panel", c.panel, "SUMMA panel width")->check(CLI::NonNegativeNumber);
+  b->add_option("--panel", c.panel, "SUMMA panel width; the ring's k-chunk at p = 2")->check(CLI::NonNegativeNumber);
   b->add_option("--stationary", c.stationary, "SUMMA variant: auto|A|B|C (the matrix that stays)")
       ->check(CLI::IsMember({"auto", "A", "B", "C"}));
   b->add_option("--ring-axis", c.ring_axis, "mesh axis of the ring algorithm");

@@ -38,7 +38,8 @@ struct TimelineEvent {
 struct Options {
   Algorithm algorithm = Algorithm::Auto;
   /// SUMMA panel width along k (0: the widest multiple of 384 whose buffers fit in a fifth of
-  /// the rank's A + B + C, else 256; clipped to the operands' k blocks).
+  /// the rank's A + B + C, else 256; clipped to the operands' k blocks). Also the k-chunk in
+  /// which the ring's AllGather forms swap tiles at p = 2 (0: the same kind of rule).
   std::int64_t panel = 0;
   /// Block size of the layouts an algorithm redistributes into (0: block layouts).
   std::int64_t block = 0;

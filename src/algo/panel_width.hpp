@@ -27,4 +27,15 @@ inline std::int64_t summa_panel_width(double ml, double nl, double ka, double kb
   return kMinPanel;
 }
 
+/// The k-chunk of the ring's swap at p = 2 (ring.cpp): the widest of 4, 2 or 1 k blocks whose
+/// buffers fit in a fifth of a rank's share of A + B + C (`abc_share` elements), else
+/// kMinPanel. The buffers, at most: two incoming chunks, two packed outgoing ones and one of
+/// the whole circulating operand, 6 x `tile` x w (`tile`: the widest tile's non-k extent).
+/// From global extents only, so both ranks cut the same chunks.
+inline std::int64_t ring_chunk_width(double tile, double abc_share) {
+  for (std::int64_t w : {4 * kKBlock, 2 * kKBlock, kKBlock})
+    if (6.0 * double(w) * tile <= 0.2 * abc_share) return w;
+  return kMinPanel;
+}
+
 }  // namespace shardmm::algo

@@ -24,6 +24,7 @@
 #include <optional>
 
 #include "algo/algo.hpp"
+#include "algo/panel_width.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "memory/workspace.hpp"
@@ -183,15 +184,143 @@ void add_runs(const T* tmp, index_t ld, const std::vector<std::pair<index_t, ind
     }
 }
 
+// The leading dimension of a tile that arrived packed: `extent` x kw when k is X's columns,
+// kw x `extent` when it is X's rows.
+inline index_t packed_ld(bool k_is_col, index_t extent, index_t kw) {
+  return std::max<index_t>(k_is_col ? extent : kw, 1);
+}
+
+// The AllGather forms' local product. AG-A: a tile of op(A)'s rows (`ext` of them) times
+// op(B)[k0 : k0+kw, :]; AG-B: op(A)[:, k0 : k0+kw] times a tile of op(B)'s columns. Into
+// `out` (ld ldo) with beta; at(i) is C's local row (AG-A) or column (AG-B) i.
+template <Scalar T>
+struct TileGemm {
+  const Operands<T>& x;
+  bool ag_a;
+  void operator()(const T* tile, index_t ld, index_t ext, index_t k0, index_t kw, T* out, index_t ldo,
+                  T beta) const {
+    if (ag_a) {
+      const T* bk = x.opB == Op::N ? x.B.data() + k0 : x.B.data() + k0 * x.B.ld();
+      blas::gemm(x.opA, x.opB, ext, x.C.local_cols(), kw, x.alpha, tile, ld, bk, x.B.ld(), beta, out, ldo);
+    } else {
+      const T* ak = x.opA == Op::N ? x.A.data() + k0 * x.A.ld() : x.A.data() + k0;
+      blas::gemm(x.opA, x.opB, x.C.local_rows(), ext, kw, x.alpha, ak, x.A.ld(), tile, ld, beta, out, ldo);
+    }
+  }
+  [[nodiscard]] T* at(index_t i) const { return ag_a ? x.C.data() + i : x.C.data() + i * x.C.ld(); }
+  [[nodiscard]] index_t other() const { return ag_a ? x.C.local_cols() : x.C.local_rows(); }
+};
+
+// Block b's tile over k-range [k0, k0+kw) into C: straight into its rows (AG-A) or columns
+// (AG-B) when they are one run, else into scratch `tmp` and then added into each run.
+template <Scalar T>
+void multiply_block(const TileGemm<T>& g, const T* tile, index_t ld, const DimMap& map, int b,
+                    index_t k0, index_t kw, T* tmp) {
+  const index_t ext = map.local_extent(b);
+  const auto runs = map.owned_ranges(b);
+  if (runs.size() <= 1) return g(tile, ld, ext, k0, kw, g.at(runs.empty() ? 0 : runs[0].first), g.x.C.ld(), T(1));
+  const index_t ldt = std::max<index_t>(g.ag_a ? ext : g.other(), 1);  // tmp: ext x other or other x ext
+  g(tile, ld, ext, k0, kw, tmp, ldt, T(0));
+  add_runs(tmp, ldt, runs, g.ag_a, g.other(), g.x.C);
+}
+
+// Block b's k-chunk `src` (ld ldsrc, X's stored orientation) into its places in the chunk of
+// the whole of op(X) `full` (ld ldf): rows of every column (k along columns) or whole columns.
+template <Scalar T>
+void place_runs(const T* src, index_t ldsrc, bool k_is_col, const std::vector<std::pair<index_t, index_t>>& runs,
+                index_t kw, T* full, index_t ldf) {
+  index_t off = 0;
+  for (auto [b, e] : runs) {
+    if (k_is_col)
+      for (index_t j = 0; j < kw; ++j) std::copy_n(src + off + j * ldsrc, e - b, full + b + j * ldf);
+    else
+      for (index_t c = b; c < e; ++c) std::copy_n(src + (off + c - b) * ldsrc, kw, full + c * ldf);
+    off += e - b;
+  }
+}
+
+// p = 2: the two ranks swap their tiles in k-chunks of width w; chunk j is multiplied while
+// chunk j+1 travels, so a rank holds two chunk buffers, not the other rank's tile. Own
+// chunks contiguous in X (k along its columns) all leave from the caller's storage up
+// front; rows of X are packed one chunk ahead into two more buffers. With a cyclic split
+// both blocks' chunks are first placed into one chunk of the whole op(X) (`full`), so one
+// GEMM per chunk covers all of C's rows (AG-A) or columns (AG-B): no product scratch.
+template <Scalar T>
+void swap_in_chunks(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
+                    index_t k, index_t w, const TileGemm<T>& g, const Options& o, Timers& t) {
+  const int peer = ring.at(1), tag = 7;
+  const index_t mine = map.local_extent(ring.r), theirs = map.local_extent(peer);
+  const index_t chunks = k == 0 ? 0 : (k + w - 1) / w, wmax = std::min(w, k);
+  const bool dense = X.ld() == X.local_rows() || X.local_cols() <= 1;
+  const bool in_place = k_is_col ? dense : dense && chunks <= 1, spread = scattered(map);
+  T *buf[2] = {}, *pack[2] = {}, *full = nullptr;
+  prologue(X.mesh().comm(), [&] {
+    const memory::Slot in[2] = {memory::Slot::Panel0, memory::Slot::Panel1},
+                       out[2] = {memory::Slot::Panel2, memory::Slot::Panel3};
+    for (index_t j = 0; j < std::min<index_t>(chunks, 2); ++j) {
+      buf[j] = memory::get<T>(in[j], theirs * wmax);
+      if (!in_place) pack[j] = memory::get<T>(out[j], mine * wmax);
+    }
+    if (spread && chunks > 0) full = memory::get<T>(memory::Slot::Partial, map.extent * wmax);
+  });
+  auto width = [&](index_t j) { return std::min(w, k - j * w); };
+  auto own = [&](index_t j) {  // own chunk j: X's columns or rows [j w, j w + width(j))
+    return in_place ? std::pair<const T*, index_t>{k_is_col ? X.data() + j * w * X.ld() : X.data() + j * w, std::max<index_t>(X.ld(), 1)}
+                    : std::pair<const T*, index_t>{pack[j % 2], packed_ld(k_is_col, mine, width(j))};
+  };
+  comm::Requests sent[2], recv[2];
+  auto send = [&](index_t j) {
+    if (!in_place) {
+      sent[j % 2].wait();  // chunk j-2 has left this buffer
+      pack_k(X, k_is_col, j * w, width(j), pack[j % 2]);
+    }
+    comm::isend(own(j).first, mine * width(j), peer, tag, ring.comm, sent[j % 2]);
+  };
+  auto post = [&](index_t j) { comm::irecv(buf[j % 2], theirs * width(j), peer, tag, ring.comm, recv[j % 2]); };
+  for (index_t j = 0; j < (in_place ? chunks : std::min<index_t>(chunks, 1)); ++j) send(j);
+  if (chunks > 0 && o.overlap) post(0);
+  const index_t ldf = packed_ld(k_is_col, map.extent, wmax);
+  for (index_t j = 0; j < chunks; ++j) {
+    if (j + 1 < chunks && !in_place) send(j + 1);
+    if (j + 1 < chunks && o.overlap) post(j + 1);  // into the buffer chunk j-1 was multiplied from
+    if (!o.overlap) post(j);
+    double t0 = now();  // the own chunk: multiplied, or placed in `full`, while chunk j arrives
+    const auto [mp, mld] = own(j);
+    if (spread) place_runs(mp, mld, k_is_col, map.owned_ranges(ring.r), width(j), full, ldf);
+    else multiply_block(g, mp, mld, map, ring.r, j * w, width(j), static_cast<T*>(nullptr));
+    t.gemm += now() - t0;
+    t.record("gemm", t0, now(), static_cast<int>(j));
+    t0 = now();
+    recv[j % 2].wait();
+    t.comm += now() - t0;
+    t.record("wait", t0, now(), static_cast<int>(j));
+    t0 = now();
+    const index_t ldp = packed_ld(k_is_col, theirs, width(j));
+    if (spread) {
+      place_runs(buf[j % 2], ldp, k_is_col, map.owned_ranges(peer), width(j), full, ldf);
+      g(full, ldf, map.extent, j * w, width(j), g.at(0), g.x.C.ld(), T(1));
+    } else {
+      multiply_block(g, buf[j % 2], ldp, map, peer, j * w, width(j), static_cast<T*>(nullptr));
+    }
+    t.gemm += now() - t0;
+    t.record("gemm", t0, now(), static_cast<int>(j));
+  }
+  const double t0 = now();
+  sent[0].wait();
+  sent[1].wait();
+  t.comm += now() - t0;
+}
+
 // AllGather forms: X's tiles travel round the ring, split along k into one stream (left) or
 // two (bidirectional: first half left, second half right). At step s a stream moving in
-// direction d holds the tile of ring position r - d*s; multiply(tile, block, k0, kw, scratch)
-// uses it (scratch: scratch_elems elements of workspace for a scattered block's product).
-// One stream over a contiguous local tile is sent from the caller's storage and multiplied
-// in place; then only p-1 tiles arrive and p = 2 needs one receive buffer.
-template <Scalar T, class Multiply>
+// direction d holds the tile of ring position r - d*s and multiplies it into C
+// (multiply_block; scratch for a scattered block's product). One stream over a contiguous
+// local tile is sent from the caller's storage and multiplied in place. p = 2 swaps in
+// k-chunks of width `chunk` instead (swap_in_chunks).
+template <Scalar T>
 void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
-               index_t k, index_t scratch_elems, const Options& o, Timers& t, Multiply&& multiply) {
+               index_t k, index_t chunk, const TileGemm<T>& g, const Options& o, Timers& t) {
+  if (ring.p == 2) return swap_in_chunks(ring, X, k_is_col, map, k, chunk, g, o, t);
   std::vector<Stream> streams = {{0, k, -1}};
   if (o.bidirectional && ring.p > 2) streams = {{0, k / 2, -1}, {k / 2, k - k / 2, +1}};
   const bool in_place = streams.size() == 1 && (X.ld() == X.local_rows() || X.local_cols() <= 1);
@@ -206,7 +335,7 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
       buf[h][0] = memory::get<T>(slots[h][0], max_tile);
       if (ring.p > 2 || !in_place) buf[h][1] = memory::get<T>(slots[h][1], max_tile);
     }
-    if (scratch_elems > 0) scratch = memory::get<T>(memory::Slot::Partial, scratch_elems);
+    if (scattered(map)) scratch = memory::get<T>(memory::Slot::Partial, widest(map) * g.other());
   });
   for (std::size_t h = 0; h < streams.size() && !in_place; ++h) {
     pack_k(X, k_is_col, streams[h].k0, streams[h].kw, buf[h][1]);
@@ -227,8 +356,11 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
     }
     if (!o.overlap) reqs.wait();
     double t0 = now();
-    for (std::size_t h = 0; h < streams.size(); ++h)
-      multiply(tile(h), ring.at(-streams[h].dir * s), streams[h].k0, streams[h].kw, scratch);
+    for (std::size_t h = 0; h < streams.size(); ++h) {
+      const int b = ring.at(-streams[h].dir * s);
+      multiply_block(g, tile(h), packed_ld(k_is_col, map.local_extent(b), streams[h].kw), map, b,
+                     streams[h].k0, streams[h].kw, scratch);
+    }
     t.gemm += now() - t0;
     t.record("gemm", t0, now(), s);
     t0 = now();
@@ -336,38 +468,16 @@ void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& 
   if (plan.ring_form == RingForm::ReduceScatter) return reduce_scatter_ring(ring, x, o, t);
   // Each stream adds its k-range's contribution, so C is scaled by beta once up front.
   blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
-  // A scattered (cyclic) block's product goes to scratch, then into its rows/columns of C.
-  if (plan.ring_form == RingForm::AllGatherA) {
-    const bool k_col = x.opA == Op::N;
-    const DimMap& rows = x.A.layout().map(k_col ? 0 : 1);
-    const index_t nl = x.C.local_cols();
-    const index_t scratch = scattered(rows) ? widest(rows) * nl : 0;
-    circulate(ring, x.A, k_col, rows, k, scratch, o, t, [&](const T* a, int b, index_t k0, index_t kw, T* tmp) {
-      const index_t mb = rows.local_extent(b);
-      const auto runs = rows.owned_ranges(b);
-      const bool direct = runs.size() <= 1;
-      const T* bk = x.opB == Op::N ? x.B.data() + k0 : x.B.data() + k0 * x.B.ld();
-      T* out = direct ? x.C.data() + (runs.empty() ? 0 : runs[0].first) : tmp;
-      blas::gemm(x.opA, x.opB, mb, nl, kw, x.alpha, a, std::max<index_t>(k_col ? mb : kw, 1), bk,
-                 x.B.ld(), direct ? T(1) : T(0), out, direct ? x.C.ld() : std::max<index_t>(mb, 1));
-      if (!direct) add_runs(tmp, std::max<index_t>(mb, 1), runs, true, nl, x.C);
-    });
-    return;
-  }
-  const bool k_col = x.opB != Op::N;
-  const DimMap& cols = x.B.layout().map(k_col ? 0 : 1);
-  const index_t ml = x.C.local_rows();
-  const index_t scratch = scattered(cols) ? ml * widest(cols) : 0;
-  circulate(ring, x.B, k_col, cols, k, scratch, o, t, [&](const T* b, int blk, index_t k0, index_t kw, T* tmp) {
-    const index_t nb = cols.local_extent(blk);
-    const auto runs = cols.owned_ranges(blk);
-    const bool direct = runs.size() <= 1;
-    const T* ak = x.opA == Op::N ? x.A.data() + k0 * x.A.ld() : x.A.data() + k0;
-    T* out = direct ? x.C.data() + (runs.empty() ? 0 : runs[0].first) * x.C.ld() : tmp;
-    blas::gemm(x.opA, x.opB, ml, nb, kw, x.alpha, ak, x.A.ld(), b, std::max<index_t>(k_col ? nb : kw, 1),
-               direct ? T(1) : T(0), out, direct ? x.C.ld() : std::max<index_t>(ml, 1));
-    if (!direct) add_runs(tmp, std::max<index_t>(ml, 1), runs, false, ml, x.C);
-  });
+  // AG-A circulates op(A)'s row tiles, AG-B op(B)'s column tiles; p = 2 swaps them in
+  // k-chunks (Options::panel wide, else ring_chunk_width from global extents).
+  const bool ag_a = plan.ring_form == RingForm::AllGatherA;
+  const DistMatrix<T>& X = ag_a ? x.A : x.B;
+  const bool k_col = ag_a ? x.opA == Op::N : x.opB != Op::N;
+  const DimMap& map = X.layout().map(k_col ? 0 : 1);  // op(X)'s split dimension
+  const double share = (double(x.C.rows()) * double(k) + double(k) * double(x.C.cols()) +
+                        double(x.C.rows()) * double(x.C.cols())) / ring.p;
+  const index_t chunk = o.panel > 0 ? o.panel : ring_chunk_width(double(widest(map)), share);
+  circulate(ring, X, k_col, map, k, chunk, TileGemm<T>{x, ag_a}, o, t);
 }
 
 SHARDMM_INSTANTIATE_RUN(ring_run)

@@ -75,15 +75,20 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
   const double f = 1 - 1 / p;
   Costs x;
   x.messages = p - 1;
-  // AllGather forms: the own tile plus min(p-1, 2) arriving ones, and scratch for one block's
-  // product in case the split is cyclic (ring.cpp).
-  const double tiles = 1 + std::min(p - 1, 2.0);
-  if (c.ring_form == RingForm::AllGatherA) {
+  // AllGather forms (ring.cpp): the operands plus, at p = 2, the swap's k-chunks of width w
+  // (one message each; at most 6 tiles' worth of buffers: two arriving, two packed, the
+  // whole operand's chunk); at p > 2 two arriving tiles and a cyclic block's product.
+  const bool ag_a = c.ring_form == RingForm::AllGatherA;
+  const double tile = ag_a ? up(m, p) : up(n, p), other = ag_a ? up(n, p) : up(m, p);
+  const double w = double(algo::ring_chunk_width(tile, (m * k + k * n + m * n) / p));
+  const double buffers = p == 2 ? 6 * tile * w : p > 2 ? 2 * tile * k + tile * other : 0.0;
+  if (p == 2 && c.ring_form != RingForm::ReduceScatter) x.messages = up(k, w);
+  if (ag_a) {
     x.words = m * k * f;
-    x.memory = tiles * up(m, p) * k + k * up(n, p) + m * up(n, p) + up(m, p) * up(n, p);
+    x.memory = up(m, p) * k + k * up(n, p) + m * up(n, p) + buffers;
   } else if (c.ring_form == RingForm::AllGatherB) {
     x.words = k * n * f;
-    x.memory = up(m, p) * k + tiles * k * up(n, p) + up(m, p) * n + up(m, p) * up(n, p);
+    x.memory = up(m, p) * k + k * up(n, p) + up(m, p) * n + buffers;
   } else {
     x.words = m * n * f;
     // C's tile, min(p-1, 2) outgoing sums and one incoming, a packed slice of op(A)/op(B).

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "mpi/gemm_check.hpp"
+#include "mpi/ref_layout.hpp"
 
 using namespace shardmm;
 using namespace shardmm::testing;
@@ -149,6 +150,18 @@ TYPED_TEST(GemmTyped, RingOnBlockCyclicLine) {
     g_ring_form = RingForm::Auto;
     sweep<TypeParam>(Algorithm::Auto, {kBc});
   }
+  g_line = 0;
+}
+// At p = 2 the ring swaps its tiles in k-chunks (Knobs::panel wide), each its own message;
+// the same sweep with every message split into pieces of at most 5 elements.
+TYPED_TEST(GemmTyped, RingChunksInSmallMessages) {
+  const ref::ScopedMessageLimit limit(5);
+  g_line = 1;
+  for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB}) {
+    g_ring_form = f;
+    sweep<TypeParam>(Algorithm::Ring, {kBc});
+  }
+  g_ring_form = RingForm::Auto;
   g_line = 0;
 }
 TYPED_TEST(GemmTyped, Gemm25D) { sweep<TypeParam>(Algorithm::Gemm25D, {kBc, kGrid}); }

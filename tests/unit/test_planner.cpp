@@ -192,4 +192,21 @@ TEST(PanelWidth, CostModelChargesTheRunsBuffers) {
   EXPECT_DOUBLE_EQ(double(evaluate(r, c).memory_bytes), (tiles + panels) * 8);
 }
 
+// The ring's swap at p = 2 holds k-chunks, not the other rank's tile: six 384-wide chunk
+// tiles fit in a fifth of the rank's A + B + C at 4096^3 (not 768); small shares fall back
+// to 256; the model charges the operands plus those buffers and one message per chunk.
+TEST(PanelWidth, RingSwapChunks) {
+  using algo::ring_chunk_width;
+  const double share = 3.0 * 4096 * 4096 / 2;
+  EXPECT_EQ(ring_chunk_width(2048, share), 384);
+  EXPECT_EQ(ring_chunk_width(512, share), 1536);
+  EXPECT_EQ(ring_chunk_width(2048, 3.0 * 1024 * 1024 / 2), 256);
+  PlanRequest r = request(4096, 4096, 4096, 2);
+  r.ring_in_place[0] = {true, true, true};  // nothing to redistribute first
+  const Candidate c{Algorithm::Ring, Stationary::Auto, RingForm::AllGatherA, 2, 1, 1};
+  const Candidate e = evaluate(r, c);
+  EXPECT_DOUBLE_EQ(double(e.memory_bytes), (share + 6.0 * 2048 * 384) * 8);
+  EXPECT_DOUBLE_EQ(e.messages, 11);  // ceil(4096 / 384)
+}
+
 }  // namespace
