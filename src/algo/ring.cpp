@@ -17,6 +17,9 @@
 //   several runs of C's rows (AG-A) or columns (AG-B) is multiplied into scratch, then added
 //   into those runs; the own tile is sent and multiplied from the caller's storage.
 // Every shift is MPI_Isend/Irecv on axis_comm(X), double-buffered, overlapped with one GEMM.
+// p = 2 swaps in chunks instead of whole tiles, for memory: the AllGather forms' tiles in
+//   k-chunks (swap_in_chunks), the ReduceScatter form's sums in chunks of C's split dimension
+//   (reduce_scatter_swap).
 // Bidirectional (Options::bidirectional, AllGather forms): the tiles are split along k; the
 // first half travels left and the second right, so both directions of every link carry half
 // the volume (same words per rank, half the per-link time on full-duplex links).
@@ -399,17 +402,108 @@ std::pair<const T*, index_t> op_slice(const DistMatrix<T>& X, Op op, int op_dim,
   return {buf, std::max<index_t>(nr, 1)};
 }
 
+// The global runs of `runs` (taken in local order) that hold local indices [lo, hi).
+std::vector<std::pair<index_t, index_t>> sub_runs(const std::vector<std::pair<index_t, index_t>>& runs,
+                                                  index_t lo, index_t hi) {
+  std::vector<std::pair<index_t, index_t>> out;
+  index_t off = 0;
+  for (auto [b, e] : runs) {
+    const index_t s = std::max(lo, off), f = std::min(hi, off + e - b);
+    if (s < f) out.emplace_back(b + s - off, b + f - off);
+    off += e - b;
+  }
+  return out;
+}
+
+// The ReduceScatter form's local product for C's block b, its local rows (cd 0) or columns
+// (cd 1) [lo, lo + cw): alpha * op(A)[those rows, k_r] * op(B)[k_r, :] (or op(A)[:, k_r] *
+// op(B)[k_r, those columns]) into `out` (ld ldo) with beta. A scattered chunk's slice of
+// op(A) (op(B)) is packed into `pack` first.
+template <Scalar T>
+void block_product(const Operands<T>& x, int cd, const DimMap& cmap, int b, index_t lo, index_t cw,
+                   T* pack, T beta, T* out, index_t ldo) {
+  const index_t kl = x.opA == Op::N ? x.A.local_cols() : x.A.local_rows();
+  const index_t other = cd == 0 ? x.C.cols() : x.C.rows();
+  const auto runs = sub_runs(cmap.owned_ranges(b), lo, lo + cw);
+  if (cd == 0) {
+    const auto [a, lda] = op_slice(x.A, x.opA, 0, runs, cw, pack);
+    blas::gemm(x.opA, x.opB, cw, other, kl, x.alpha, a, lda, x.B.data(), x.B.ld(), beta, out, ldo);
+  } else {
+    const auto [bp, ldb] = op_slice(x.B, x.opB, 1, runs, cw, pack);
+    blas::gemm(x.opA, x.opB, other, cw, kl, x.alpha, x.A.data(), x.A.ld(), bp, ldb, beta, out, ldo);
+  }
+}
+
+// ReduceScatter at p = 2: each rank computes the peer's block of partial sums in chunks of
+// w of the block's rows or columns (cd) and sends chunk j while it multiplies chunk j of its
+// own block straight into C (with beta) and adds the peer's chunk j, arriving meanwhile.
+// Buffers: two outgoing chunks, one incoming, and a scattered chunk's packed slice.
+template <Scalar T>
+void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t w, const Options& o,
+                         Timers& t) {
+  const DimMap& cmap = x.C.layout().map(cd);
+  const int peer = ring.at(1), tag = 9;
+  const index_t other = cd == 0 ? x.C.cols() : x.C.rows();
+  const index_t kl = x.opA == Op::N ? x.A.local_cols() : x.A.local_rows();
+  const index_t mine = cmap.local_extent(ring.r), theirs = cmap.local_extent(peer);
+  const index_t chunks = (std::max(mine, theirs) + w - 1) / w;
+  T *out[2] = {}, *in = nullptr, *pack = nullptr;
+  prologue(x.C.mesh().comm(), [&] {
+    out[0] = memory::get<T>(memory::Slot::Panel0, std::min(w, theirs) * other);
+    if (chunks > 1) out[1] = memory::get<T>(memory::Slot::Panel1, std::min(w, theirs) * other);
+    in = memory::get<T>(memory::Slot::Panel2, std::min(w, mine) * other);
+    if (scattered(cmap)) pack = memory::get<T>(memory::Slot::Partial, w * kl);
+  });
+  auto width = [&](index_t ext, index_t j) { return std::clamp<index_t>(ext - j * w, 0, w); };
+  comm::Requests sent[2];
+  for (index_t j = 0; j < chunks; ++j) {
+    const index_t cp = width(theirs, j), cm = width(mine, j), lo = j * w;
+    double t0 = now();
+    sent[j % 2].wait();  // out[j % 2] left two chunks ago
+    t.comm += now() - t0;
+    t0 = now();
+    if (cp > 0) block_product(x, cd, cmap, peer, lo, cp, pack, T(0), out[j % 2], cd == 0 ? cp : std::max<index_t>(other, 1));
+    t.gemm += now() - t0;
+    t.record("gemm", t0, now(), static_cast<int>(j));
+    comm::isend(out[j % 2], cp * other, peer, tag, ring.comm, sent[j % 2]);
+    comm::Requests recv;
+    comm::irecv(in, cm * other, peer, tag, ring.comm, recv);
+    if (!o.overlap) recv.wait();
+    t0 = now();
+    T* cj = cd == 0 ? x.C.data() + lo : x.C.data() + lo * x.C.ld();
+    if (cm > 0) block_product(x, cd, cmap, ring.r, lo, cm, pack, x.beta, cj, x.C.ld());
+    t.gemm += now() - t0;
+    t.record("gemm", t0, now(), static_cast<int>(j));
+    t0 = now();
+    recv.wait();
+    t.comm += now() - t0;
+    t.record("wait", t0, now(), static_cast<int>(j));
+    const index_t rows = cd == 0 ? cm : other, cols = cd == 0 ? other : cm;
+    for (index_t jj = 0; jj < cols; ++jj)  // the peer's sums for this chunk (ld = rows)
+      for (index_t i = 0; i < rows; ++i) cj[i + jj * x.C.ld()] += in[i + jj * rows];
+  }
+  sent[0].wait();
+  sent[1].wait();
+}
+
 // ReduceScatter form: C is split along X by rows or by columns (dim cd, any map); at step s
 // the partial of block (r+1+s) mod p -- alpha * op(A)[its rows, k_r] * op(B)[k_r, :], or
 // op(A)[:, k_r] * op(B)[k_r, its columns] -- is added to the running sum arriving from r+1 and
 // sent to r-1. The last step is the own block: its GEMM goes straight into C with beta, and
-// the arriving sum is added there (so p = 2 holds one outgoing and one incoming block).
+// the arriving sum is added there. p = 2 swaps the sums in chunks (reduce_scatter_swap).
 template <Scalar T>
 void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& o, Timers& t) {
   const int cd = splitting(x.C.layout(), 0).empty() ? 1 : 0;
   const DimMap& cmap = x.C.layout().map(cd);
   const index_t other = cd == 0 ? x.C.cols() : x.C.rows(), max_tile = widest(cmap) * other;
   const index_t kl = x.opA == Op::N ? x.A.local_cols() : x.A.local_rows();
+  if (ring.p == 2) {  // chunked (Options::panel wide, else rs_chunk_width from global extents)
+    const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows(), m = x.C.rows(), n = x.C.cols();
+    const double share = (double(m) * double(k) + double(k) * double(n) + double(m) * double(n)) / 2;
+    const index_t w = o.panel > 0 ? o.panel
+                                  : rs_chunk_width(double(other), double(widest(x.A.layout().map(x.opA == Op::N ? 1 : 0))), share);
+    return reduce_scatter_swap(ring, x, cd, w, o, t);
+  }
   T* work[2] = {};
   T *incoming = nullptr, *pack = nullptr;
   prologue(x.C.mesh().comm(), [&] {

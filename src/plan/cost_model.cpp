@@ -91,8 +91,12 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
     x.memory = up(m, p) * k + k * up(n, p) + up(m, p) * n + buffers;
   } else {
     x.words = m * n * f;
-    // C's tile, min(p-1, 2) outgoing sums and one incoming, a packed slice of op(A)/op(B).
-    x.memory = m * up(k, p) + up(k, p) * n + (2 + std::min(p - 1, 2.0)) * up(m, p) * n + up(m, p) * up(k, p);
+    // C's tile (rows split), then at p = 2 two outgoing and one incoming chunk of w rows and
+    // a chunk's packed slice of op(A), one message per chunk; at p > 2 two outgoing sums,
+    // one incoming and a block's packed slice.
+    const double kl = up(k, p), rw = double(algo::rs_chunk_width(n, kl, (m * k + k * n + m * n) / p));
+    x.memory = m * kl + kl * n + up(m, p) * n + (p == 2 ? rw * (3 * n + kl) : p > 2 ? up(m, p) * (3 * n + kl) : 0.0);
+    if (p == 2) x.messages = up(up(m, p), rw);
   }
   return x;
 }

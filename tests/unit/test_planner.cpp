@@ -207,6 +207,13 @@ TEST(PanelWidth, RingSwapChunks) {
   const Candidate e = evaluate(r, c);
   EXPECT_DOUBLE_EQ(double(e.memory_bytes), (share + 6.0 * 2048 * 384) * 8);
   EXPECT_DOUBLE_EQ(e.messages, 11);  // ceil(4096 / 384)
+  // The reduce-scatter swap: chunks of C's 2048 rows, 384 wide (768 would not fit a quarter).
+  EXPECT_EQ(algo::rs_chunk_width(4096, 2048, share), 384);
+  EXPECT_EQ(algo::rs_chunk_width(1024, 2048, share), 768);
+  r.ring_in_place[2] = {true, true, true};
+  const Candidate rs = evaluate(r, Candidate{Algorithm::Ring, Stationary::Auto, RingForm::ReduceScatter, 2, 1, 1});
+  EXPECT_DOUBLE_EQ(double(rs.memory_bytes), (share + 384.0 * (3 * 4096 + 2048)) * 8);
+  EXPECT_DOUBLE_EQ(rs.messages, 6);  // ceil(2048 / 384)
 }
 
 }  // namespace
