@@ -20,6 +20,7 @@
 #include "commands.hpp"
 #include "probe.hpp"
 #include "scalapack_ref.hpp"
+#include "comm/mpi_check.hpp"
 
 namespace shardmm::cli {
 namespace {
@@ -34,7 +35,7 @@ double local_rate(index_t m, index_t n, index_t k, int P) {
   std::vector<T> a(static_cast<std::size_t>(s * s), T(1)), b(a), c(a);
   double best = 1e30;
   for (int r = 0; r < 3; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
+    SHARDMM_MPI(MPI_Barrier(MPI_COMM_WORLD));
     const double t0 = MPI_Wtime();
     blas::gemm(Op::N, Op::N, s, s, s, T(1), a.data(), s, b.data(), s, T(0), c.data(), s);
     best = std::min(best, max_over(MPI_Wtime() - t0, MPI_COMM_WORLD));
@@ -55,7 +56,7 @@ Mesh make_mesh(const BenchConfig& cfg) {
 template <Scalar T>
 struct Setup {
   Mesh mesh;
-  Op opA, opB;
+  Op opA = Op::N, opB = Op::N;
   T alpha, beta;
   DistMatrix<T> A, B, C0;
 };
@@ -152,10 +153,8 @@ std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup
 // Resident bytes of this process now (/proc/self/statm), and its peak so far (getrusage).
 double resident_bytes() {
   long pages = 0, resident = 0;
-  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(f);
-  }
+  std::ifstream statm("/proc/self/statm");
+  if (!(statm >> pages >> resident)) resident = 0;
   return double(resident) * double(sysconf(_SC_PAGESIZE));
 }
 double peak_resident_bytes() {
@@ -176,15 +175,15 @@ void run_alternating(const BenchConfig& cfg, const Setup<T>& s, std::vector<std:
       }
       redistribute(s.C0, *c->C);  // reset C (untimed)
       c->o.timeline = !cfg.timeline.empty() && r + 1 == total ? &c->events : nullptr;
-      MPI_Barrier(s.mesh.comm());
+      SHARDMM_MPI(MPI_Barrier(s.mesh.comm()));
       const double t0 = MPI_Wtime();
       c->call(s);
       const double t = max_over(MPI_Wtime() - t0, s.mesh.comm());
       if (r >= cfg.warmup) c->row.times.push_back(t);
       if (progress)
-        std::fprintf(stderr, "\r%s: call %d/%d (%.3f s)   ", c->row.name.c_str(), r + 1, total, t);
+        (void)std::fprintf(stderr, "\r%s: call %d/%d (%.3f s)   ", c->row.name.c_str(), r + 1, total, t);
     }
-  if (progress) std::fprintf(stderr, "\n");
+  if (progress) (void)std::fputc('\n', stderr);
 }
 
 // Words from shardmm's own counters, the probe check and peak memory.

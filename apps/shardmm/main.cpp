@@ -8,42 +8,61 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <string>
 
 #include "cli.hpp"
 #include "shardmm/shardmm.hpp"
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+namespace {
+
+// Prints to a stream; a launcher that cannot write its message has nothing better to do.
+void say(std::FILE* to, const std::string& text) { (void)std::fputs(text.c_str(), to); }
+
+// Parses and runs the command; returns the exit code. MPI is initialized.
+int launch(int argc, char** argv, int rank) {
   CLI::App app{"shardmm: distributed dense matrix multiplication over MPI"};
   shardmm::cli::Commands commands;
   shardmm::cli::build_app(app, commands);
-  int rc = 0;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     std::ostringstream out, err;
-    rc = app.exit(e, out, err);
+    const int rc = app.exit(e, out, err);
     if (rank == 0) {  // one message, from rank 0
-      std::fputs(out.str().c_str(), stdout);
-      std::fputs(err.str().c_str(), stderr);
+      say(stdout, out.str());
+      say(stderr, err.str());
     }
-    MPI_Finalize();
     return rc == 0 ? 0 : 2;
   }
   try {
-    rc = shardmm::cli::run(app, commands);
+    return shardmm::cli::run(app, commands);
   } catch (const std::exception& e) {
     const char* report = std::getenv("SHARDMM_REPORT_ERRORS");
     if (report != nullptr && std::strcmp(report, "all") == 0) {
       int size = 1;
-      MPI_Comm_size(MPI_COMM_WORLD, &size);
-      std::fprintf(stderr, "shardmm: error (rank %d of %d): %s\n", rank, size, e.what());
+      MPI_Comm_size(MPI_COMM_WORLD, &size);  // on MPI_COMM_WORLD errors are fatal
+      say(stderr, "shardmm: error (rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                      "): " + e.what() + "\n");
     } else if (rank == 0) {
-      std::fprintf(stderr, "shardmm: error: %s\n", e.what());
+      say(stderr, std::string("shardmm: error: ") + e.what() + "\n");
     }
-    rc = 1;
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);  // on MPI_COMM_WORLD errors are fatal
+  int rc = 1;
+  try {
+    rc = launch(argc, argv, rank);
+  } catch (const std::exception& e) {  // building the command line itself failed
+    say(stderr, std::string("shardmm: error: ") + e.what() + "\n");
+  } catch (...) {
+    say(stderr, "shardmm: error: unknown exception\n");
   }
   MPI_Finalize();
   return rc;

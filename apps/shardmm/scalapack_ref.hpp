@@ -14,6 +14,8 @@ class BlacsGrid {
   ~BlacsGrid();
   BlacsGrid(const BlacsGrid&) = delete;
   BlacsGrid& operator=(const BlacsGrid&) = delete;
+  BlacsGrid(BlacsGrid&&) = delete;
+  BlacsGrid& operator=(BlacsGrid&&) = delete;
   [[nodiscard]] int context() const { return ctxt_; }
 
  private:

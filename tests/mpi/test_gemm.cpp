@@ -19,6 +19,7 @@ Stationary g_stationary = Stationary::Auto;
 bool g_bidirectional = false;
 RingForm g_ring_form = RingForm::Auto;
 int g_line = 0;  // ring and Auto on a 2D grid that is a line: 1 = 1 x P, 2 = P x 1
+bool g_overlap = true;
 
 Mesh mesh_for(Algorithm a) {
   const int P = world_size();
@@ -69,6 +70,7 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
   o.stationary = kn.stationary;
   o.bidirectional = g_bidirectional;
   o.ring_form = g_ring_form;
+  o.overlap = g_overlap;
   gemm(opA, opB, alpha, A, B, beta, C, o);
   const double err = gemm_error(opA, opB, alpha, A, B, beta, C0, C);
   EXPECT_LE(err, 10.0) << to_string(algo) << " " << to_string(opA) << to_string(opB) << " m=" << s.m
@@ -163,6 +165,20 @@ TYPED_TEST(GemmTyped, RingChunksInSmallMessages) {
   }
   g_ring_form = RingForm::Auto;
   g_line = 0;
+}
+// The same rings with Options::overlap off: every transfer completes before its GEMM.
+TYPED_TEST(GemmTyped, RingWithoutOverlap) {
+  g_overlap = false;
+  for (int line : {1, 2}) {
+    g_line = line;
+    for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter}) {
+      g_ring_form = f;
+      sweep<TypeParam>(Algorithm::Ring, {kBc});
+    }
+  }
+  g_ring_form = RingForm::Auto;
+  g_line = 0;
+  g_overlap = true;
 }
 TYPED_TEST(GemmTyped, Gemm25D) { sweep<TypeParam>(Algorithm::Gemm25D, {kBc, kGrid}); }
 TYPED_TEST(GemmTyped, Local) { sweep<TypeParam>(Algorithm::Local, {kBc}); }

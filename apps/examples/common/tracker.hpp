@@ -28,7 +28,7 @@ class Tracker {
   template <Scalar T>
   GemmReport gemm(const Step& s, Op opA, Op opB, T alpha, const DistMatrix<T>& A,
                   const DistMatrix<T>& B, T beta, DistMatrix<T>& C, const Options& o) {
-    const GemmReport r = shardmm::gemm(opA, opB, alpha, A, B, beta, C, o);
+    GemmReport r = shardmm::gemm(opA, opB, alpha, A, B, beta, C, o);
     record(s, r.seconds_total, r.seconds_comm + r.seconds_redist, r.bytes_received);
     return r;
   }

@@ -40,7 +40,7 @@ MeshShape parse_mesh(const std::string& text, int world) {
 }
 
 int run_example(int argc, char** argv, CLI::App& app, const std::function<int(const Mesh&)>& body) {
-  MPI_Init(&argc, &argv);
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
   int rc = 0;
   {
     const Mesh world = Mesh::line(MPI_COMM_WORLD);
@@ -52,8 +52,8 @@ int run_example(int argc, char** argv, CLI::App& app, const std::function<int(co
       std::ostringstream out, err;
       rc = app.exit(e, out, err);
       if (world.rank() == 0) {
-        std::fputs(out.str().c_str(), stdout);
-        std::fputs(err.str().c_str(), stderr);
+        (void)std::fputs(out.str().c_str(), stdout);  // nothing better to do if these fail
+        (void)std::fputs(err.str().c_str(), stderr);
       }
       rc = rc == 0 ? 0 : 2;
     }
@@ -61,7 +61,7 @@ int run_example(int argc, char** argv, CLI::App& app, const std::function<int(co
       try {
         rc = body(world);
       } catch (const std::exception& e) {
-        if (world.rank() == 0) std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
+        if (world.rank() == 0) (void)std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
         rc = 1;
       }
     }

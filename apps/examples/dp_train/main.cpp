@@ -126,11 +126,16 @@ int run(Cli cli, const Mesh& world) {
 
 int main(int argc, char** argv) {
   using namespace shardmm::examples;
-  CLI::App app{"dp_train: data-parallel (pmap / FSDP) training of a small MLP", "dp_train"};
-  Cli cli;
-  add_options(app, cli);
-  return run_example(argc, argv, app, [&](const shardmm::Mesh& world) {
-    if (app.count("--lr") == 0 && cli.optimizer == "adam") cli.model.lr = 0.01;
-    return cli.dtype == "f32" ? run<float>(cli, world) : run<double>(cli, world);
-  });
+  try {
+    CLI::App app{"dp_train: data-parallel (pmap / FSDP) training of a small MLP", "dp_train"};
+    Cli cli;
+    add_options(app, cli);
+    return run_example(argc, argv, app, [&](const shardmm::Mesh& world) {
+      if (app.count("--lr") == 0 && cli.optimizer == "adam") cli.model.lr = 0.01;
+      return cli.dtype == "f32" ? run<float>(cli, world) : run<double>(cli, world);
+    });
+  } catch (const std::exception& e) {  // setting up the command line failed (run_example catches the rest)
+    (void)std::fprintf(stderr, "dp_train: error: %s\n", e.what());
+    return 1;
+  }
 }

@@ -81,6 +81,7 @@ template <Scalar T>
 bool verify(MlpBlock<T>& dist, const MlpConfig& cfg, const Mesh& mesh, double tol) {
   const std::vector<std::string> outputs = {"y", "dx", "dW1", "dW2"};
   std::vector<std::vector<T>> got;
+  got.reserve(outputs.size());
   for (const auto& name : outputs) got.push_back(dist.tensor(name).gather(0));
   double failures = 0;
   if (mesh.rank() == 0) {
@@ -157,10 +158,15 @@ int run(const Cli& cli, const Mesh& world) {
 
 int main(int argc, char** argv) {
   using namespace shardmm::examples;
-  CLI::App app{"transformer_mlp: a Transformer MLP block on a data x model mesh", "transformer_mlp"};
-  Cli cli;
-  add_options(app, cli);
-  return run_example(argc, argv, app, [&](const shardmm::Mesh& world) {
-    return cli.dtype == "f32" ? run<float>(cli, world) : run<double>(cli, world);
-  });
+  try {
+    CLI::App app{"transformer_mlp: a Transformer MLP block on a data x model mesh", "transformer_mlp"};
+    Cli cli;
+    add_options(app, cli);
+    return run_example(argc, argv, app, [&](const shardmm::Mesh& world) {
+      return cli.dtype == "f32" ? run<float>(cli, world) : run<double>(cli, world);
+    });
+  } catch (const std::exception& e) {  // setting up the command line failed (run_example catches the rest)
+    (void)std::fprintf(stderr, "transformer_mlp: error: %s\n", e.what());
+    return 1;
+  }
 }

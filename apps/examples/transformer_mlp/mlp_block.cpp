@@ -55,7 +55,7 @@ MlpBlock<T>::MlpBlock(const Mesh& mesh, const MlpConfig& cfg)
     dyf_ = &add("dy_full", "[B_X,D]", cfg.B, cfg.D);
   }
   if (ring()) {
-    if (cfg.B % (X_ * Y_) != 0)
+    if (cfg.B % (static_cast<index_t>(X_) * Y_) != 0)
       throw InvalidArgument("--overlap needs B (" + std::to_string(cfg.B) +
                             ") to be a multiple of the mesh size " + std::to_string(X_ * Y_));
     model_ = mesh_.slice({"y"});
