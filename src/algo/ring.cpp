@@ -526,15 +526,7 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
     if (!o.overlap) recv.wait();
     t.comm += now() - t0;
     t0 = now();
-    const auto runs = cmap.owned_ranges(b);
-    const T beta = last ? x.beta : T(0);
-    if (cd == 0) {
-      const auto [a, lda] = op_slice(x.A, x.opA, 0, runs, cb, pack);
-      blas::gemm(x.opA, x.opB, cb, other, kl, x.alpha, a, lda, x.B.data(), x.B.ld(), beta, out, ldo);
-    } else {
-      const auto [bp, ldb] = op_slice(x.B, x.opB, 1, runs, cb, pack);
-      blas::gemm(x.opA, x.opB, other, cb, kl, x.alpha, x.A.data(), x.A.ld(), bp, ldb, beta, out, ldo);
-    }
+    block_product(x, cd, cmap, b, 0, cb, pack, last ? x.beta : T(0), out, ldo);
     t.gemm += now() - t0;
     t.record("gemm", t0, now(), s);
     t0 = now();

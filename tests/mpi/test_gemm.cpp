@@ -139,45 +139,37 @@ TYPED_TEST(GemmTyped, RingBidirectional) {
   sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});
   g_bidirectional = false;
 }
-// The ring on a ScaLAPACK 1 x P or P x 1 layout: every form keeps what it can of the caller's
-// block-cyclic splits, so scattered blocks (several runs of C's rows or columns) are
-// multiplied into scratch and added into place; Auto on the same layouts.
-TYPED_TEST(GemmTyped, RingOnBlockCyclicLine) {
-  for (int line : {1, 2}) {
+// The ring with each of `forms` on 1 x P (line 1) and P x 1 (line 2) grids with block-cyclic
+// operands, then Auto on the same layouts when asked.
+template <Scalar T>
+void ring_on_lines(std::initializer_list<int> lines, std::initializer_list<RingForm> forms, bool and_auto) {
+  for (int line : lines) {
     g_line = line;
-    for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter}) {
+    for (RingForm f : forms) {
       g_ring_form = f;
-      sweep<TypeParam>(Algorithm::Ring, {kBc});
+      sweep<T>(Algorithm::Ring, {kBc});
     }
     g_ring_form = RingForm::Auto;
-    sweep<TypeParam>(Algorithm::Auto, {kBc});
+    if (and_auto) sweep<T>(Algorithm::Auto, {kBc});
   }
   g_line = 0;
 }
+const auto kForms = {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter};
+
+// The ring on a ScaLAPACK 1 x P or P x 1 layout: every form keeps what it can of the caller's
+// block-cyclic splits, so scattered blocks (several runs of C's rows or columns) are
+// multiplied into scratch and added into place; Auto on the same layouts.
+TYPED_TEST(GemmTyped, RingOnBlockCyclicLine) { ring_on_lines<TypeParam>({1, 2}, kForms, true); }
 // At p = 2 the ring swaps its tiles in k-chunks (Knobs::panel wide), each its own message;
 // the same sweep with every message split into pieces of at most 5 elements.
 TYPED_TEST(GemmTyped, RingChunksInSmallMessages) {
   const ref::ScopedMessageLimit limit(5);
-  g_line = 1;
-  for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB}) {
-    g_ring_form = f;
-    sweep<TypeParam>(Algorithm::Ring, {kBc});
-  }
-  g_ring_form = RingForm::Auto;
-  g_line = 0;
+  ring_on_lines<TypeParam>({1}, {RingForm::AllGatherA, RingForm::AllGatherB}, false);
 }
 // The same rings with Options::overlap off: every transfer completes before its GEMM.
 TYPED_TEST(GemmTyped, RingWithoutOverlap) {
   g_overlap = false;
-  for (int line : {1, 2}) {
-    g_line = line;
-    for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter}) {
-      g_ring_form = f;
-      sweep<TypeParam>(Algorithm::Ring, {kBc});
-    }
-  }
-  g_ring_form = RingForm::Auto;
-  g_line = 0;
+  ring_on_lines<TypeParam>({1, 2}, kForms, false);
   g_overlap = true;
 }
 TYPED_TEST(GemmTyped, Gemm25D) { sweep<TypeParam>(Algorithm::Gemm25D, {kBc, kGrid}); }
