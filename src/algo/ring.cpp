@@ -402,6 +402,15 @@ std::pair<const T*, index_t> op_slice(const DistMatrix<T>& X, Op op, int op_dim,
   return {buf, std::max<index_t>(nr, 1)};
 }
 
+// A rank's share of A + B + C in elements, (m k + k n + m n) / p, from global extents (the
+// same on every rank, so both sides of a swap cut the same chunks).
+template <Scalar T>
+double abc_share(const Operands<T>& x, int p) {
+  const double m = double(x.C.rows()), n = double(x.C.cols());
+  const double k = double(x.opA == Op::N ? x.A.cols() : x.A.rows());
+  return (m * k + k * n + m * n) / p;
+}
+
 // The global runs of `runs` (taken in local order) that hold local indices [lo, hi).
 std::vector<std::pair<index_t, index_t>> sub_runs(const std::vector<std::pair<index_t, index_t>>& runs,
                                                   index_t lo, index_t hi) {
@@ -498,10 +507,8 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
   const index_t other = cd == 0 ? x.C.cols() : x.C.rows(), max_tile = widest(cmap) * other;
   const index_t kl = x.opA == Op::N ? x.A.local_cols() : x.A.local_rows();
   if (ring.p == 2) {  // chunked (Options::panel wide, else rs_chunk_width from global extents)
-    const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows(), m = x.C.rows(), n = x.C.cols();
-    const double share = (double(m) * double(k) + double(k) * double(n) + double(m) * double(n)) / 2;
-    const index_t w = o.panel > 0 ? o.panel
-                                  : rs_chunk_width(double(other), double(widest(x.A.layout().map(x.opA == Op::N ? 1 : 0))), share);
+    const double k_widest = double(widest(x.A.layout().map(x.opA == Op::N ? 1 : 0)));
+    const index_t w = o.panel > 0 ? o.panel : rs_chunk_width(double(other), k_widest, abc_share(x, 2));
     return reduce_scatter_swap(ring, x, cd, w, o, t);
   }
   T* work[2] = {};
@@ -560,9 +567,7 @@ void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& 
   const DistMatrix<T>& X = ag_a ? x.A : x.B;
   const bool k_col = ag_a ? x.opA == Op::N : x.opB != Op::N;
   const DimMap& map = X.layout().map(k_col ? 0 : 1);  // op(X)'s split dimension
-  const double share = (double(x.C.rows()) * double(k) + double(k) * double(x.C.cols()) +
-                        double(x.C.rows()) * double(x.C.cols())) / ring.p;
-  const index_t chunk = o.panel > 0 ? o.panel : ring_chunk_width(double(widest(map)), share);
+  const index_t chunk = o.panel > 0 ? o.panel : ring_chunk_width(double(widest(map)), abc_share(x, ring.p));
   circulate(ring, X, k_col, map, k, chunk, TileGemm<T>{x, ag_a}, o, t);
 }
 
