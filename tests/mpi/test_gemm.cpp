@@ -160,11 +160,11 @@ const auto kForms = {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::Reduc
 // block-cyclic splits, so scattered blocks (several runs of C's rows or columns) are
 // multiplied into scratch and added into place; Auto on the same layouts.
 TYPED_TEST(GemmTyped, RingOnBlockCyclicLine) { ring_on_lines<TypeParam>({1, 2}, kForms, true); }
-// At p = 2 the ring swaps its tiles in k-chunks (Knobs::panel wide), each its own message;
-// the same sweep with every message split into pieces of at most 5 elements.
+// At p = 2 the ring swaps tiles (partial sums) in chunks Knobs::panel wide, each its own
+// message; the same sweep with every message split into pieces of at most 5 elements.
 TYPED_TEST(GemmTyped, RingChunksInSmallMessages) {
   const ref::ScopedMessageLimit limit(5);
-  ring_on_lines<TypeParam>({1}, {RingForm::AllGatherA, RingForm::AllGatherB}, false);
+  ring_on_lines<TypeParam>({1}, kForms, false);
 }
 // The same rings with Options::overlap off: every transfer completes before its GEMM.
 TYPED_TEST(GemmTyped, RingWithoutOverlap) {
