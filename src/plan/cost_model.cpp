@@ -72,32 +72,29 @@ Costs cannon(const PlanRequest& r, const Candidate& c) {
 
 Costs ring(const PlanRequest& r, const Candidate& c) {
   const double m = double(r.m), n = double(r.n), k = double(r.k), p = c.pm;
-  const double f = 1 - 1 / p;
+  const double f = 1 - 1 / p, share = (m * k + k * n + m * n) / p;
   Costs x;
   x.messages = p - 1;
+  if (c.ring_form == RingForm::ReduceScatter) {
+    // C's tile (rows split), then at p = 2 two outgoing and one incoming chunk of w rows and
+    // a chunk's packed slice of op(A), one message per chunk; at p > 2 two outgoing sums,
+    // one incoming and a block's packed slice.
+    const double kl = up(k, p), w = double(algo::rs_chunk_width(n, kl, share));
+    x.words = m * n * f;
+    x.memory = m * kl + kl * n + up(m, p) * n + (p == 2 ? w * (3 * n + kl) : p > 2 ? up(m, p) * (3 * n + kl) : 0.0);
+    if (p == 2) x.messages = up(up(m, p), w);
+    return x;
+  }
   // AllGather forms (ring.cpp): the operands plus, at p = 2, the swap's k-chunks of width w
   // (one message each; at most 6 tiles' worth of buffers: two arriving, two packed, the
   // whole operand's chunk); at p > 2 two arriving tiles and a cyclic block's product.
   const bool ag_a = c.ring_form == RingForm::AllGatherA;
   const double tile = ag_a ? up(m, p) : up(n, p), other = ag_a ? up(n, p) : up(m, p);
-  const double w = double(algo::ring_chunk_width(tile, (m * k + k * n + m * n) / p));
-  const double buffers = p == 2 ? 6 * tile * w : p > 2 ? 2 * tile * k + tile * other : 0.0;
-  if (p == 2 && c.ring_form != RingForm::ReduceScatter) x.messages = up(k, w);
-  if (ag_a) {
-    x.words = m * k * f;
-    x.memory = up(m, p) * k + k * up(n, p) + m * up(n, p) + buffers;
-  } else if (c.ring_form == RingForm::AllGatherB) {
-    x.words = k * n * f;
-    x.memory = up(m, p) * k + k * up(n, p) + up(m, p) * n + buffers;
-  } else {
-    x.words = m * n * f;
-    // C's tile (rows split), then at p = 2 two outgoing and one incoming chunk of w rows and
-    // a chunk's packed slice of op(A), one message per chunk; at p > 2 two outgoing sums,
-    // one incoming and a block's packed slice.
-    const double kl = up(k, p), rw = double(algo::rs_chunk_width(n, kl, (m * k + k * n + m * n) / p));
-    x.memory = m * kl + kl * n + up(m, p) * n + (p == 2 ? rw * (3 * n + kl) : p > 2 ? up(m, p) * (3 * n + kl) : 0.0);
-    if (p == 2) x.messages = up(up(m, p), rw);
-  }
+  const double w = double(algo::ring_chunk_width(tile, share));
+  if (p == 2) x.messages = up(k, w);
+  x.words = (ag_a ? m : n) * k * f;
+  x.memory = up(m, p) * k + k * up(n, p) + (ag_a ? m * up(n, p) : up(m, p) * n) +
+             (p == 2 ? 6 * tile * w : p > 2 ? 2 * tile * k + tile * other : 0.0);
   return x;
 }
 
