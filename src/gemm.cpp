@@ -116,6 +116,7 @@ void ring_fits(const algo::Problem& p, PlanRequest& q) {
     const algo::Plan r = algo::ring_plan(p, o);
     q.ring_in_place[static_cast<int>(f) - 1] = {r.A.same_distribution(p.A), r.B.same_distribution(p.B),
                                                r.C.same_distribution(p.C)};
+    q.ring_streamed[static_cast<int>(f) - 1] = r.ring_stream;
   }
 }
 

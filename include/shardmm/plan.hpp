@@ -66,6 +66,9 @@ struct PlanRequest {
   /// indexed by RingForm - 1 (AllGatherA, AllGatherB, ReduceScatter); those operands pay no
   /// redistribution. Set when the caller's mesh is a line (one axis longer than 1).
   std::array<std::array<bool, 3>, 3> ring_in_place{};
+  /// Per ring form (same index): whether it streams its non-circulating operand at p = 2
+  /// (op(B) split along k for AllGatherA, op(A) for AllGatherB) instead of re-splitting it.
+  std::array<bool, 3> ring_streamed{};
 };
 
 struct GemmPlan {

@@ -33,6 +33,7 @@ struct Plan {
   std::string grid, detail;
   RingForm ring_form = RingForm::Auto;
   std::string ring_axis;
+  bool ring_stream = false;  // p = 2 AllGather form: the other operand's k split streamed
   Stationary stationary = Stationary::C;  // SUMMA variant
   int pm = 1, pn = 1, pk = 1;              // 2.5D/3D grid
 };

@@ -31,10 +31,12 @@ inline std::int64_t summa_panel_width(double ml, double nl, double ka, double kb
 /// buffers fit in a fifth of a rank's share of A + B + C (`abc_share` elements), else
 /// kMinPanel. The buffers, at most: two incoming chunks, two packed outgoing ones and one of
 /// the whole circulating operand, 6 x `tile` x w (`tile`: the widest tile's non-k extent).
+/// A streamed other operand (SplitStream) adds `stream_per_k` elements per unit of width: its
+/// assembled chunk, one incoming and two outgoing pieces, 2.5 x C's widest other extent.
 /// From global extents only, so both ranks cut the same chunks.
-inline std::int64_t ring_chunk_width(double tile, double abc_share) {
+inline std::int64_t ring_chunk_width(double tile, double abc_share, double stream_per_k = 0) {
   for (std::int64_t w : {4 * kKBlock, 2 * kKBlock, kKBlock})
-    if (6.0 * double(w) * tile <= 0.2 * abc_share) return w;
+    if (double(w) * (6.0 * tile + stream_per_k) <= 0.2 * abc_share) return w;
   return kMinPanel;
 }
 

@@ -68,6 +68,14 @@ std::string ring_axis(const MeshShape& mesh, const std::string& asked) {
   return mesh.names[0];
 }
 
+// At p = 2 an AllGather form takes the non-circulating operand Y as the caller holds it when
+// op(Y)'s k (logical dim `kd`) is split over X: its rows (AG-A) or columns (AG-B) travel with
+// the circulating chunks (SplitStream in ring.cpp) instead of Y being re-split first.
+std::optional<DimSpec> streamed(const Problem& p, const Layout& Y, Op op, int kd, int axis) {
+  if (p.mesh.sizes[axis] != 2) return std::nullopt;
+  return caller_split(Y, op, kd, axis, "K");
+}
+
 RingForm pick_form(const Problem& p, RingForm asked) {
   if (asked != RingForm::Auto) return asked;
   const double a = double(p.m) * double(p.k), b = double(p.k) * double(p.n),
@@ -113,6 +121,11 @@ Plan ring_plan(const Problem& p, const Options& o) {
     b.dims = {whole("K"), J};
     c.dims = {whole("I"), J};
     plan.detail = "allgather-matmul: A row blocks circulate";
+    if (auto kb = streamed(p, p.B, p.opB, 0, x); kb && !jb) {  // op(B) = [K_X, J] as it is
+      b.dims = {*kb, whole("J")};
+      plan.ring_stream = true;
+      plan.detail += ", op(B)'s rows streamed with them";
+    }
   } else {
     const DimSpec J = either(caller_split(p.B, p.opB, 1, x, "J"), std::nullopt, "J");
     auto ic = caller_split(p.C, Op::N, 0, x, "I"), ia = caller_split(p.A, p.opA, 0, x, "I");
@@ -121,6 +134,11 @@ Plan ring_plan(const Problem& p, const Options& o) {
     b.dims = {whole("K"), J};
     c.dims = {I, whole("J")};
     plan.detail = "allgather-matmul: B column blocks circulate";
+    if (auto ka = streamed(p, p.A, p.opA, 1, x); ka && !ia) {  // op(A) = [I, K_X] as it is
+      a.dims = {whole("I"), *ka};
+      plan.ring_stream = true;
+      plan.detail += ", op(A)'s columns streamed with them";
+    }
   }
   plan.A = stored_layout(p.opA, p.mesh, p.m, p.k, a);
   plan.B = stored_layout(p.opB, p.mesh, p.k, p.n, b);
@@ -195,20 +213,30 @@ inline index_t packed_ld(bool k_is_col, index_t extent, index_t kw) {
 
 // The AllGather forms' local product. AG-A: a tile of op(A)'s rows (`ext` of them) times
 // op(B)[k0 : k0+kw, :]; AG-B: op(A)[:, k0 : k0+kw] times a tile of op(B)'s columns. Into
-// `out` (ld ldo) with beta; at(i) is C's local row (AG-A) or column (AG-B) i.
+// `out` (ld ldo) with beta; at(i) is C's local row (AG-A) or column (AG-B) i. The other
+// operand Y (op(B) for AG-A, op(A) for AG-B) is read from the caller's storage, or, when it
+// is streamed (SplitStream), from `y`: its k-chunk starting at k index y_k0 (ld ldy).
 template <Scalar T>
 struct TileGemm {
   const Operands<T>& x;
   bool ag_a;
+  const T* y = nullptr;
+  index_t ldy = 0, y_k0 = 0;
   void operator()(const T* tile, index_t ld, index_t ext, index_t k0, index_t kw, T* out, index_t ldo,
                   T beta) const {
-    if (ag_a) {
-      const T* bk = x.opB == Op::N ? x.B.data() + k0 : x.B.data() + k0 * x.B.ld();
-      blas::gemm(x.opA, x.opB, ext, x.C.local_cols(), kw, x.alpha, tile, ld, bk, x.B.ld(), beta, out, ldo);
-    } else {
-      const T* ak = x.opA == Op::N ? x.A.data() + k0 * x.A.ld() : x.A.data() + k0;
-      blas::gemm(x.opA, x.opB, x.C.local_rows(), ext, kw, x.alpha, ak, x.A.ld(), tile, ld, beta, out, ldo);
-    }
+    const auto [yk, ldk] = other_at(k0);
+    if (ag_a)
+      blas::gemm(x.opA, x.opB, ext, x.C.local_cols(), kw, x.alpha, tile, ld, yk, ldk, beta, out, ldo);
+    else
+      blas::gemm(x.opA, x.opB, x.C.local_rows(), ext, kw, x.alpha, yk, ldk, tile, ld, beta, out, ldo);
+  }
+  // Y at k index k0, and its ld: Y's k runs along its stored rows for op(B) = B, op(A) = A^T.
+  [[nodiscard]] std::pair<const T*, index_t> other_at(index_t k0) const {
+    const DistMatrix<T>& Y = ag_a ? x.B : x.A;
+    const bool k_rows = ag_a ? x.opB == Op::N : x.opA != Op::N;
+    const T* base = y ? y : Y.data();
+    const index_t ld = y ? ldy : Y.ld(), kk = y ? k0 - y_k0 : k0;
+    return {k_rows ? base + kk : base + kk * ld, ld};
   }
   [[nodiscard]] T* at(index_t i) const { return ag_a ? x.C.data() + i : x.C.data() + i * x.C.ld(); }
   [[nodiscard]] index_t other() const { return ag_a ? x.C.local_cols() : x.C.local_rows(); }
@@ -242,15 +270,126 @@ void place_runs(const T* src, index_t ldsrc, bool k_is_col, const std::vector<st
   }
 }
 
+using Runs = std::vector<std::pair<index_t, index_t>>;
+
+// Y's local rows `rows` x columns `cols` (runs of local indices), column by column into
+// `out` (ld ldo).
+template <Scalar T>
+void pack_runs(const DistMatrix<T>& Y, const Runs& rows, const Runs& cols, T* out, index_t ldo) {
+  for (auto [cb, ce] : cols)
+    for (index_t j = cb; j < ce; ++j, out += ldo) {
+      T* o = out;
+      for (auto [rb, re] : rows) o = std::copy_n(&Y.local(rb, j), re - rb, o);
+    }
+}
+
+index_t count(const Runs& runs) {
+  index_t n = 0;
+  for (auto [b, e] : runs) n += e - b;
+  return n;
+}
+
+// p = 2, an AllGather form whose other operand Y (B for AG-A, A for AG-B) is split along k
+// over X (Plan::ring_stream). Per k-chunk [k0, k0 + kw) a rank needs Y's k indices of the
+// chunk, its own and the peer's, restricted to its own C columns (AG-A) or rows (AG-B): its
+// own are copied from its storage, the peer's arrive packed (the peer's k of the chunk x this
+// rank's C runs). Both land in `chunk` in Y's stored orientation, k in global order, one
+// chunk ahead of the GEMMs that read it. Buffers: the chunk, one incoming piece, two outgoing.
+template <Scalar T>
+class SplitStream {
+ public:
+  SplitStream(const Ring& ring, const DistMatrix<T>& Y, bool k_rows, const DimMap& kmap, const DimMap& cmap,
+              index_t k, index_t w)
+      : ring_(ring), Y_(Y), k_rows_(k_rows), kmap_(kmap), cmap_(cmap), k_(k), w_(w) {}
+
+  // Buffers, sized for the largest chunk (inside the prologue).
+  void take() {
+    index_t own = 0, theirs = 0;
+    for (index_t j = 0; j * w_ < k_; ++j) {
+      own = std::max(own, count(k_in(ring_.r, j)));
+      theirs = std::max(theirs, count(k_in(peer(), j)));
+    }
+    const index_t mine = cmap_.local_extent(ring_.r), yours = cmap_.local_extent(peer());
+    chunk_ = memory::get<T>(memory::Slot::Split, std::min(w_, k_) * mine);
+    in_ = memory::get<T>(memory::Slot::SplitIn, theirs * mine);
+    out_[0] = memory::get<T>(memory::Slot::SplitOut0, own * yours);
+    out_[1] = memory::get<T>(memory::Slot::SplitOut1, own * yours);
+  }
+
+  // Chunk j's pieces start moving: the peer's rows of Y packed and sent, this rank's posted.
+  void start(index_t j) {
+    const Runs own = local(k_in(ring_.r, j));
+    const Runs theirs = cmap_.owned_ranges(peer());  // Y's other dim is whole: global = local
+    const index_t n_own = count(own), yours = cmap_.local_extent(peer());
+    sent_[j % 2].wait();  // out_[j % 2] left two chunks ago
+    if (k_rows_) pack_runs(Y_, own, theirs, out_[j % 2], std::max<index_t>(n_own, 1));
+    else pack_runs(Y_, theirs, own, out_[j % 2], std::max<index_t>(yours, 1));
+    comm::isend(out_[j % 2], n_own * yours, peer(), kTag, ring_.comm, sent_[j % 2]);
+    comm::irecv(in_, count(k_in(peer(), j)) * cmap_.local_extent(ring_.r), peer(), kTag, ring_.comm, recv_);
+  }
+
+  // Chunk j of Y complete in `chunk` (own rows copied, then the peer's placed once they
+  // arrive); g reading it.
+  TileGemm<T> assemble(const TileGemm<T>& g, index_t j) {
+    const index_t k0 = j * w_, kw = std::min(w_, k_ - k0), mine = cmap_.local_extent(ring_.r);
+    const index_t ld = std::max<index_t>(k_rows_ ? kw : mine, 1);
+    const Runs cols = cmap_.owned_ranges(ring_.r);
+    for (auto [b, e] : k_in(ring_.r, j)) {
+      const Runs run = {{kmap_.to_local(b), kmap_.to_local(b) + e - b}};
+      if (k_rows_) pack_runs(Y_, run, cols, chunk_ + (b - k0), ld);
+      else pack_runs(Y_, cols, run, chunk_ + (b - k0) * ld, ld);
+    }
+    recv_.wait();
+    Runs theirs = k_in(peer(), j);
+    for (auto& [b, e] : theirs) b -= k0, e -= k0;
+    const index_t ldin = std::max<index_t>(k_rows_ ? count(theirs) : mine, 1);
+    place_runs(in_, ldin, k_rows_, theirs, mine, chunk_, ld);
+    TileGemm<T> gj = g;
+    gj.y = chunk_, gj.ldy = ld, gj.y_k0 = k0;
+    return gj;
+  }
+
+  void finish() {
+    sent_[0].wait();
+    sent_[1].wait();
+  }
+
+ private:
+  static constexpr int kTag = 11;
+  [[nodiscard]] int peer() const { return ring_.at(1); }
+  // Rank q's k indices (global runs) in chunk j.
+  [[nodiscard]] Runs k_in(int q, index_t j) const {
+    const index_t k0 = j * w_, k1 = std::min(k_, k0 + w_);
+    Runs out;
+    for (auto [b, e] : kmap_.owned_ranges(q))
+      if (std::max(b, k0) < std::min(e, k1)) out.emplace_back(std::max(b, k0), std::min(e, k1));
+    return out;
+  }
+  [[nodiscard]] Runs local(Runs runs) const {
+    for (auto& [b, e] : runs) e = kmap_.to_local(b) + e - b, b = kmap_.to_local(b);
+    return runs;
+  }
+
+  const Ring& ring_;
+  const DistMatrix<T>& Y_;
+  bool k_rows_;
+  const DimMap &kmap_, &cmap_;
+  index_t k_, w_;
+  T *chunk_ = nullptr, *in_ = nullptr, *out_[2] = {};
+  comm::Requests sent_[2], recv_;
+};
+
 // p = 2: the two ranks swap their tiles in k-chunks of width w; chunk j is multiplied while
 // chunk j+1 travels, so a rank holds two chunk buffers, not the other rank's tile. Own
 // chunks contiguous in X (k along its columns) all leave from the caller's storage up
 // front; rows of X are packed one chunk ahead into two more buffers. With a cyclic split
 // both blocks' chunks are first placed into one chunk of the whole op(X) (`full`), so one
-// GEMM per chunk covers all of C's rows (AG-A) or columns (AG-B): no product scratch.
+// GEMM per chunk covers all of C's rows (AG-A) or columns (AG-B): no product scratch. A
+// streamed other operand (`ys`) moves alongside, its chunk j complete before chunk j's GEMMs.
 template <Scalar T>
 void swap_in_chunks(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
-                    index_t k, index_t w, const TileGemm<T>& g, const Options& o, Timers& t) {
+                    index_t k, index_t w, const TileGemm<T>& g, SplitStream<T>* ys, const Options& o,
+                    Timers& t) {
   const int peer = ring.at(1), tag = 7;
   const index_t mine = map.local_extent(ring.r), theirs = map.local_extent(peer);
   const index_t chunks = k == 0 ? 0 : (k + w - 1) / w, wmax = std::min(w, k);
@@ -265,6 +404,7 @@ void swap_in_chunks(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, con
       if (!in_place) pack[j] = memory::get<T>(out[j], mine * wmax);
     }
     if (spread && chunks > 0) full = memory::get<T>(memory::Slot::Partial, map.extent * wmax);
+    if (ys) ys->take();
   });
   auto width = [&](index_t j) { return std::min(w, k - j * w); };
   auto own = [&](index_t j) {  // own chunk j: X's columns or rows [j w, j w + width(j))
@@ -282,15 +422,21 @@ void swap_in_chunks(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, con
   auto post = [&](index_t j) { comm::irecv(buf[j % 2], theirs * width(j), peer, tag, ring.comm, recv[j % 2]); };
   for (index_t j = 0; j < (in_place ? chunks : std::min<index_t>(chunks, 1)); ++j) send(j);
   if (chunks > 0 && o.overlap) post(0);
+  if (ys && chunks > 0 && o.overlap) ys->start(0);
   const index_t ldf = packed_ld(k_is_col, map.extent, wmax);
   for (index_t j = 0; j < chunks; ++j) {
     if (j + 1 < chunks && !in_place) send(j + 1);
     if (j + 1 < chunks && o.overlap) post(j + 1);  // into the buffer chunk j-1 was multiplied from
     if (!o.overlap) post(j);
-    double t0 = now();  // the own chunk: multiplied, or placed in `full`, while chunk j arrives
+    double t0 = now();
+    if (ys && !o.overlap) ys->start(j);
+    const TileGemm<T> gj = ys ? ys->assemble(g, j) : g;  // Y's chunk j, before its GEMMs
+    if (ys && o.overlap && j + 1 < chunks) ys->start(j + 1);
+    t.comm += now() - t0;
+    t0 = now();  // the own chunk: multiplied, or placed in `full`, while chunk j arrives
     const auto [mp, mld] = own(j);
     if (spread) place_runs(mp, mld, k_is_col, map.owned_ranges(ring.r), width(j), full, ldf);
-    else multiply_block(g, mp, mld, map, ring.r, j * w, width(j), static_cast<T*>(nullptr));
+    else multiply_block(gj, mp, mld, map, ring.r, j * w, width(j), static_cast<T*>(nullptr));
     t.gemm += now() - t0;
     t.record("gemm", t0, now(), static_cast<int>(j));
     t0 = now();
@@ -301,9 +447,9 @@ void swap_in_chunks(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, con
     const index_t ldp = packed_ld(k_is_col, theirs, width(j));
     if (spread) {
       place_runs(buf[j % 2], ldp, k_is_col, map.owned_ranges(peer), width(j), full, ldf);
-      g(full, ldf, map.extent, j * w, width(j), g.at(0), g.x.C.ld(), T(1));
+      gj(full, ldf, map.extent, j * w, width(j), g.at(0), g.x.C.ld(), T(1));
     } else {
-      multiply_block(g, buf[j % 2], ldp, map, peer, j * w, width(j), static_cast<T*>(nullptr));
+      multiply_block(gj, buf[j % 2], ldp, map, peer, j * w, width(j), static_cast<T*>(nullptr));
     }
     t.gemm += now() - t0;
     t.record("gemm", t0, now(), static_cast<int>(j));
@@ -311,6 +457,7 @@ void swap_in_chunks(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, con
   const double t0 = now();
   sent[0].wait();
   sent[1].wait();
+  if (ys) ys->finish();
   t.comm += now() - t0;
 }
 
@@ -318,12 +465,11 @@ void swap_in_chunks(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, con
 // two (bidirectional: first half left, second half right). At step s a stream moving in
 // direction d holds the tile of ring position r - d*s and multiplies it into C
 // (multiply_block; scratch for a scattered block's product). One stream over a contiguous
-// local tile is sent from the caller's storage and multiplied in place. p = 2 swaps in
-// k-chunks of width `chunk` instead (swap_in_chunks).
+// local tile is sent from the caller's storage and multiplied in place. (p = 2 swaps in
+// k-chunks instead: swap_in_chunks.)
 template <Scalar T>
 void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
-               index_t k, index_t chunk, const TileGemm<T>& g, const Options& o, Timers& t) {
-  if (ring.p == 2) return swap_in_chunks(ring, X, k_is_col, map, k, chunk, g, o, t);
+               index_t k, const TileGemm<T>& g, const Options& o, Timers& t) {
   std::vector<Stream> streams = {{0, k, -1}};
   if (o.bidirectional && ring.p > 2) streams = {{0, k / 2, -1}, {k / 2, k - k / 2, +1}};
   const bool in_place = streams.size() == 1 && (X.ld() == X.local_rows() || X.local_cols() <= 1);
@@ -567,8 +713,18 @@ void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& 
   const DistMatrix<T>& X = ag_a ? x.A : x.B;
   const bool k_col = ag_a ? x.opA == Op::N : x.opB != Op::N;
   const DimMap& map = X.layout().map(k_col ? 0 : 1);  // op(X)'s split dimension
-  const index_t chunk = o.panel > 0 ? o.panel : ring_chunk_width(double(widest(map)), abc_share(x, ring.p));
-  circulate(ring, X, k_col, map, k, chunk, TileGemm<T>{x, ag_a}, o, t);
+  const TileGemm<T> g{x, ag_a};
+  if (ring.p != 2) return circulate(ring, X, k_col, map, k, g, o, t);
+  // p = 2 swaps in chunks. The other operand Y is streamed when it is split along k (Plan::ring_stream): its
+  // k split and C's split of its other dimension say which rows go where.
+  const DistMatrix<T>& Y = ag_a ? x.B : x.A;
+  const bool y_k_rows = ag_a ? x.opB == Op::N : x.opA != Op::N;
+  const DimMap& cmap = x.C.layout().map(ag_a ? 1 : 0);
+  const double y_per_k = plan.ring_stream ? 2.5 * double(widest(cmap)) : 0.0;
+  const index_t chunk = o.panel > 0 ? o.panel : ring_chunk_width(double(widest(map)), abc_share(x, 2), y_per_k);
+  std::optional<SplitStream<T>> ys;
+  if (plan.ring_stream) ys.emplace(ring, Y, y_k_rows, Y.layout().map(y_k_rows ? 0 : 1), cmap, k, chunk);
+  swap_in_chunks(ring, X, k_col, map, k, chunk, g, ys ? &*ys : nullptr, o, t);
 }
 
 SHARDMM_INSTANTIATE_RUN(ring_run)

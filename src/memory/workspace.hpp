@@ -20,7 +20,8 @@ namespace shardmm::memory {
 enum class Slot : int {
   Panel0, Panel1, Panel2, Panel3, Partial, Pack, Unpack, Ring0, Ring1,
   OperandA, OperandB, OperandC, Aligned, Grid3A, Grid3B, Grid3C, Grid3F,
-  ShardA0, ShardA1, ShardB0, ShardB1, ShardPieces, ShardProduct, Count
+  ShardA0, ShardA1, ShardB0, ShardB1, ShardPieces, ShardProduct,
+  Split, SplitIn, SplitOut0, SplitOut1, Count
 };
 
 /// Raw bytes for `slot`, at least `bytes` long. Invalidated by the next get() of that slot.

@@ -87,14 +87,17 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
   }
   // AllGather forms (ring.cpp): the operands plus, at p = 2, the swap's k-chunks of width w
   // (one message each; at most 6 tiles' worth of buffers: two arriving, two packed, the
-  // whole operand's chunk); at p > 2 two arriving tiles and a cyclic block's product.
+  // whole operand's chunk); at p > 2 two arriving tiles and a cyclic block's product. A
+  // streamed other operand (p = 2, split along k) adds the peer's half of its k for this
+  // rank's C columns (AG-A) or rows (AG-B), one more message and 2.5 x `other` per chunk.
   const bool ag_a = c.ring_form == RingForm::AllGatherA;
+  const bool streamed = p == 2 && r.ring_streamed[static_cast<int>(c.ring_form) - 1];
   const double tile = ag_a ? up(m, p) : up(n, p), other = ag_a ? up(n, p) : up(m, p);
-  const double w = double(algo::ring_chunk_width(tile, share));
-  if (p == 2) x.messages = up(k, w);
-  x.words = (ag_a ? m : n) * k * f;
+  const double w = double(algo::ring_chunk_width(tile, share, streamed ? 2.5 * other : 0.0));
+  if (p == 2) x.messages = (streamed ? 2 : 1) * up(k, w);
+  x.words = (ag_a ? m : n) * k * f + (streamed ? up(k, p) * other : 0.0);
   x.memory = up(m, p) * k + k * up(n, p) + (ag_a ? m * up(n, p) : up(m, p) * n) +
-             (p == 2 ? 6 * tile * w : p > 2 ? 2 * tile * k + tile * other : 0.0);
+             (p == 2 ? (6 * tile + (streamed ? 2.5 * other : 0.0)) * w : p > 2 ? 2 * tile * k + tile * other : 0.0);
   return x;
 }
 

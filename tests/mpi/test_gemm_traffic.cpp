@@ -304,6 +304,49 @@ TYPED_TEST(Traffic, RingForms) {
         }
 }
 
+// At p = 2 an AllGather form takes the other operand split along k as it is (no
+// redistribution): besides the circulating tiles, each rank sends its k indices of the
+// peer's C columns (AG-A; rows for AG-B) and receives the peer's k indices of its own.
+TYPED_TEST(Traffic, RingStreamsSplitOperand) {
+  struct Streamed {
+    RingForm form;
+    const char *a, *b, *c;
+  };
+  const Streamed cases[] = {
+      {RingForm::AllGatherA, "A[I_@:bc2+%,K]", "B[K_@:bc3+%,J]", "C[I,J_@:bc2+0]"},
+      {RingForm::AllGatherB, "A[I,K_@:bc3+0]", "B[K,J_@:bc2+%]", "C[I_@:bc1+%,J]"},
+  };
+  const Shape shapes[] = {{23, 19, 31}, {5, 2, 7}, {4, 6, 1}};
+  std::vector<Mesh> meshes = grids();
+  meshes.push_back(Mesh::line(MPI_COMM_WORLD, "x"));
+  for (const Mesh& mesh : meshes)
+    for (const std::string X : {"X", "Y"}) {
+      if (X == "Y" && mesh.shape().ndims() == 1) continue;
+      if (mesh.axis_size(X) != 2) continue;
+      for (const Streamed& sc : cases)
+        for (const auto& [opA, opB] : {std::pair{Op::N, Op::N}, std::pair{Op::C, Op::T}})
+          for (const Shape& s : shapes) {
+            const std::string a = on_axis(sc.a, X, 2), b = on_axis(sc.b, X, 2), c = on_axis(sc.c, X, 2);
+            Options o;
+            o.algorithm = Algorithm::Ring;
+            o.ring_form = sc.form;
+            if (mesh.shape().ndims() > 1) o.ring_axis = X;
+            const auto what = describe("streamed ring over " + X, mesh, opA, opB, s) + " " + a + " " + b + " " + c;
+            const auto r = run<TypeParam>(mesh, opA, opB, s, a, b, c, o, what);
+            const int me = mesh.coord(X), peer = 1 - me;
+            const bool ag_a = sc.form == RingForm::AllGatherA;
+            const DimMap kmap = ag_a ? logical(mesh, s.k, s.n, b).map(0) : logical(mesh, s.m, s.k, a).map(1);
+            const DimMap cmap = logical(mesh, s.m, s.n, c).map(ag_a ? 1 : 0);
+            Bytes want = ag_a ? ring_bytes(sc.form, logical(mesh, s.m, s.k, a).map(0), s.k, me, 0)
+                              : ring_bytes(sc.form, logical(mesh, s.k, s.n, b).map(1), s.k, me, 0);
+            want.sent += kmap.local_extent(me) * cmap.local_extent(peer);
+            want.received += kmap.local_extent(peer) * cmap.local_extent(me);
+            expect_bytes<TypeParam>(r, want, what);
+            EXPECT_NE(r.to_string().find("streamed"), std::string::npos) << what << "\n" << r.to_string();
+          }
+    }
+}
+
 // ---------------------------------------------------------------- sharding rules
 
 // Expected elements from the logical layouts of op(A), op(B), C, |X| and this rank's x coordinate.

@@ -214,6 +214,16 @@ TEST(PanelWidth, RingSwapChunks) {
   const Candidate rs = evaluate(r, Candidate{Algorithm::Ring, Stationary::Auto, RingForm::ReduceScatter, 2, 1, 1});
   EXPECT_DOUBLE_EQ(double(rs.memory_bytes), (share + 384.0 * (3 * 4096 + 2048)) * 8);
   EXPECT_DOUBLE_EQ(rs.messages, 6);  // ceil(2048 / 384)
+  // AG-A streaming op(B) split along k (TT on 1 x 2): its 2.5 chunk pieces per unit of width
+  // push the chunk down to 256; one more message per chunk, and the peer's k half of this
+  // rank's C columns on top of A's tile.
+  EXPECT_EQ(ring_chunk_width(2048, share, 2.5 * 2048), 256);
+  r.ring_streamed[0] = true;
+  const Candidate s = evaluate(r, c);
+  EXPECT_DOUBLE_EQ(double(s.memory_bytes), (share + (6.0 + 2.5) * 2048 * 256) * 8);
+  EXPECT_DOUBLE_EQ(s.messages, 32);  // 2 x ceil(4096 / 256)
+  EXPECT_DOUBLE_EQ(s.words, 4096.0 * 4096 / 2 + 2048.0 * 2048);
+  EXPECT_DOUBLE_EQ(s.redist_words, 0);
 }
 
 }  // namespace
