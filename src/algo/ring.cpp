@@ -19,7 +19,9 @@
 // Every shift is MPI_Isend/Irecv on axis_comm(X), double-buffered, overlapped with one GEMM.
 // p = 2 swaps in chunks instead of whole tiles, for memory: the AllGather forms' tiles in
 //   k-chunks (swap_in_chunks), the ReduceScatter form's sums in chunks of C's split dimension
-//   (reduce_scatter_swap).
+//   (reduce_scatter_swap). An AllGather form there also takes the other operand split along
+//   k as the caller holds it (op(B) [K_X, J] for AG-A): its rows for each rank's C columns
+//   travel with the chunks (SplitStream) instead of it being re-split first.
 // Bidirectional (Options::bidirectional, AllGather forms): the tiles are split along k; the
 // first half travels left and the second right, so both directions of every link carry half
 // the volume (same words per rank, half the per-link time on full-duplex links).
