@@ -12,19 +12,37 @@ namespace shardmm::algo {
 constexpr std::int64_t kKBlock = 384;
 /// Fallback width when no multiple of kKBlock fits the budget.
 constexpr std::int64_t kMinPanel = 256;
+/// The narrowest panel, for tiles so small that 256-wide buffers would not fit a quarter of
+/// them (2048^3 on 1 x 4: 1.05 x 10^6 of 3.1 x 10^6 elements). Rank-128 updates run at 90 %
+/// of whole-k GEMM speed; at 2048^3 on 1 x 4 the run took 5 % longer and added 0.24 x local
+/// A + B + C instead of 0.43 (bench, --panel 128 against the default 256).
+constexpr std::int64_t kNarrowPanel = 128;
+
+/// The panel buffers one operand's side fills at width w: `bufs` (two when broadcast, one
+/// when only packed locally, none when read in place), except on a broadcast between two
+/// ranks whose owner sends from its own storage (`pair_nb` > 0, its k block): at widths that
+/// are multiples of pair_nb the owners take turns panel by panel, so every panel a rank
+/// receives lands in the same buffer (SUMMA step s uses buffer s % 2).
+struct SideBuffers {
+  int bufs = 0;
+  std::int64_t pair_nb = 0;
+  SideBuffers(int b, std::int64_t nb = 0) : bufs(b), pair_nb(nb) {}  // NOLINT: an int is a plain count
+  [[nodiscard]] int at(std::int64_t w) const { return pair_nb > 0 && w % pair_nb == 0 ? 1 : bufs; }
+};
 
 /// The widest of 4, 2 or 1 k blocks whose panel buffers fit in a fifth of the rank's
-/// A + B + C (ml x ka + kb x nl + ml x nl, largest tiles): `a_bufs` buffers of ml x w for A
-/// (two when it is broadcast, one when it is only packed locally, none when read in place),
-/// `b_bufs` of w x nl for B. Else kMinPanel, below which the local GEMM loses 10 %. From
-/// global extents only, so every rank cuts the same panels.
-inline std::int64_t summa_panel_width(double ml, double nl, double ka, double kb, int a_bufs,
-                                      int b_bufs) {
+/// A + B + C (ml x ka + kb x nl + ml x nl, largest tiles), counting every side's `bufs`: `a`
+/// buffers of ml x w for A, `b` of w x nl for B. Else kMinPanel when its buffers, counted
+/// exactly (SideBuffers::at), fit in a quarter, else kNarrowPanel, below which the local GEMM
+/// slows further. From global extents only, so every rank cuts the same panels.
+inline std::int64_t summa_panel_width(double ml, double nl, double ka, double kb, SideBuffers a,
+                                      SideBuffers b) {
   const double abc = ml * ka + kb * nl + ml * nl;
-  const double per_k = a_bufs * ml + b_bufs * nl;
+  const double per_k = a.bufs * ml + b.bufs * nl;
   for (std::int64_t w : {4 * kKBlock, 2 * kKBlock, kKBlock})
     if (double(w) * per_k <= 0.2 * abc) return w;
-  return kMinPanel;
+  const double at_min = double(kMinPanel) * (a.at(kMinPanel) * ml + b.at(kMinPanel) * nl);
+  return at_min <= 0.25 * abc ? kMinPanel : kNarrowPanel;
 }
 
 /// The k-chunk of the ring's swap at p = 2 (ring.cpp): the widest of 4, 2 or 1 k blocks whose

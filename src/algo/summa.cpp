@@ -176,16 +176,19 @@ index_t max_extent(const DimMap& d) {
 
 // Default panel width (panel_width.hpp) from the largest tiles, equal on every rank.
 index_t default_width(const DimMap& rows, const DimMap& cols, const DimMap& ka, const DimMap& kb,
-                      int a_bufs, int b_bufs) {
+                      SideBuffers a_bufs, SideBuffers b_bufs) {
   return summa_panel_width(double(max_extent(rows)), double(max_extent(cols)), double(max_extent(ka)),
                            double(max_extent(kb)), a_bufs, b_bufs);
 }
 
 // Panel buffers a side needs: two when broadcast (one filling while one multiplies); one when
 // its panels are only packed locally, which happens when the other operand's k blocks, owned
-// by turns, cut them into pieces narrower than kMinPanel; none when read in place.
-int buffers(int size, const DimMap& other_k, index_t narrowest_block) {
-  if (size > 1) return 2;
+// by turns, cut them into pieces narrower than kMinPanel; none when read in place. A pair
+// broadcasting from the owners' storage (k along the stored columns) with the other
+// operand's k whole takes turns panel by panel at widths that are multiples of its k block
+// (SideBuffers::pair_nb). From the layouts only, so every rank picks the same width.
+SideBuffers buffers(int size, bool k_is_col, const DimMap& own_k, const DimMap& other_k, index_t narrowest_block) {
+  if (size > 1) return {2, size == 2 && k_is_col && other_k.nprocs == 1 ? own_k.nb : 0};
   return other_k.nprocs > 1 && narrowest_block < kMinPanel ? 1 : 0;
 }
 
@@ -367,8 +370,9 @@ void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers&
   const DimMap& kb = x.B.layout().map(B.k_is_col ? 1 : 0);
   const index_t narrowest = std::min(ka.nb, kb.nb);
   const index_t width = o.panel > 0 ? o.panel
-                                    : default_width(LC.row_map(), LC.col_map(), ka, kb, buffers(A.size, kb, narrowest),
-                                                    buffers(B.size, ka, narrowest));
+                                    : default_width(LC.row_map(), LC.col_map(), ka, kb,
+                                                    buffers(A.size, A.k_is_col, ka, kb, narrowest),
+                                                    buffers(B.size, B.k_is_col, kb, ka, narrowest));
 
   std::vector<Panel> steps;
   prologue(mesh.comm(), [&] {  // a side that is not broadcast packs into its first buffer only

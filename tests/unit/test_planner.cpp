@@ -167,7 +167,8 @@ TEST(Profile, JsonRoundTripAndErrors) {
 }
 
 // SUMMA's default panel width: the widest multiple of 384 whose buffers fit in a fifth of the
-// rank's A + B + C, else 256; and what the cost model charges for it.
+// rank's A + B + C, else 256 if its buffers fit in a quarter, else 128; and what the cost
+// model charges for it.
 TEST(PanelWidth, WidestMultipleOfTheKBlockThatFitsAFifth) {
   using algo::summa_panel_width;
   // 4096^3 on 2x1: tiles 2048 x 4096 (A), 2048 x 4096 (B), 2048 x 4096 (C); B broadcast.
@@ -176,8 +177,15 @@ TEST(PanelWidth, WidestMultipleOfTheKBlockThatFitsAFifth) {
   EXPECT_EQ(summa_panel_width(2048, 4096, 4096, 2048, 0, 0), 1536);
   // 8192^3 on 2x1: 0.2 x 3 x 4096 x 8192 = 2 x 8192 x w allows 1228 -> 768.
   EXPECT_EQ(summa_panel_width(4096, 8192, 8192, 4096, 0, 2), 768);
-  // 2048^3 on 1x4 (A broadcast, 2048 x 512 tiles): not even 384 fits -> 256.
-  EXPECT_EQ(summa_panel_width(2048, 512, 512, 2048, 2, 0), 256);
+  // 2048^3 on 1x4 (A broadcast, 2048 x 512 tiles): not even 384 fits, nor 256 a quarter.
+  EXPECT_EQ(summa_panel_width(2048, 512, 512, 2048, 2, 0), 128);
+  // 2048^3 on 2x3 (both broadcast, 1024 x 683 tiles): the same.
+  EXPECT_EQ(summa_panel_width(1024, 683, 683, 1024, 2, 2), 128);
+  // 32768 x 1024 x 1024 on 1x2 (A broadcast between two owners from their storage, k blocks
+  // of 256): at 256 the owners take turns, one buffer fills, 8.4e6 of a quarter's 8.5e6.
+  EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, algo::SideBuffers(2, 256), 0), 256);
+  EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, 2, 0), 128);    // two would not fit
+  EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, algo::SideBuffers(2, 512), 0), 128);  // 256 is half a turn
   // One local packing buffer counts half as much as a broadcast pair.
   EXPECT_EQ(summa_panel_width(4096, 512, 4096, 2048, 1, 2), 768);
   EXPECT_EQ(summa_panel_width(4096, 512, 4096, 2048, 2, 2), 384);
