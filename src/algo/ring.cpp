@@ -221,7 +221,7 @@ inline index_t packed_ld(bool k_is_col, index_t extent, index_t kw) {
 template <Scalar T>
 struct TileGemm {
   const Operands<T>& x;
-  bool ag_a;
+  bool ag_a = true;
   const T* y = nullptr;
   index_t ldy = 0, y_k0 = 0;
   void operator()(const T* tile, index_t ld, index_t ext, index_t k0, index_t kw, T* out, index_t ldo,
@@ -335,11 +335,11 @@ class SplitStream {
   TileGemm<T> assemble(const TileGemm<T>& g, index_t j) {
     const index_t k0 = j * w_, kw = std::min(w_, k_ - k0), mine = cmap_.local_extent(ring_.r);
     const index_t ld = std::max<index_t>(k_rows_ ? kw : mine, 1);
-    const Runs cols = cmap_.owned_ranges(ring_.r);
-    for (auto [b, e] : k_in(ring_.r, j)) {
-      const Runs run = {{kmap_.to_local(b), kmap_.to_local(b) + e - b}};
-      if (k_rows_) pack_runs(Y_, run, cols, chunk_ + (b - k0), ld);
-      else pack_runs(Y_, cols, run, chunk_ + (b - k0) * ld, ld);
+    const Runs c_runs = cmap_.owned_ranges(ring_.r);
+    for (auto [b, e] : k_in(ring_.r, j)) {  // own k rows, straight into their places
+      const Runs k_run = {{kmap_.to_local(b), kmap_.to_local(b) + e - b}};
+      if (k_rows_) pack_runs(Y_, k_run, c_runs, chunk_ + (b - k0), ld);
+      else pack_runs(Y_, c_runs, k_run, chunk_ + (b - k0) * ld, ld);
     }
     recv_.wait();
     Runs theirs = k_in(peer(), j);
