@@ -331,8 +331,8 @@ class SplitStream {
   }
 
   // Chunk j of Y complete in `chunk` (own rows copied, then the peer's placed once they
-  // arrive); g reading it.
-  TileGemm<T> assemble(const TileGemm<T>& g, index_t j) {
+  // arrive), and g pointed at it.
+  void assemble(TileGemm<T>& g, index_t j) {
     const index_t k0 = j * w_, kw = std::min(w_, k_ - k0), mine = cmap_.local_extent(ring_.r);
     const index_t ld = std::max<index_t>(k_rows_ ? kw : mine, 1);
     const Runs c_runs = cmap_.owned_ranges(ring_.r);
@@ -346,9 +346,7 @@ class SplitStream {
     for (auto& [b, e] : theirs) b -= k0, e -= k0;
     const index_t ldin = std::max<index_t>(k_rows_ ? count(theirs) : mine, 1);
     place_runs(in_, ldin, k_rows_, theirs, mine, chunk_, ld);
-    TileGemm<T> gj = g;
-    gj.y = chunk_, gj.ldy = ld, gj.y_k0 = k0;
-    return gj;
+    g.y = chunk_, g.ldy = ld, g.y_k0 = k0;
   }
 
   void finish() {
@@ -381,86 +379,135 @@ class SplitStream {
   comm::Requests sent_[2], recv_;
 };
 
-// p = 2: the two ranks swap their tiles in k-chunks of width w; chunk j is multiplied while
-// chunk j+1 travels, so a rank holds two chunk buffers, not the other rank's tile. Own
-// chunks contiguous in X (k along its columns) all leave from the caller's storage up
-// front; rows of X are packed one chunk ahead into two more buffers. With a cyclic split
-// both blocks' chunks are first placed into one chunk of the whole op(X) (`full`), so one
-// GEMM per chunk covers all of C's rows (AG-A) or columns (AG-B): no product scratch. A
-// streamed other operand (`ys`) moves alongside, its chunk j complete before chunk j's GEMMs.
+// f() timed into the timer member `acc`, and recorded as `what` of step j.
+template <class F>
+void timed(Timers& t, double Timers::*acc, const char* what, index_t j, F&& f) {
+  const double t0 = now();
+  f();
+  t.*acc += now() - t0;
+  t.record(what, t0, now(), static_cast<int>(j));
+}
+
+// p = 2: the two ranks swap their tiles of op(X) in k-chunks of width w; chunk j is
+// multiplied while chunk j+1 travels, so a rank holds two chunk buffers, not the other
+// rank's tile. Own chunks contiguous in X (k along its columns) all leave from the caller's
+// storage up front; rows of X are packed one chunk ahead into two more buffers. With a
+// cyclic split both blocks' chunks are first placed into one chunk of the whole op(X)
+// (`full`), so one GEMM per chunk covers all of C's rows (AG-A) or columns (AG-B): no
+// product scratch.
 template <Scalar T>
-void swap_in_chunks(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
-                    index_t k, index_t w, const TileGemm<T>& g, SplitStream<T>* ys, const Options& o,
-                    Timers& t) {
-  const int peer = ring.at(1), tag = 7;
-  const index_t mine = map.local_extent(ring.r), theirs = map.local_extent(peer);
-  const index_t chunks = k == 0 ? 0 : (k + w - 1) / w, wmax = std::min(w, k);
-  const bool dense = X.ld() == X.local_rows() || X.local_cols() <= 1;
-  const bool in_place = k_is_col ? dense : dense && chunks <= 1, spread = scattered(map);
-  T *buf[2] = {}, *pack[2] = {}, *full = nullptr;
-  prologue(X.mesh().comm(), [&] {
+class ChunkSwap {
+ public:
+  ChunkSwap(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map, index_t k, index_t w)
+      : ring_(ring), X_(X), k_is_col_(k_is_col), map_(map), k_(k), w_(w), mine_(map.local_extent(ring.r)),
+        theirs_(map.local_extent(ring.at(1))), chunks_(k == 0 ? 0 : (k + w - 1) / w), wmax_(std::min(w, k)) {
+    const bool dense = X.ld() == X.local_rows() || X.local_cols() <= 1;
+    in_place_ = k_is_col ? dense : dense && chunks_ <= 1;
+  }
+  [[nodiscard]] index_t chunks() const { return chunks_; }
+
+  // Buffers (inside the prologue): two incoming chunks, two packed outgoing ones unless sent
+  // in place, and the whole op(X)'s chunk for a scattered split.
+  void take() {
     const memory::Slot in[2] = {memory::Slot::Panel0, memory::Slot::Panel1},
                        out[2] = {memory::Slot::Panel2, memory::Slot::Panel3};
-    for (index_t j = 0; j < std::min<index_t>(chunks, 2); ++j) {
-      buf[j] = memory::get<T>(in[j], theirs * wmax);
-      if (!in_place) pack[j] = memory::get<T>(out[j], mine * wmax);
+    for (index_t j = 0; j < std::min<index_t>(chunks_, 2); ++j) {
+      buf_[j] = memory::get<T>(in[j], theirs_ * wmax_);
+      if (!in_place_) pack_[j] = memory::get<T>(out[j], mine_ * wmax_);
     }
-    if (spread && chunks > 0) full = memory::get<T>(memory::Slot::Partial, map.extent * wmax);
+    if (scattered(map_) && chunks_ > 0) full_ = memory::get<T>(memory::Slot::Partial, map_.extent * wmax_);
+  }
+  // The first sends: every chunk when they leave in place, else chunk 0.
+  void start() {
+    for (index_t j = 0; j < (in_place_ ? chunks_ : std::min<index_t>(chunks_, 1)); ++j) send(j);
+  }
+  // Chunk j+1 leaves now unless it already has (in place).
+  void send_next(index_t j) {
+    if (j + 1 < chunks_ && !in_place_) send(j + 1);
+  }
+  void post(index_t j) { comm::irecv(buf_[j % 2], theirs_ * width(j), peer(), kTag, ring_.comm, recv_[j % 2]); }
+  void wait(index_t j) { recv_[j % 2].wait(); }
+  // The own chunk j: multiplied into C, or placed into `full` for a scattered split.
+  void multiply_own(const TileGemm<T>& g, index_t j) {
+    const auto [p, ld] = own(j);
+    if (full_) place_runs(p, ld, k_is_col_, map_.owned_ranges(ring_.r), width(j), full_, ldf());
+    else multiply_block(g, p, ld, map_, ring_.r, j * w_, width(j), static_cast<T*>(nullptr));
+  }
+  // The peer's chunk j (arrived): multiplied, or placed and then the whole chunk multiplied.
+  void multiply_peer(const TileGemm<T>& g, index_t j) {
+    const index_t ldp = packed_ld(k_is_col_, theirs_, width(j));
+    if (!full_) return multiply_block(g, buf_[j % 2], ldp, map_, peer(), j * w_, width(j), static_cast<T*>(nullptr));
+    place_runs(buf_[j % 2], ldp, k_is_col_, map_.owned_ranges(peer()), width(j), full_, ldf());
+    g(full_, ldf(), map_.extent, j * w_, width(j), g.at(0), g.x.C.ld(), T(1));
+  }
+  void finish() {
+    sent_[0].wait();
+    sent_[1].wait();
+  }
+
+ private:
+  static constexpr int kTag = 7;
+  [[nodiscard]] int peer() const { return ring_.at(1); }
+  [[nodiscard]] index_t width(index_t j) const { return std::min(w_, k_ - j * w_); }
+  [[nodiscard]] index_t ldf() const { return packed_ld(k_is_col_, map_.extent, wmax_); }
+  // Own chunk j, X's columns or rows [j w, j w + width(j)): in X itself, or packed.
+  [[nodiscard]] std::pair<const T*, index_t> own(index_t j) const {
+    if (!in_place_) return {pack_[j % 2], packed_ld(k_is_col_, mine_, width(j))};
+    return {k_is_col_ ? X_.data() + j * w_ * X_.ld() : X_.data() + j * w_, std::max<index_t>(X_.ld(), 1)};
+  }
+  void send(index_t j) {
+    if (!in_place_) {
+      sent_[j % 2].wait();  // chunk j-2 has left this buffer
+      pack_k(X_, k_is_col_, j * w_, width(j), pack_[j % 2]);
+    }
+    comm::isend(own(j).first, mine_ * width(j), peer(), kTag, ring_.comm, sent_[j % 2]);
+  }
+
+  const Ring& ring_;
+  const DistMatrix<T>& X_;
+  bool k_is_col_;
+  const DimMap& map_;
+  index_t k_, w_, mine_, theirs_, chunks_, wmax_;
+  bool in_place_ = false;
+  T *buf_[2] = {}, *pack_[2] = {}, *full_ = nullptr;
+  comm::Requests sent_[2], recv_[2];
+};
+
+// The p = 2 swap's schedule: chunk j+1 leaves and is posted while chunk j is multiplied, the
+// own chunk first (while the peer's arrives). A streamed other operand (`ys`) moves
+// alongside, one chunk ahead, its chunk j complete before chunk j's GEMMs. Without overlap
+// every receive is posted just before it is waited for.
+template <Scalar T>
+void swap_in_chunks(ChunkSwap<T>& xs, const TileGemm<T>& g, SplitStream<T>* ys, const Options& o, Timers& t) {
+  const index_t n = xs.chunks();
+  prologue(g.x.C.mesh().comm(), [&] {
+    xs.take();
     if (ys) ys->take();
   });
-  auto width = [&](index_t j) { return std::min(w, k - j * w); };
-  auto own = [&](index_t j) {  // own chunk j: X's columns or rows [j w, j w + width(j))
-    return in_place ? std::pair<const T*, index_t>{k_is_col ? X.data() + j * w * X.ld() : X.data() + j * w, std::max<index_t>(X.ld(), 1)}
-                    : std::pair<const T*, index_t>{pack[j % 2], packed_ld(k_is_col, mine, width(j))};
-  };
-  comm::Requests sent[2], recv[2];
-  auto send = [&](index_t j) {
-    if (!in_place) {
-      sent[j % 2].wait();  // chunk j-2 has left this buffer
-      pack_k(X, k_is_col, j * w, width(j), pack[j % 2]);
-    }
-    comm::isend(own(j).first, mine * width(j), peer, tag, ring.comm, sent[j % 2]);
-  };
-  auto post = [&](index_t j) { comm::irecv(buf[j % 2], theirs * width(j), peer, tag, ring.comm, recv[j % 2]); };
-  for (index_t j = 0; j < (in_place ? chunks : std::min<index_t>(chunks, 1)); ++j) send(j);
-  if (chunks > 0 && o.overlap) post(0);
-  if (ys && chunks > 0 && o.overlap) ys->start(0);
-  const index_t ldf = packed_ld(k_is_col, map.extent, wmax);
-  for (index_t j = 0; j < chunks; ++j) {
-    if (j + 1 < chunks && !in_place) send(j + 1);
-    if (j + 1 < chunks && o.overlap) post(j + 1);  // into the buffer chunk j-1 was multiplied from
-    if (!o.overlap) post(j);
-    double t0 = now();
-    if (ys && !o.overlap) ys->start(j);
-    const TileGemm<T> gj = ys ? ys->assemble(g, j) : g;  // Y's chunk j, before its GEMMs
-    if (ys && o.overlap && j + 1 < chunks) ys->start(j + 1);
-    t.comm += now() - t0;
-    t0 = now();  // the own chunk: multiplied, or placed in `full`, while chunk j arrives
-    const auto [mp, mld] = own(j);
-    if (spread) place_runs(mp, mld, k_is_col, map.owned_ranges(ring.r), width(j), full, ldf);
-    else multiply_block(gj, mp, mld, map, ring.r, j * w, width(j), static_cast<T*>(nullptr));
-    t.gemm += now() - t0;
-    t.record("gemm", t0, now(), static_cast<int>(j));
-    t0 = now();
-    recv[j % 2].wait();
-    t.comm += now() - t0;
-    t.record("wait", t0, now(), static_cast<int>(j));
-    t0 = now();
-    const index_t ldp = packed_ld(k_is_col, theirs, width(j));
-    if (spread) {
-      place_runs(buf[j % 2], ldp, k_is_col, map.owned_ranges(peer), width(j), full, ldf);
-      gj(full, ldf, map.extent, j * w, width(j), g.at(0), g.x.C.ld(), T(1));
-    } else {
-      multiply_block(gj, buf[j % 2], ldp, map, peer, j * w, width(j), static_cast<T*>(nullptr));
-    }
-    t.gemm += now() - t0;
-    t.record("gemm", t0, now(), static_cast<int>(j));
+  xs.start();
+  if (n > 0 && o.overlap) {
+    xs.post(0);
+    if (ys) ys->start(0);
   }
-  const double t0 = now();
-  sent[0].wait();
-  sent[1].wait();
-  if (ys) ys->finish();
-  t.comm += now() - t0;
+  for (index_t j = 0; j < n; ++j) {
+    xs.send_next(j);
+    if (o.overlap && j + 1 < n) xs.post(j + 1);  // into the buffer chunk j-1 was multiplied from
+    if (!o.overlap) xs.post(j);
+    TileGemm<T> gj = g;
+    if (ys)
+      timed(t, &Timers::comm, "wait", j, [&] {
+        if (!o.overlap) ys->start(j);
+        ys->assemble(gj, j);
+        if (o.overlap && j + 1 < n) ys->start(j + 1);
+      });
+    timed(t, &Timers::gemm, "gemm", j, [&] { xs.multiply_own(gj, j); });
+    timed(t, &Timers::comm, "wait", j, [&] { xs.wait(j); });
+    timed(t, &Timers::gemm, "gemm", j, [&] { xs.multiply_peer(gj, j); });
+  }
+  timed(t, &Timers::comm, "wait", n, [&] {
+    xs.finish();
+    if (ys) ys->finish();
+  });
 }
 
 // AllGather forms: X's tiles travel round the ring, split along k into one stream (left) or
@@ -726,7 +773,8 @@ void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& 
   const index_t chunk = o.panel > 0 ? o.panel : ring_chunk_width(double(widest(map)), abc_share(x, 2), y_per_k);
   std::optional<SplitStream<T>> ys;
   if (plan.ring_stream) ys.emplace(ring, Y, y_k_rows, Y.layout().map(y_k_rows ? 0 : 1), cmap, k, chunk);
-  swap_in_chunks(ring, X, k_col, map, k, chunk, g, ys ? &*ys : nullptr, o, t);
+  ChunkSwap<T> xs(ring, X, k_col, map, k, chunk);
+  swap_in_chunks(xs, g, ys ? &*ys : nullptr, o, t);
 }
 
 SHARDMM_INSTANTIATE_RUN(ring_run)
