@@ -10,11 +10,11 @@ namespace shardmm::algo {
 /// multiple of it packs nothing twice. One core, C 2048 x 4096 (bench/panel_width.cpp):
 /// rank-384 updates run at 99.5 % of one whole-k call, rank-256 at 98.5 %, rank-128 at 90 %.
 constexpr std::int64_t kKBlock = 384;
-/// Fallback width when no multiple of kKBlock fits the budget.
+/// The width when no multiple of kKBlock fits the budget, if its buffers fit the looser one.
 constexpr std::int64_t kMinPanel = 256;
 /// The narrowest panel, for tiles so small that 256-wide buffers would not fit a quarter of
 /// them (2048^3 on 1 x 4: 1.05 x 10^6 of 3.1 x 10^6 elements). Rank-128 updates run at 90 %
-/// of whole-k GEMM speed; at 2048^3 on 1 x 4 the run took 5 % longer and added 0.24 x local
+/// of whole-k GEMM speed; at 2048^3 on 1 x 4 the run took 3-5 % longer and added 0.24 x local
 /// A + B + C instead of 0.43 (bench, --panel 128 against the default 256).
 constexpr std::int64_t kNarrowPanel = 128;
 
