@@ -232,13 +232,15 @@ struct TileGemm {
     else
       blas::gemm(x.opA, x.opB, x.C.local_rows(), ext, kw, x.alpha, yk, ldk, tile, ld, beta, out, ldo);
   }
-  // Y at k index k0, and its ld: Y's k runs along its stored rows for op(B) = B, op(A) = A^T.
+  // The other operand Y as the caller holds it, and whether its k runs along its stored rows
+  // (op(B) = B, op(A) = A^T).
+  [[nodiscard]] const DistMatrix<T>& y_matrix() const { return ag_a ? x.B : x.A; }
+  [[nodiscard]] bool y_k_rows() const { return ag_a ? x.opB == Op::N : x.opA != Op::N; }
+  // Y at k index k0, and its ld.
   [[nodiscard]] std::pair<const T*, index_t> other_at(index_t k0) const {
-    const DistMatrix<T>& Y = ag_a ? x.B : x.A;
-    const bool k_rows = ag_a ? x.opB == Op::N : x.opA != Op::N;
-    const T* base = y ? y : Y.data();
-    const index_t ld = y ? ldy : Y.ld(), kk = y ? k0 - y_k0 : k0;
-    return {k_rows ? base + kk : base + kk * ld, ld};
+    const T* base = y ? y : y_matrix().data();
+    const index_t ld = y ? ldy : y_matrix().ld(), kk = y ? k0 - y_k0 : k0;
+    return {y_k_rows() ? base + kk : base + kk * ld, ld};
   }
   [[nodiscard]] T* at(index_t i) const { return ag_a ? x.C.data() + i : x.C.data() + i * x.C.ld(); }
   [[nodiscard]] index_t other() const { return ag_a ? x.C.local_cols() : x.C.local_rows(); }
@@ -766,8 +768,8 @@ void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& 
   if (ring.p != 2) return circulate(ring, X, k_col, map, k, g, o, t);
   // p = 2 swaps in chunks. The other operand Y is streamed when it is split along k (Plan::ring_stream): its
   // k split and C's split of its other dimension say which rows go where.
-  const DistMatrix<T>& Y = ag_a ? x.B : x.A;
-  const bool y_k_rows = ag_a ? x.opB == Op::N : x.opA != Op::N;
+  const DistMatrix<T>& Y = g.y_matrix();
+  const bool y_k_rows = g.y_k_rows();
   const DimMap& cmap = x.C.layout().map(ag_a ? 1 : 0);
   const double y_per_k = plan.ring_stream ? 2.5 * double(widest(cmap)) : 0.0;
   const index_t chunk = o.panel > 0 ? o.panel : ring_chunk_width(double(widest(map)), abc_share(x, 2), y_per_k);
