@@ -1,6 +1,7 @@
 // DistMatrix<T>: a layout on a mesh plus this rank's local tile, stored column-major.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -10,6 +11,25 @@
 #include "shardmm/types.hpp"
 
 namespace shardmm {
+
+namespace detail {
+/// Owned local tiles from 2 MiB up live in transparent huge pages (2 MiB aligned and
+/// madvise'd), smaller ones in 64-byte aligned memory: on these VMs a 4 KiB page costs a fault
+/// on first touch and TLB misses in every GEMM that reads it (docs/PERFORMANCE.md).
+void* allocate_tile(std::size_t bytes);
+void free_tile(void* p) noexcept;
+
+template <class T>
+struct TileAllocator {
+  using value_type = T;
+  TileAllocator() = default;
+  template <class U>
+  explicit TileAllocator(const TileAllocator<U>& /*other*/) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(allocate_tile(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t /*n*/) noexcept { free_tile(p); }
+  friend bool operator==(const TileAllocator& /*a*/, const TileAllocator& /*b*/) { return true; }
+};
+}  // namespace detail
 
 template <Scalar T>
 class DistMatrix {
@@ -65,7 +85,7 @@ class DistMatrix {
   Mesh mesh_;
   Layout layout_;
   index_t local_rows_ = 0, local_cols_ = 0, ld_ = 1;
-  std::vector<T> storage_;  // owning case; copies are deep
+  std::vector<T, detail::TileAllocator<T>> storage_;  // owning case; copies are deep
   T* view_ = nullptr;       // view case: caller memory (null allowed for an empty tile)
   bool is_view_ = false;
 };

@@ -3,12 +3,17 @@
 #include "shardmm/dist_matrix.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "comm/exchange.hpp"
 #include "comm/mpi_check.hpp"
+#include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
 
 namespace shardmm {
+
+void* detail::allocate_tile(std::size_t bytes) { return memory::allocate(bytes).ptr; }
+void detail::free_tile(void* p) noexcept { std::free(p); }  // NOLINT: memory::allocate's memory
 namespace {
 
 void check_mesh(const Mesh& mesh, const Layout& layout) {

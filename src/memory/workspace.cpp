@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <new>
@@ -13,33 +14,32 @@ namespace {
 
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
-struct Block {
-  void* ptr = nullptr;
-  std::size_t size = 0;
-};
-
-std::array<Block, static_cast<std::size_t>(Slot::Count)>& slots() {
-  static std::array<Block, static_cast<std::size_t>(Slot::Count)> s;
+std::array<Bytes, static_cast<std::size_t>(Slot::Count)>& slots() {
+  static std::array<Bytes, static_cast<std::size_t>(Slot::Count)> s;
   return s;
 }
 
 }  // namespace
 
-void* get_bytes(Slot slot, std::size_t bytes) {
-  Block& b = slots()[static_cast<std::size_t>(slot)];
-  if (b.size >= bytes) return b.ptr;
-  std::free(b.ptr);
-  b = {};
+Bytes allocate(std::size_t bytes) {
   // Large buffers: 2 MiB aligned and marked for transparent huge pages, so first touch costs
   // one fault per 2 MiB instead of one per 4 KiB (about 14 us each on these VMs).
   const std::size_t align = bytes >= kHugePage ? kHugePage : 64;
-  const std::size_t rounded = (bytes + align - 1) / align * align;
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);
   if (!p)
     throw OutOfMemory("workspace: cannot allocate " + std::to_string(rounded) + " bytes");
   if (align == kHugePage) (void)madvise(p, rounded, MADV_HUGEPAGE);  // a hint: failure is fine
-  b = {p, rounded};
-  return p;
+  return {p, rounded};
+}
+
+void* get_bytes(Slot slot, std::size_t bytes) {
+  Bytes& b = slots()[static_cast<std::size_t>(slot)];
+  if (b.size >= bytes) return b.ptr;
+  std::free(b.ptr);
+  b = {};
+  b = allocate(bytes);
+  return b.ptr;
 }
 
 std::size_t held_bytes() {

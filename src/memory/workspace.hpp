@@ -24,6 +24,16 @@ enum class Slot : int {
   Split, SplitIn, SplitOut0, SplitOut1, Count
 };
 
+/// Memory held outside the pool's slots: release with std::free(ptr).
+struct Bytes {
+  void* ptr = nullptr;
+  std::size_t size = 0;
+};
+
+/// Fresh memory of at least `bytes` (size: what was allocated): 2 MiB aligned and marked for
+/// transparent huge pages from 2 MiB up, 64-byte aligned below. Throws OutOfMemory.
+Bytes allocate(std::size_t bytes);
+
 /// Raw bytes for `slot`, at least `bytes` long. Invalidated by the next get() of that slot.
 void* get_bytes(Slot slot, std::size_t bytes);
 

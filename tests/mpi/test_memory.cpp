@@ -2,6 +2,8 @@
 // allocated; exactly at need runs; repeated calls reuse the workspace instead of growing it.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "memory/workspace.hpp"
 #include "mpi/gemm_check.hpp"
 #include "mpi/mpi_test_util.hpp"
@@ -100,6 +102,24 @@ TEST(MemoryBudget, ShardedGathersIntoThePool) {
   EXPECT_GE(held, std::size_t(K * N) * sizeof(double)) << "the gathered B is not in the pool";
   for (int r = 0; r < 3; ++r) gemm(Op::N, Op::N, 1.0, A, B, 0.5, C, o);
   EXPECT_EQ(memory::held_bytes(), held);
+}
+
+// Owned local tiles from 2 MiB up start on a 2 MiB boundary (transparent huge pages, see
+// detail::TileAllocator); smaller ones on a 64-byte boundary. Copies are deep and keep both.
+TEST(TileStorage, LargeTilesStartOnHugePageBoundaries) {
+  Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
+  const index_t rows = 1024 * mesh.shape().sizes[0], cols = 512 * mesh.shape().sizes[1];  // 4 MiB per rank
+  DistMatrix<double> big{mesh, rows, cols, "A[I_X,J_Y]"}, small{mesh, 40, 30, "A[I_X,J_Y]"};
+  ASSERT_GE(big.local_rows() * big.local_cols() * index_t(sizeof(double)), index_t{2} << 20);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % (std::uintptr_t{2} << 20), 0U);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(small.data()) % 64U, 0U);
+  big.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+  const DistMatrix<double> copy = big;
+  EXPECT_NE(copy.data(), big.data());
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(copy.data()) % (std::uintptr_t{2} << 20), 0U);
+  EXPECT_EQ(copy.gather(), big.gather());
+  EXPECT_EQ(copy.local(big.local_rows() - 1, big.local_cols() - 1),
+            entry<double>(big.global_row(big.local_rows() - 1), big.global_col(big.local_cols() - 1), 1));
 }
 
 }  // namespace
