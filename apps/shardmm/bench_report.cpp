@@ -33,7 +33,7 @@ void print_header(const Context& c) {
 void print_row(const Context& c, const Row& r) {
   const double med = median(r.times), tot = r.report.seconds_total > 0 ? r.report.seconds_total : 1;
   const double lb = lower_bound_words(c.cfg.m, c.cfg.n, c.cfg.k, c.mesh.size());
-  const bool ours = r.name != "scalapack";
+  const bool ours = r.name != "scalapack" && r.name != "cores";
   auto mine = [&](const std::string& s) { return ours ? s : std::string("-"); };
   std::printf("%-10s %9.4f %9.4f %9.4f %8.2f %6.1f %12s %12s %6s %7s %6s %6s %6s %9.1f %4d %8s\n", r.name.c_str(), med,
               *std::min_element(r.times.begin(), r.times.end()), *std::max_element(r.times.begin(), r.times.end()),

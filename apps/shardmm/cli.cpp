@@ -15,7 +15,7 @@ void add_bench(CLI::App& app, BenchConfig& c) {
   b->add_option("--n", c.n, "columns of C")->check(CLI::NonNegativeNumber);
   b->add_option("--k", c.k, "inner dimension")->check(CLI::NonNegativeNumber);
   b->add_option("--dtype", c.dtype, "f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
-  b->add_option("--algo", c.algos, "comma list of auto|local|summa|cannon|ring|sharded|25d|scalapack")
+  b->add_option("--algo", c.algos, "comma list of auto|local|summa|cannon|ring|sharded|25d|scalapack|cores (cores: each rank's share as one local GEMM, the P-core ceiling)")
       ->delimiter(',');
   b->add_option("--grid", c.grid, "process grid PxQ, or PxQxC for --algo 25d (default near-square)");
   b->add_option("--nb", c.nb, "block size of the default bc(nb,nb) input layouts")->check(CLI::PositiveNumber);

@@ -375,8 +375,16 @@ void expect_bench_json(const std::string& path, const cli::BenchConfig& cfg) {
     EXPECT_EQ(j.value("ranks", -1), world_size());
     EXPECT_EQ(j.value("times_s", nlohmann::json::array()).size(), static_cast<std::size_t>(cfg.reps));
     const double probe = j.value("probe_error_eps", -1.0);
+    EXPECT_GT(j.value("median_s", 0.0), 0.0) << line;
+    if (cfg.algos[lines] == "cores") {  // the P-core ceiling computes no product to check
+      EXPECT_EQ(probe, -1.0) << line;
+      continue;
+    }
     EXPECT_GE(probe, 0.0) << line;
     EXPECT_LE(probe, 100.0) << line;
+    if (lines == 0) {  // the first contender's own added memory is measured
+      EXPECT_GE(j.value("own_extra_over_local_abc", -1.0), 0.0) << line;
+    }
   }
   EXPECT_EQ(lines, cfg.algos.size());
 }
@@ -402,6 +410,13 @@ TEST(Bench, SmokeC64TransposedWithBeta) {
   cfg.dtype = "c64", cfg.transa = "C", cfg.transb = "T", cfg.alpha = 2, cfg.beta = 0.5;
   cfg.algos = {"local", "scalapack"};
   bench_smoke(cfg, "bench_c64.json");
+}
+
+// The P-core ceiling (each rank's share as one local GEMM) alternates with the others.
+TEST(Bench, CoresCeilingRunsInTheSameAlternation) {
+  cli::BenchConfig cfg;
+  cfg.algos = {"summa", "cores", "scalapack"};
+  bench_smoke(cfg, "bench_cores.json");
 }
 
 TEST(Bench, BadOptionsSameErrorEverywhere) {
