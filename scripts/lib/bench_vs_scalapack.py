@@ -11,6 +11,8 @@ import subprocess
 import sys
 import tempfile
 
+import suite_table  # same directory: the targets' verdicts
+
 ELEM = {"f32": 4, "f64": 8, "c64": 8, "c128": 16}
 
 
@@ -185,6 +187,7 @@ def main():
     print("case        P  grid  nb     ours_s   scal_s  ratio  GF/s_us GF/s_sc  %Pcore  "
           "words_us(pml) (counter)  words_sc  us/LB sc/LB  mem_us mem_sc")
     failed = 0
+    done = []
     with open(os.path.join(args.out, "log"), "a") as log, tempfile.TemporaryDirectory() as tmp:
         run = Runner(args, log)
         for c in cases:
@@ -197,7 +200,17 @@ def main():
             with open(os.path.join(args.out, "results.jsonl"), "a") as f:
                 f.write(json.dumps(r) + "\n")
             print_row(r)
+            done.append(r)
+    report_targets(done, os.path.join(args.out, "targets.md"))
     return 1 if failed else 0
+
+
+def report_targets(results, path):
+    """Issue 9's targets for this run's cases (suite_table.py --targets), to stdout and PATH."""
+    with open(path, "w") as f:
+        suite_table.targets(results, f)
+    with open(path) as f:
+        print("\n" + f.read(), end="")
 
 
 if __name__ == "__main__":

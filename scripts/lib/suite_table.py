@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
-"""The docs/PERFORMANCE.md table from a scripts/bench-vs-scalapack results.jsonl, with a previous
-round's time ratio beside each row.
+"""The docs/PERFORMANCE.md tables from a scripts/bench-vs-scalapack results.jsonl.
 
-Usage: python3 scripts/lib/suite_table.py RESULTS.jsonl [PREVIOUS.jsonl] > table.md"""
+  suite_table.py RESULTS.jsonl [PREVIOUS.jsonl]   the suite table, a previous round's time ratio
+                                                  beside each row
+  suite_table.py --targets RESULTS.jsonl          issue 9's targets, case by case: measured,
+                                                  required, met or missed, and the floor
+
+The floor of a time ratio is ScaLAPACK's fraction of the P-core ceiling (cores_median_s, timed
+in the same alternation): shardmm cannot beat the ceiling, so shardmm / ScaLAPACK >= ceiling /
+ScaLAPACK. A ratio target below that floor cannot be met by any implementation on that run."""
 import json
 import sys
 
@@ -37,7 +43,60 @@ def row(r, prev):
         r["plan"].split("auto: ")[-1].split(";")[0])
 
 
+# Issue 9's targets: (name, applies to record, measured value, required, higher is better).
+TARGETS = [
+    ("compute-bound square at P = 2: % of the P-core ceiling",
+     lambda r: r["case"].startswith("square") and r["ranks"] == 2 and r["op"] == "NN",
+     lambda r: r.get("shardmm_fraction_of_P_cores"), 0.97, True),
+    ("communication-heavy: time ratio",
+     lambda r: r["op"] == "NN" and (r["case"] in ("largek", "tallskinny") or r["ranks"] in (4, 6)),
+     lambda r: r["time_ratio"], 0.75, False),
+    ("transposed operands: time ratio",
+     lambda r: r["op"] != "NN", lambda r: r["time_ratio"], 0.70, False),
+    ("words moved / lower bound", lambda r: True, lambda r: r.get("shardmm_words_over_lb"), 1.10, False),
+    ("peak memory / (local A + B + C)", lambda r: True,
+     lambda r: 1 + r["shardmm_extra_over_local_abc"] if r.get("shardmm_extra_over_local_abc") is not None
+     else None, 1.30, False),
+]
+
+
+def floor(name, r):
+    """What no implementation can beat on this run (time ratios), or ScaLAPACK's figure on the
+    same layout (words), as text; '-' where there is none."""
+    if name.endswith("time ratio") and r.get("scalapack_fraction_of_P_cores"):
+        return "%.2f" % r["scalapack_fraction_of_P_cores"]
+    if name.startswith("words") and r.get("scalapack_words_over_lb"):
+        return "ScaLAPACK %.2f" % r["scalapack_words_over_lb"]
+    return "-"
+
+
+def verdict(name, value, required, higher, r):
+    if value is None:
+        return "not measured"
+    if (value >= required) if higher else (value <= required):
+        return "met"
+    if name.endswith("time ratio") and r.get("scalapack_fraction_of_P_cores", 0) > required:
+        return "missed, floor above target"
+    return "missed"
+
+
+def targets(rows, out=None):
+    out = out or sys.stdout  # looked up per call (redirect_stdout)
+    print("| target | case | P | op | measured | required | verdict | floor |", file=out)
+    print("|---|---|---|---|---|---|---|---|", file=out)
+    for name, applies, measure, required, higher in TARGETS:
+        for r in filter(applies, rows):
+            value = measure(r)
+            print("| %s | %s | %d | %s | %s | %s %.2f | %s | %s |" % (
+                name, r["case"], r["ranks"], r["op"], "-" if value is None else "%.2f" % value,
+                ">=" if higher else "<=", required, verdict(name, value, required, higher, r), floor(name, r)),
+                file=out)
+
+
 def main():
+    if sys.argv[1] == "--targets":
+        targets(load(sys.argv[2]))
+        return
     rows = load(sys.argv[1])
     prev = {key(r): r for r in load(sys.argv[2])} if len(sys.argv) > 2 else {}
     print("| case | P | m x n x k, op | ScaLAPACK's best grid, nb | shardmm s | ScaLAPACK s | time ratio "
