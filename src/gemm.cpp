@@ -3,6 +3,7 @@
 // into the caller's C (alpha/beta folded into the final redistribution when C moves).
 #include "shardmm/gemm.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <sstream>
@@ -120,9 +121,31 @@ void ring_fits(const algo::Problem& p, PlanRequest& q) {
   }
 }
 
+// The k map of op(X) as stored: the column map of X, or its row map when op transposes.
+const DimMap& k_map(const Layout& X, Op op, bool a_side) {
+  return (op == Op::N) == a_side ? X.col_map() : X.row_map();
+}
+
+// SUMMA C-stationary on the caller's grid: process (i, j) receives op(A)'s panels it lacks
+// (its C rows x the k that process column j does not hold) and op(B)'s (its C columns x the k
+// process row i does not hold). The busiest rank's words, from the actual tile extents.
+double summa_words_in_place(const algo::Problem& p) {
+  const DimMap &rows = p.C.row_map(), &cols = p.C.col_map();
+  const DimMap &ka = k_map(p.A, p.opA, true), &kb = k_map(p.B, p.opB, false);
+  double most = 0;
+  for (int i = 0; i < rows.nprocs; ++i)
+    for (int j = 0; j < cols.nprocs; ++j)
+      most = std::max(most, double(rows.local_extent(i)) * double(p.k - ka.local_extent(j)) +
+                                double(cols.local_extent(j)) * double(p.k - kb.local_extent(i)));
+  return most;
+}
+
 // What the caller's layouts save: SUMMA on the caller's grid, rings on the caller's line.
 void describe_inputs(const algo::Problem& p, PlanRequest& q) {
-  if (on_caller_grid(p)) q.current_pm = p.mesh.sizes[0], q.current_pn = p.mesh.sizes[1];
+  if (on_caller_grid(p)) {
+    q.current_pm = p.mesh.sizes[0], q.current_pn = p.mesh.sizes[1];
+    q.current_summa_words = summa_words_in_place(p);
+  }
   ring_fits(p, q);
 }
 
@@ -286,20 +309,21 @@ GemmReport run_remeshed(const MeshShape& shape, Op opA, Op opB, T alpha, const D
 
 }  // namespace
 
-PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn) {
+PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn, index_t nb) {
   if (pm < 1 || pn < 1 || pm * pn != request.ranks)
     throw InvalidArgument("block_cyclic_request: a " + std::to_string(pm) + "x" + std::to_string(pn) +
                           " grid for " + std::to_string(request.ranks) + " ranks");
+  if (nb < 1) throw InvalidArgument("block_cyclic_request: block size " + std::to_string(nb) + " < 1");
   const MeshShape mesh({"x", "y"}, {pm, pn});
-  auto stored = [&](Op op, index_t rows, index_t cols) {  // nb 64: any block size fits alike
-    return op == Op::N ? Layout::block_cyclic(mesh, rows, cols, 64, 64)
-                       : Layout::block_cyclic(mesh, cols, rows, 64, 64);
+  auto stored = [&](Op op, index_t rows, index_t cols) {
+    return op == Op::N ? Layout::block_cyclic(mesh, rows, cols, nb, nb)
+                       : Layout::block_cyclic(mesh, cols, rows, nb, nb);
   };
   algo::Problem p;
   p.opA = opA, p.opB = opB, p.m = request.m, p.n = request.n, p.k = request.k, p.mesh = mesh;
   p.A = stored(opA, p.m, p.k);
   p.B = stored(opB, p.k, p.n);
-  p.C = Layout::block_cyclic(mesh, p.m, p.n, 64, 64);
+  p.C = Layout::block_cyclic(mesh, p.m, p.n, nb, nb);
   describe_inputs(p, request);
   return request;
 }

@@ -57,6 +57,7 @@ void add_plan(CLI::App& app, PlanConfig& c) {
   p->add_option("--profile", c.profile, "machine profile JSON from `shardmm calibrate`");
   p->add_option("--rows", c.rows, "candidates to list")->check(CLI::PositiveNumber);
   p->add_option("--grid", c.grid, "PxQ: inputs already block-cyclic on this grid (as bench's defaults)");
+  p->add_option("--nb", c.nb, "with --grid: block size of those bc(nb,nb) inputs")->check(CLI::PositiveNumber);
   p->add_option("--transa", c.transa, "N|T|C: op(A), for what --grid saves")->check(CLI::IsMember({"N", "T", "C", "n", "t", "c"}));
   p->add_option("--transb", c.transb, "N|T|C: op(B), for what --grid saves")->check(CLI::IsMember({"N", "T", "C", "n", "t", "c"}));
   p->add_flag("--json", c.json, "print one JSON object (chosen, candidates, profile, lower bound)");

@@ -43,7 +43,7 @@ int run_plan(const PlanConfig& cfg) {
     const MeshShape g = MeshShape::parse(cfg.grid);
     if (g.ndims() != 2 || g.size() != cfg.ranks)
       throw InvalidArgument("plan --grid " + cfg.grid + ": need PxQ with P*Q = --ranks " + std::to_string(cfg.ranks));
-    r = block_cyclic_request(r, parse_op(cfg.transa), parse_op(cfg.transb), g.sizes[0], g.sizes[1]);
+    r = block_cyclic_request(r, parse_op(cfg.transa), parse_op(cfg.transb), g.sizes[0], g.sizes[1], cfg.nb);
   }
   const GemmPlan plan = plan_gemm(r);
   int rank = 0;

@@ -18,6 +18,7 @@ struct PlanConfig {
   std::string transa = "N", transb = "N";  ///< op(A), op(B), for what --grid saves
   std::string grid;          ///< "PxQ": the operands are block-cyclic on this grid already (as
                              ///< gemm sees ScaLAPACK-style inputs), so SUMMA there moves nothing in
+  index_t nb = 64;           ///< with grid: the block size of those bc(nb, nb) operands
 };
 
 /// Prints the candidate table and the choice on rank 0; no communication.

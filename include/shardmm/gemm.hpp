@@ -39,9 +39,10 @@ GemmReport gemm_plan(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>
                      const DistMatrix<T>& C, const Options& options = {});
 
 /// The planner request gemm's Auto makes for op(A) * op(B) when A, B and C are held 2D
-/// block-cyclic (ScaLAPACK's layout, any block size) on a pm x pn grid: `current_pm/pn` when
-/// SUMMA can use them there as they are, and `ring_in_place` when the grid is a line. Pure;
-/// `shardmm plan --grid --transa --transb` prints the plan of this request.
-PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn);
+/// block-cyclic bc(nb, nb) (ScaLAPACK's layout) on a pm x pn grid: `current_pm/pn` when SUMMA
+/// can use them there as they are (with `current_summa_words` from those tiles), and
+/// `ring_in_place` when the grid is a line. Pure; `shardmm plan --grid --nb --transa
+/// --transb` prints the plan of this request.
+PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn, index_t nb = 64);
 
 }  // namespace shardmm

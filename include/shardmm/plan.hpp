@@ -62,6 +62,10 @@ struct PlanRequest {
   /// The caller's current grid (pm x pn) when its operands are already 2D block-cyclic on it;
   /// candidates on that grid then pay no redistribution. 0 = unknown.
   int current_pm = 0, current_pn = 0;
+  /// With current_pm/pn: the words SUMMA C-stationary receives on the busiest rank of that
+  /// grid, from the caller's actual tiles (uneven block-cyclic splits, e.g. k <= nb on 2 rows,
+  /// where one process row holds all of B). 0 = the balanced formula.
+  double current_summa_words = 0;
   /// Which of A, B, C ([0..2]) already sit in each ring form's layouts on the caller's mesh,
   /// indexed by RingForm - 1 (AllGatherA, AllGatherB, ReduceScatter); those operands pay no
   /// redistribution. Set when the caller's mesh is a line (one axis longer than 1).

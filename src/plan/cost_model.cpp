@@ -1,5 +1,7 @@
 // Per-candidate formulas (elements received by the busiest rank; docs/ALGORITHMS.md derives
-// them). Block sizes are rounded up, so uneven splits cost what their largest tile costs.
+// them). Block sizes are rounded up, so uneven splits cost what their largest tile costs;
+// SUMMA C-stationary on the caller's grid takes the caller's actual tiles' count instead
+// (PlanRequest::current_summa_words).
 #include "plan/cost_model.hpp"
 
 #include "algo/panel_width.hpp"
@@ -57,7 +59,8 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
     default: {
       // Panel buffers: two per operand (an operand that does not move may still be packed).
       const double w = double(algo::summa_panel_width(ml, nl, kq, kp, q > 1 ? 2 : 0, p > 1 ? 2 : 0));
-      x.words = ml * k * (1 - 1 / q) + nl * k * (1 - 1 / p);
+      const bool in_place = r.current_summa_words > 0 && c.pm == r.current_pm && c.pn == r.current_pn;
+      x.words = in_place ? r.current_summa_words : ml * k * (1 - 1 / q) + nl * k * (1 - 1 / p);
       x.memory = ml * kq + kp * nl + ml * nl + 2 * w * (ml + nl);
       x.messages = 2 * up(k, std::min(w, std::max(1.0, std::min(kq, kp))));
     }

@@ -19,9 +19,13 @@ double measured_words(const GemmReport& r) {
   return mx;
 }
 
-double predicted(const std::string& name) {
+PlanRequest base_request() {
   PlanRequest r;
   r.m = M, r.n = N, r.k = K, r.ranks = world_size();
+  return r;
+}
+
+double predicted(const std::string& name, const PlanRequest& r) {
   for (const Candidate& c : plan_gemm(r).candidates)
     if (c.name() == name) return c.words;
   ADD_FAILURE() << "no candidate " << name;
@@ -30,13 +34,13 @@ double predicted(const std::string& name) {
 
 // Runs `algo` with A, B, C in the given layouts on `mesh` and checks the words moved.
 void expect_words(const Mesh& mesh, const std::string& la, const std::string& lb, const std::string& lc,
-                  Options o, const std::string& candidate) {
+                  Options o, const std::string& candidate, const PlanRequest& request = base_request()) {
   DistMatrix<double> A(mesh, M, K, la), B(mesh, K, N, lb), C(mesh, M, N, lc);
   A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
   B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
   const GemmReport r = gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o);
   EXPECT_EQ(r.redist_bytes_received, 0) << candidate;
-  EXPECT_DOUBLE_EQ(measured_words(r), predicted(candidate)) << candidate << ": " << r.to_string();
+  EXPECT_DOUBLE_EQ(measured_words(r), predicted(candidate, request)) << candidate << ": " << r.to_string();
 }
 
 TEST(PlanWords, Summa) {
@@ -50,6 +54,26 @@ TEST(PlanWords, Summa) {
     o.stationary = Stationary::C;
     expect_words(mesh, "A[I_X,J_Y]", "B[I_X,J_Y]", "C[I_X,J_Y]", o,
                  "summa(C) " + std::to_string(p) + "x" + std::to_string(P / p));
+  }
+}
+
+// ScaLAPACK-style inputs on the caller's grid, with block sizes that split unevenly (nb 144 =
+// K: one process column holds all of A's k, one process row all of B's; nb 40: 40/40/40/24):
+// the prediction is the busiest rank's words from the actual tiles, as gemm's Auto plans it.
+TEST(PlanWords, SummaOnUnevenBlockCyclicTiles) {
+  const int P = world_size();
+  if (P == 1) GTEST_SKIP() << "no communication on one rank";
+  for (int p = 1; p <= P; ++p) {
+    if (P % p) continue;
+    Mesh mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {p, P / p}));
+    for (const index_t nb : {16, 40, 144}) {
+      Options o;
+      o.algorithm = Algorithm::Summa;
+      o.stationary = Stationary::C;
+      const std::string bc = "bc(" + std::to_string(nb) + "," + std::to_string(nb) + ")";
+      expect_words(mesh, bc, bc, bc, o, "summa(C) " + std::to_string(p) + "x" + std::to_string(P / p),
+                   block_cyclic_request(base_request(), Op::N, Op::N, p, P / p, nb));
+    }
   }
 }
 

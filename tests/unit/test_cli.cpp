@@ -199,6 +199,7 @@ TEST(CliPlan, RequiredOptionsAndDefaults) {
   EXPECT_EQ(p.rows, 12);
   EXPECT_EQ(p.transa, "N");
   EXPECT_EQ(p.transb, "N");
+  EXPECT_EQ(p.nb, 64);
   const Args full = {"plan", "--m", "1", "--n", "2", "--k", "3", "--ranks", "4"};
   for (std::size_t drop = 1; drop < full.size(); drop += 2) {  // each required option missing
     Args args = full;
@@ -211,9 +212,10 @@ TEST(CliPlan, EveryOptionAndInvalidInput) {
   const Args base = {"plan", "--m", "1", "--n", "2", "--k", "3", "--ranks", "4"};
   Args all = base;
   all.insert(all.end(), {"--dtype", "c128", "--memory-limit", "2G", "--profile", "p.json",
-                         "--rows", "3", "--grid", "1x4", "--transa", "T", "--transb", "c"});
+                         "--rows", "3", "--grid", "1x4", "--nb", "256", "--transa", "T", "--transb", "c"});
   const PlanConfig p = Cli().parse(all).c.plan;
   EXPECT_EQ(p.grid, "1x4");
+  EXPECT_EQ(p.nb, 256);
   EXPECT_EQ(p.transa, "T");
   EXPECT_EQ(p.transb, "c");
   EXPECT_EQ(p.dtype, "c128");
@@ -221,7 +223,7 @@ TEST(CliPlan, EveryOptionAndInvalidInput) {
   EXPECT_EQ(p.profile, "p.json");
   EXPECT_EQ(p.rows, 3);
   for (const Args& extra : {Args{"--ranks", "0"}, Args{"--rows", "0"}, Args{"--dtype", "i32"},
-                            Args{"--m", "-1"}, Args{"--unknown"}, Args{"--transa", "X"}}) {
+                            Args{"--m", "-1"}, Args{"--unknown"}, Args{"--transa", "X"}, Args{"--nb", "0"}}) {
     Args args = base;
     args.insert(args.end(), extra.begin(), extra.end());
     expect_rejected(args);

@@ -145,6 +145,23 @@ TEST(Planner, BlockCyclicInputsAsGemmSeesThem) {
   EXPECT_THROW(block_cyclic_request(r, Op::N, Op::N, 2, 2), InvalidArgument);
 }
 
+// The outer product of the suite on ScaLAPACK's 2x1 grid: with nb = k = 256 process row 0
+// holds all of B and rank 1 receives all of it; with nb = 128 each row holds half.
+TEST(Planner, SummaWordsFromTheCallersUnevenTiles) {
+  const PlanRequest r = request(8192, 8192, 256, 2);
+  EXPECT_DOUBLE_EQ(block_cyclic_request(r, Op::N, Op::N, 2, 1, 256).current_summa_words, 8192.0 * 256);
+  EXPECT_DOUBLE_EQ(block_cyclic_request(r, Op::N, Op::N, 2, 1, 128).current_summa_words, 8192.0 * 128);
+  const GemmPlan uneven = plan_gemm(block_cyclic_request(r, Op::N, Op::N, 2, 1, 256));
+  EXPECT_DOUBLE_EQ(find(uneven, "summa(C) 2x1").words, 8192.0 * 256);
+  EXPECT_DOUBLE_EQ(find(uneven, "summa(C) 1x2").words, find(plan_gemm(r), "summa(C) 1x2").words);  // not in place
+  // Even tiles: the actual count is the balanced formula's.
+  const PlanRequest even = request(4096, 4096, 4096, 4);
+  EXPECT_DOUBLE_EQ(find(plan_gemm(block_cyclic_request(even, Op::N, Op::N, 2, 2, 64)), "summa(C) 2x2").words,
+                   find(plan_gemm(even), "summa(C) 2x2").words);
+  EXPECT_EQ(block_cyclic_request(r, Op::T, Op::N, 2, 1, 256).current_summa_words, 0);  // A^T: not in place
+  EXPECT_THROW(block_cyclic_request(r, Op::N, Op::N, 2, 1, 0), InvalidArgument);
+}
+
 TEST(Profile, JsonRoundTripAndErrors) {
   MachineProfile a;
   a.latency_s = 3e-6, a.bytes_per_s = 7e9, a.gflops[1] = 42;
