@@ -121,17 +121,12 @@ void ring_fits(const algo::Problem& p, PlanRequest& q) {
   }
 }
 
-// The k map of op(X) as stored: the column map of X, or its row map when op transposes.
-const DimMap& k_map(const Layout& X, Op op, bool a_side) {
-  return (op == Op::N) == a_side ? X.col_map() : X.row_map();
-}
-
 // SUMMA C-stationary on the caller's grid: process (i, j) receives op(A)'s panels it lacks
 // (its C rows x the k that process column j does not hold) and op(B)'s (its C columns x the k
 // process row i does not hold). The busiest rank's words, from the actual tile extents.
 double summa_words_in_place(const algo::Problem& p) {
   const DimMap &rows = p.C.row_map(), &cols = p.C.col_map();
-  const DimMap &ka = k_map(p.A, p.opA, true), &kb = k_map(p.B, p.opB, false);
+  const DimMap &ka = p.A.map(p.opA == Op::N ? 1 : 0), &kb = p.B.map(p.opB == Op::N ? 0 : 1);  // k as stored
   double most = 0;
   for (int i = 0; i < rows.nprocs; ++i)
     for (int j = 0; j < cols.nprocs; ++j)

@@ -3,6 +3,7 @@
 mpirun, count words with Open MPI's pml monitoring, print and record the comparison."""
 import argparse
 import glob
+import io
 import json
 import os
 import re
@@ -207,10 +208,11 @@ def main():
 
 def report_targets(results, path):
     """Issue 9's targets for this run's cases (suite_table.py --targets), to stdout and PATH."""
+    table = io.StringIO()
+    suite_table.targets(results, table)
     with open(path, "w") as f:
-        suite_table.targets(results, f)
-    with open(path) as f:
-        print("\n" + f.read(), end="")
+        f.write(table.getvalue())
+    print("\n" + table.getvalue(), end="")
 
 
 if __name__ == "__main__":

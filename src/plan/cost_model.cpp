@@ -21,13 +21,18 @@ struct Costs {
   bool overlapped = true;
 };
 
+// The candidate's pm x pn is the grid the caller's block-cyclic operands are already on.
+bool on_caller_grid(const PlanRequest& r, const Candidate& c) {
+  return c.pm == r.current_pm && c.pn == r.current_pn;
+}
+
 // Words to move the inputs into the candidate's layouts and the result back: nothing when
 // the candidate runs on the caller's grid with its block-cyclic operands, and for a ring on
 // the caller's line only the operands not already in the form's layouts.
 double redistribution(const PlanRequest& r, const Candidate& c, double a_loc, double b_loc,
                       double c_loc) {
-  const bool in_place = (c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon) &&
-                        c.pm == r.current_pm && c.pn == r.current_pn;
+  const bool in_place =
+      (c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon) && on_caller_grid(r, c);
   if (in_place || r.ranks == 1) return 0;
   if (c.algorithm == Algorithm::Ring && c.ring_form != RingForm::Auto) {
     const auto& fits = r.ring_in_place[static_cast<int>(c.ring_form) - 1];
@@ -59,7 +64,7 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
     default: {
       // Panel buffers: two per operand (an operand that does not move may still be packed).
       const double w = double(algo::summa_panel_width(ml, nl, kq, kp, q > 1 ? 2 : 0, p > 1 ? 2 : 0));
-      const bool in_place = r.current_summa_words > 0 && c.pm == r.current_pm && c.pn == r.current_pn;
+      const bool in_place = r.current_summa_words > 0 && on_caller_grid(r, c);
       x.words = in_place ? r.current_summa_words : ml * k * (1 - 1 / q) + nl * k * (1 - 1 / p);
       x.memory = ml * kq + kp * nl + ml * nl + 2 * w * (ml + nl);
       x.messages = 2 * up(k, std::min(w, std::max(1.0, std::min(kq, kp))));

@@ -43,38 +43,41 @@ void expect_words(const Mesh& mesh, const std::string& la, const std::string& lb
   EXPECT_DOUBLE_EQ(measured_words(r), predicted(candidate, request)) << candidate << ": " << r.to_string();
 }
 
-TEST(PlanWords, Summa) {
+// Runs check(mesh, p, q) on every p x q = P grid.
+template <class F>
+void for_each_grid(F check) {
   const int P = world_size();
-  if (P == 1) GTEST_SKIP() << "no communication on one rank";
-  for (int p = 1; p <= P; ++p) {
-    if (P % p) continue;
-    Mesh mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {p, P / p}));
-    Options o;
-    o.algorithm = Algorithm::Summa;
-    o.stationary = Stationary::C;
-    expect_words(mesh, "A[I_X,J_Y]", "B[I_X,J_Y]", "C[I_X,J_Y]", o,
-                 "summa(C) " + std::to_string(p) + "x" + std::to_string(P / p));
-  }
+  for (int p = 1; p <= P; ++p)
+    if (P % p == 0) check(Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {p, P / p})), p, P / p);
+}
+
+Options summa_c() {
+  Options o;
+  o.algorithm = Algorithm::Summa;
+  o.stationary = Stationary::C;
+  return o;
+}
+
+TEST(PlanWords, Summa) {
+  if (world_size() == 1) GTEST_SKIP() << "no communication on one rank";
+  for_each_grid([](const Mesh& mesh, int p, int q) {
+    expect_words(mesh, "A[I_X,J_Y]", "B[I_X,J_Y]", "C[I_X,J_Y]", summa_c(),
+                 "summa(C) " + std::to_string(p) + "x" + std::to_string(q));
+  });
 }
 
 // ScaLAPACK-style inputs on the caller's grid, with block sizes that split unevenly (nb 144 =
 // K: one process column holds all of A's k, one process row all of B's; nb 40: 40/40/40/24):
 // the prediction is the busiest rank's words from the actual tiles, as gemm's Auto plans it.
 TEST(PlanWords, SummaOnUnevenBlockCyclicTiles) {
-  const int P = world_size();
-  if (P == 1) GTEST_SKIP() << "no communication on one rank";
-  for (int p = 1; p <= P; ++p) {
-    if (P % p) continue;
-    Mesh mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {p, P / p}));
+  if (world_size() == 1) GTEST_SKIP() << "no communication on one rank";
+  for_each_grid([](const Mesh& mesh, int p, int q) {
     for (const index_t nb : {16, 40, 144}) {
-      Options o;
-      o.algorithm = Algorithm::Summa;
-      o.stationary = Stationary::C;
       const std::string bc = "bc(" + std::to_string(nb) + "," + std::to_string(nb) + ")";
-      expect_words(mesh, bc, bc, bc, o, "summa(C) " + std::to_string(p) + "x" + std::to_string(P / p),
-                   block_cyclic_request(base_request(), Op::N, Op::N, p, P / p, nb));
+      expect_words(mesh, bc, bc, bc, summa_c(), "summa(C) " + std::to_string(p) + "x" + std::to_string(q),
+                   block_cyclic_request(base_request(), Op::N, Op::N, p, q, nb));
     }
-  }
+  });
 }
 
 TEST(PlanWords, RingForms) {
