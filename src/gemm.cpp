@@ -13,7 +13,7 @@
 #include "comm/agree.hpp"
 #include "comm/traffic.hpp"
 #include "core/fault.hpp"
-#include "dist/pooled.hpp"
+#include "matrix/pooled.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
 #include "shardmm/redistribute.hpp"
@@ -101,7 +101,7 @@ struct Resolved {
 
 bool on_caller_grid(const algo::Problem& p) {
   if (p.mesh.ndims() != 2) return false;
-  const algo::Plan s = algo::summa_plan(p, Options{});
+  const algo::Setup s = algo::summa_setup(p, Options{});
   return s.A.same_distribution(p.A) && s.B.same_distribution(p.B) && s.C.same_distribution(p.C);
 }
 
@@ -114,7 +114,7 @@ void ring_fits(const algo::Problem& p, PlanRequest& q) {
   for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter}) {
     Options o;
     o.ring_form = f;
-    const algo::Plan r = algo::ring_plan(p, o);
+    const algo::Setup r = algo::ring_setup(p, o);
     q.ring_in_place[static_cast<int>(f) - 1] = {r.A.same_distribution(p.A), r.B.same_distribution(p.B),
                                                r.C.same_distribution(p.C)};
     q.ring_streamed[static_cast<int>(f) - 1] = r.ring_stream;
@@ -171,16 +171,16 @@ Resolved resolve(const algo::Problem& p, const Options& o) {
 // The memory budget: an explicitly chosen algorithm whose predicted peak per rank exceeds
 // the limit fails here, on every rank (global metadata only), before anything is allocated.
 template <Scalar T>
-void check_memory(const algo::Problem& p, const algo::Plan& plan, const Options& o) {
+void check_memory(const algo::Problem& p, const algo::Setup& setup, const Options& o) {
   PlanRequest q;
   q.m = p.m, q.n = p.n, q.k = p.k, q.ranks = p.mesh.size(), q.dtype = dtype_of<T>();
   q.memory_limit = o.memory_limit;
   const std::int64_t limit = memory_limit(q);
-  if (limit == 0 || plan.algorithm == Algorithm::Sharded) return;
-  Candidate c{plan.algorithm, plan.stationary, plan.ring_form, plan.pm, plan.pn, plan.pk};
-  if (plan.algorithm == Algorithm::Summa || plan.algorithm == Algorithm::Cannon)
-    c.pm = plan.C.row_map().nprocs, c.pn = plan.C.col_map().nprocs;
-  if (plan.algorithm == Algorithm::Ring) c.pm = p.mesh.sizes[p.mesh.axis_index(plan.ring_axis)];
+  if (limit == 0 || setup.algorithm == Algorithm::Sharded) return;
+  Candidate c{setup.algorithm, setup.stationary, setup.ring_form, setup.pm, setup.pn, setup.pk};
+  if (setup.algorithm == Algorithm::Summa || setup.algorithm == Algorithm::Cannon)
+    c.pm = setup.C.row_map().nprocs, c.pn = setup.C.col_map().nprocs;
+  if (setup.algorithm == Algorithm::Ring) c.pm = p.mesh.sizes[p.mesh.axis_index(setup.ring_axis)];
   c = evaluate(q, c);
   if (!c.fits)
     throw OutOfMemory("gemm: " + c.name() + " needs " + std::to_string(c.memory_bytes) +
@@ -188,28 +188,28 @@ void check_memory(const algo::Problem& p, const algo::Plan& plan, const Options&
                       " bytes (Options::memory_limit / SHARDMM_MEMORY_LIMIT)");
 }
 
-algo::Plan make_plan(Algorithm a, const algo::Problem& p, const Options& o) {
+algo::Setup make_setup(Algorithm a, const algo::Problem& p, const Options& o) {
   switch (a) {
-    case Algorithm::Local: return algo::local_plan(p, o);
-    case Algorithm::Summa: return algo::summa_plan(p, o);
-    case Algorithm::Cannon: return algo::cannon_plan(p, o);
-    case Algorithm::Ring: return algo::ring_plan(p, o);
-    case Algorithm::Sharded: return algo::sharded_plan(p, o);
-    case Algorithm::Gemm25D: return algo::gemm25d_plan(p, o);
+    case Algorithm::Local: return algo::local_setup(p, o);
+    case Algorithm::Summa: return algo::summa_setup(p, o);
+    case Algorithm::Cannon: return algo::cannon_setup(p, o);
+    case Algorithm::Ring: return algo::ring_setup(p, o);
+    case Algorithm::Sharded: return algo::sharded_setup(p, o);
+    case Algorithm::Gemm25D: return algo::gemm25d_setup(p, o);
     case Algorithm::Auto: break;
   }
   throw InvalidArgument("gemm: no plan for algorithm " + to_string(a));
 }
 
 template <Scalar T>
-void run(const algo::Operands<T>& x, const algo::Plan& plan, const Options& o, algo::Timers& t) {
-  switch (plan.algorithm) {
-    case Algorithm::Local: return algo::local_run(x, plan, o, t);
-    case Algorithm::Summa: return algo::summa_run(x, plan, o, t);
-    case Algorithm::Cannon: return algo::cannon_run(x, plan, o, t);
-    case Algorithm::Ring: return algo::ring_run(x, plan, o, t);
-    case Algorithm::Sharded: return algo::sharded_run(x, plan, o, t);
-    case Algorithm::Gemm25D: return algo::gemm25d_run(x, plan, o, t);
+void run(const algo::Operands<T>& x, const algo::Setup& setup, const Options& o, algo::Timers& t) {
+  switch (setup.algorithm) {
+    case Algorithm::Local: return algo::local_run(x, setup, o, t);
+    case Algorithm::Summa: return algo::summa_run(x, setup, o, t);
+    case Algorithm::Cannon: return algo::cannon_run(x, setup, o, t);
+    case Algorithm::Ring: return algo::ring_run(x, setup, o, t);
+    case Algorithm::Sharded: return algo::sharded_run(x, setup, o, t);
+    case Algorithm::Gemm25D: return algo::gemm25d_run(x, setup, o, t);
     case Algorithm::Auto: break;
   }
 }
@@ -220,7 +220,7 @@ template <Scalar T>
 const DistMatrix<T>& in_layout(const DistMatrix<T>& X, const Layout& L, memory::Slot slot,
                                std::optional<DistMatrix<T>>& tmp) {
   if (X.layout().same_distribution(L)) return X;
-  comm::agreed(X.mesh().comm(), "redistribute", [&] { tmp.emplace(dist::pooled<T>(X.mesh(), L, slot)); });
+  comm::agreed(X.mesh().comm(), "redistribute", [&] { tmp.emplace(matrix::pooled<T>(X.mesh(), L, slot)); });
   redistribute(X, *tmp);
   return *tmp;
 }
@@ -228,28 +228,28 @@ const DistMatrix<T>& in_layout(const DistMatrix<T>& X, const Layout& L, memory::
 // Runs `plan` on the caller's mesh: operands move into the plan's layouts where they differ;
 // when C moves, the algorithm writes a temporary and C <- C_tmp + beta C folds it back.
 template <Scalar T>
-GemmReport run_planned(const algo::Plan& plan, Op opA, Op opB, T alpha, const DistMatrix<T>& A,
+GemmReport run_planned(const algo::Setup& setup, Op opA, Op opB, T alpha, const DistMatrix<T>& A,
                        const DistMatrix<T>& B, T beta, DistMatrix<T>& C, const Options& o) {
   GemmReport rep;
-  rep.algorithm = plan.algorithm;
-  rep.grid = plan.grid;
-  rep.detail = plan.detail;
+  rep.algorithm = setup.algorithm;
+  rep.grid = setup.grid;
+  rep.detail = setup.detail;
   const double t_start = algo::now();
   algo::Timers t;
   t.events = o.timeline;
   std::optional<DistMatrix<T>> At, Bt, Ct;
-  const DistMatrix<T>& Aw = in_layout(A, plan.A, memory::Slot::OperandA, At);
-  const DistMatrix<T>& Bw = in_layout(B, plan.B, memory::Slot::OperandB, Bt);
-  const bool c_moves = !C.layout().same_distribution(plan.C);
+  const DistMatrix<T>& Aw = in_layout(A, setup.A, memory::Slot::OperandA, At);
+  const DistMatrix<T>& Bw = in_layout(B, setup.B, memory::Slot::OperandB, Bt);
+  const bool c_moves = !C.layout().same_distribution(setup.C);
   if (c_moves)  // the algorithm writes C with beta = 0, so the pooled tile's contents never matter
     comm::agreed(C.mesh().comm(), "redistribute",
-                 [&] { Ct.emplace(dist::pooled<T>(C.mesh(), plan.C, memory::Slot::OperandC)); });
+                 [&] { Ct.emplace(matrix::pooled<T>(C.mesh(), setup.C, memory::Slot::OperandC)); });
   double redist = algo::now() - t_start;
   if (redist > 0 && (At || Bt)) t.record("redistribute", t_start, t_start + redist);
   DistMatrix<T>& Cw = c_moves ? *Ct : C;
   {
     const comm::RedistributionRole algorithm_step(false);
-    run(algo::Operands<T>{opA, opB, alpha, Aw, Bw, c_moves ? T(0) : beta, Cw}, plan, o, t);
+    run(algo::Operands<T>{opA, opB, alpha, Aw, Bw, c_moves ? T(0) : beta, Cw}, setup, o, t);
   }
   if (c_moves) {
     const double t0 = algo::now();
@@ -281,13 +281,13 @@ GemmReport run_remeshed(const MeshShape& shape, Op opA, Op opB, T alpha, const D
                         const DistMatrix<T>& B, T beta, DistMatrix<T>& C, const Options& o,
                         const algo::Problem& p) {
   const Mesh M = C.mesh().reshaped(shape);
-  const algo::Plan plan = make_plan(o.algorithm, remeshed(p, shape), o);
+  const algo::Setup setup = make_setup(o.algorithm, remeshed(p, shape), o);
   const double t0 = algo::now();
   std::optional<DistMatrix<T>> A2o, B2o, C2o;
   comm::agreed(M.comm(), "redistribute", [&] {
-    A2o.emplace(dist::pooled<T>(M, plan.A, memory::Slot::OperandA));
-    B2o.emplace(dist::pooled<T>(M, plan.B, memory::Slot::OperandB));
-    C2o.emplace(dist::pooled<T>(M, plan.C, memory::Slot::OperandC));
+    A2o.emplace(matrix::pooled<T>(M, setup.A, memory::Slot::OperandA));
+    B2o.emplace(matrix::pooled<T>(M, setup.B, memory::Slot::OperandB));
+    C2o.emplace(matrix::pooled<T>(M, setup.C, memory::Slot::OperandC));
   });
   DistMatrix<T>& A2 = *A2o;
   DistMatrix<T>& B2 = *B2o;
@@ -329,21 +329,21 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   const algo::Problem p = validate(opA, opB, A, B, C);
   const bool trivial = p.m == 0 || p.n == 0 || p.k == 0 || alpha == T(0);
   Resolved how{options, std::nullopt, ""};
-  std::optional<algo::Plan> plan;
+  std::optional<algo::Setup> setup;
   // Planning is pure except for the machine profile each rank reads (SHARDMM_PROFILE): the
   // ranks agree on the outcome, so a profile one rank cannot read fails the call everywhere.
   auto decide = [&] {
     fault::point("plan");
     if (!trivial) how = resolve<T>(p, options);
     if (!how.remesh && how.options.algorithm != Algorithm::Auto)
-      plan = make_plan(how.options.algorithm, p, how.options);
-    if (plan && !trivial && options.algorithm != Algorithm::Auto) check_memory<T>(p, *plan, how.options);
+      setup = make_setup(how.options.algorithm, p, how.options);
+    if (setup && !trivial && options.algorithm != Algorithm::Auto) check_memory<T>(p, *setup, how.options);
   };
   if (C.mesh().active()) comm::agreed(C.mesh().comm(), "plan", decide);
   else decide();
   const Options& o = how.options;
   GemmReport rep;
-  if (plan) rep.algorithm = plan->algorithm, rep.grid = plan->grid, rep.detail = plan->detail;
+  if (setup) rep.algorithm = setup->algorithm, rep.grid = setup->grid, rep.detail = setup->detail;
   if (!C.mesh().active() || p.m == 0 || p.n == 0) return rep;
   if (options.blas_threads > 0) blas::set_num_threads(options.blas_threads);
   const double t_start = algo::now();
@@ -355,7 +355,7 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   } else if (how.remesh) {
     rep = run_remeshed(*how.remesh, opA, opB, alpha, A, B, beta, C, o, p);
   } else {
-    rep = run_planned(*plan, opA, opB, alpha, A, B, beta, C, o);
+    rep = run_planned(*setup, opA, opB, alpha, A, B, beta, C, o);
   }
   if (!how.why.empty()) rep.detail = how.why + "; " + rep.detail;
   const comm::Traffic total = comm::traffic() - start;
@@ -371,23 +371,23 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
 }
 
 template <Scalar T>
-GemmReport gemm_plan(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
+GemmReport gemm_dry_run(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
                      const DistMatrix<T>& C, const Options& options) {
   const algo::Problem p = validate(opA, opB, A, B, C);
   const Resolved how = resolve<T>(p, options);
-  const algo::Plan plan =
-      make_plan(how.options.algorithm, how.remesh ? remeshed(p, *how.remesh) : p, how.options);
+  const algo::Setup setup =
+      make_setup(how.options.algorithm, how.remesh ? remeshed(p, *how.remesh) : p, how.options);
   GemmReport rep;
-  rep.algorithm = plan.algorithm;
-  rep.grid = plan.grid;
-  rep.detail = how.why.empty() ? plan.detail : how.why + "; " + plan.detail;
+  rep.algorithm = setup.algorithm;
+  rep.grid = setup.grid;
+  rep.detail = how.why.empty() ? setup.detail : how.why + "; " + setup.detail;
   return rep;
 }
 
 #define SHARDMM_INSTANTIATE(T)                                                               \
   template GemmReport gemm<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,      \
                               DistMatrix<T>&, const Options&);                               \
-  template GemmReport gemm_plan<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&,       \
+  template GemmReport gemm_dry_run<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&,       \
                                    const DistMatrix<T>&, const Options&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE

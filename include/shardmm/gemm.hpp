@@ -35,7 +35,7 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
 /// What gemm would run for these operands and options (algorithm, grid, detail; the counters
 /// stay 0), without running it: pure, no communication. Throws as gemm does on a bad call.
 template <Scalar T>
-GemmReport gemm_plan(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
+GemmReport gemm_dry_run(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
                      const DistMatrix<T>& C, const Options& options = {});
 
 /// The planner request gemm's Auto makes for op(A) * op(B) when A, B and C are held 2D

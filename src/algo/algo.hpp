@@ -27,7 +27,7 @@ struct Problem {
 };
 
 /// Layouts an algorithm runs on, plus how to describe the run.
-struct Plan {
+struct Setup {
   Algorithm algorithm = Algorithm::Auto;
   Layout A, B, C;  // stored layouts (A is k x m when opA != N)
   std::string grid, detail;
@@ -38,14 +38,48 @@ struct Plan {
   int pm = 1, pn = 1, pk = 1;              // 2.5D/3D grid
 };
 
+double now();  // seconds, MPI_Wtime
+
+/// Where a call's time goes, per rank: every interval is measured with `timed`.
 struct Timers {
   double gemm = 0;    // local BLAS
   double comm = 0;    // waiting for communication
-  double redist = 0;  // redistribution inside the algorithm (2.5D/3D)
+  double redist = 0;  // redistribution inside the algorithm (2.5D)
   std::vector<TimelineEvent>* events = nullptr;  // Options::timeline
   void record(const char* what, double start, double end, int step = -1) const {
     if (events) events->push_back({what, start, end, step});
   }
+  /// Runs f(), adds its duration to the counter `acc` (&Timers::gemm, ::comm or ::redist) and,
+  /// when `what` is given, records it on the timeline as step `step`. Returns f()'s result.
+  template <class F>
+  decltype(auto) timed(double Timers::*acc, const char* what, std::int64_t step, F&& f) {
+    const Interval span(*this, acc, what, static_cast<int>(step));
+    return f();
+  }
+  template <class F>
+  decltype(auto) timed(double Timers::*acc, F&& f) {
+    return timed(acc, nullptr, -1, std::forward<F>(f));
+  }
+
+ private:
+  struct Interval {  // closes on scope exit, also when f() throws
+    Timers& t;
+    double Timers::*acc;
+    const char* what;
+    int step;
+    double start;
+    Interval(Timers& timers, double Timers::*counter, const char* name, int index)
+        : t(timers), acc(counter), what(name), step(index), start(now()) {}
+    Interval(const Interval&) = delete;
+    Interval& operator=(const Interval&) = delete;
+    Interval(Interval&&) = delete;
+    Interval& operator=(Interval&&) = delete;
+    ~Interval() {
+      const double end = now();
+      t.*acc += end - start;
+      if (what) t.record(what, start, end, step);
+    }
+  };
 };
 
 template <Scalar T>
@@ -64,8 +98,6 @@ Layout stored_layout(Op op, const MeshShape& mesh, index_t rows, index_t cols,
 /// Dimension of stored X that holds op(X)'s dimension `logical_dim`.
 inline int stored_dim(Op op, int logical_dim) { return op == Op::N ? logical_dim : 1 - logical_dim; }
 
-double now();  // seconds, MPI_Wtime
-
 /// The multiply phase's boundary: `take` gets the run's work buffers (rank-local work, no
 /// communication); then every rank of `comm` (C's mesh) agrees before the first message
 /// moves, so a rank that cannot allocate makes every rank throw instead of leaving them
@@ -81,33 +113,33 @@ void prologue(MPI_Comm comm, F&& take) {
 /// Names of the mesh axes with these indices (for Mesh::axis_comm).
 std::vector<std::string> axis_names(const MeshShape& mesh, const std::vector<int>& axes);
 
-Plan summa_plan(const Problem& p, const Options& o);
-Plan cannon_plan(const Problem& p, const Options& o);
-Plan ring_plan(const Problem& p, const Options& o);
-Plan sharded_plan(const Problem& p, const Options& o);
-Plan local_plan(const Problem& p, const Options& o);
-Plan gemm25d_plan(const Problem& p, const Options& o);
+Setup summa_setup(const Problem& p, const Options& o);
+Setup cannon_setup(const Problem& p, const Options& o);
+Setup ring_setup(const Problem& p, const Options& o);
+Setup sharded_setup(const Problem& p, const Options& o);
+Setup local_setup(const Problem& p, const Options& o);
+Setup gemm25d_setup(const Problem& p, const Options& o);
 
 template <Scalar T>
-void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+void summa_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 template <Scalar T>
-void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t);
+void summa_stationary_run(const Operands<T>& x, const Setup& setup, Timers& t);
 template <Scalar T>
-void cannon_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+void cannon_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 template <Scalar T>
-void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+void ring_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 template <Scalar T>
-void sharded_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+void sharded_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 template <Scalar T>
-void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 template <Scalar T>
-void local_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t);
+void local_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 
 }  // namespace shardmm::algo
 
 // Instantiates an algorithm's run function for the four scalar types.
 #define SHARDMM_RUN_FOR(T, run) \
-  template void run<T>(const Operands<T>&, const Plan&, const Options&, Timers&);
+  template void run<T>(const Operands<T>&, const Setup&, const Options&, Timers&);
 #define SHARDMM_INSTANTIATE_RUN(run)           \
   SHARDMM_RUN_FOR(float, run)                  \
   SHARDMM_RUN_FOR(double, run)                 \

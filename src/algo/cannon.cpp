@@ -21,7 +21,7 @@
 
 namespace shardmm::algo {
 
-Plan cannon_plan(const Problem& p, const Options&) {
+Setup cannon_setup(const Problem& p, const Options&) {
   if (p.mesh.ndims() != 2 || p.mesh.sizes[0] != p.mesh.sizes[1])
     throw NotSupported("Cannon needs a square p x p mesh (2 axes of equal size), got " +
                        p.mesh.to_string() + ": its shifts pair every row block of A with every "
@@ -34,16 +34,16 @@ Plan cannon_plan(const Problem& p, const Options&) {
   a.dims = {block("I", X), block("K", Y)};
   b.dims = {block("K", X), block("J", Y)};
   c.dims = {block("I", X), block("J", Y)};
-  Plan plan;
-  plan.algorithm = Algorithm::Cannon;
-  plan.A = stored_layout(p.opA, p.mesh, p.m, p.k, a);
-  plan.B = stored_layout(p.opB, p.mesh, p.k, p.n, b);
-  plan.C = Layout(p.mesh, p.m, p.n, c);
+  Setup setup;
+  setup.algorithm = Algorithm::Cannon;
+  setup.A = stored_layout(p.opA, p.mesh, p.m, p.k, a);
+  setup.B = stored_layout(p.opB, p.mesh, p.k, p.n, b);
+  setup.C = Layout(p.mesh, p.m, p.n, c);
   const int q = p.mesh.sizes[0];
-  plan.grid = std::to_string(q) + "x" + std::to_string(q);
-  plan.detail = "skew, then " + std::to_string(q) + " GEMM steps with " + std::to_string(q - 1) +
+  setup.grid = std::to_string(q) + "x" + std::to_string(q);
+  setup.detail = "skew, then " + std::to_string(q) + " GEMM steps with " + std::to_string(q - 1) +
                 " overlapped shifts";
-  return plan;
+  return setup;
 }
 
 namespace {
@@ -70,7 +70,7 @@ void pack(const DistMatrix<T>& X, T* out) {
 }  // namespace
 
 template <Scalar T>
-void cannon_run(const Operands<T>& x, const Plan&, const Options& o, Timers& t) {
+void cannon_run(const Operands<T>& x, const Setup&, const Options& o, Timers& t) {
   const Mesh& mesh = x.C.mesh();
   const int q = mesh.shape().sizes[0];
   const int i = mesh.coords()[0], j = mesh.coords()[1];

@@ -15,7 +15,7 @@
 #include <optional>
 
 #include "algo/algo.hpp"
-#include "dist/pooled.hpp"
+#include "matrix/pooled.hpp"
 #include "algo/sharded_steps.hpp"
 #include "comm/traffic.hpp"
 #include "shardmm/error.hpp"
@@ -31,9 +31,9 @@ struct Grid3 {
   index_t slice, nb_a, nb_b, nb_c;  // k per slice, A's / B's k blocks, C's final column block
 };
 
-Grid3 make_grid(const Plan& plan, index_t n, index_t k) {
-  Grid3 g{plan.pm, plan.pn, plan.pk, 0, 0, 0, 0};
-  if (g.pm < 1 || g.pn < 1 || g.pk < 1) throw InvalidArgument("2.5D grid " + plan.grid + " has an empty dimension");
+Grid3 make_grid(const Setup& setup, index_t n, index_t k) {
+  Grid3 g{setup.pm, setup.pn, setup.pk, 0, 0, 0, 0};
+  if (g.pm < 1 || g.pn < 1 || g.pk < 1) throw InvalidArgument("2.5D grid " + setup.grid + " has an empty dimension");
   const index_t L = std::lcm<index_t>(g.pm, g.pn);
   const index_t per = (k + g.pk - 1) / g.pk;
   g.slice = std::max<index_t>(L, (per + L - 1) / L * L);
@@ -60,39 +60,39 @@ ShardingSpec spec_of(DimSpec rows, DimSpec cols, std::vector<std::string> unredu
 
 }  // namespace
 
-Plan gemm25d_plan(const Problem& p, const Options& o) {
-  Plan plan;
-  plan.algorithm = Algorithm::Gemm25D;
+Setup gemm25d_setup(const Problem& p, const Options& o) {
+  Setup setup;
+  setup.algorithm = Algorithm::Gemm25D;
   const int P = p.mesh.size();
   if (o.grid_m > 0 || o.grid_n > 0 || o.grid_k > 0) {
     if (o.grid_m * o.grid_n * o.grid_k != P)
       throw NotSupported("2.5D grid " + std::to_string(o.grid_m) + "x" + std::to_string(o.grid_n) +
                          "x" + std::to_string(o.grid_k) + " does not use exactly the " +
                          std::to_string(P) + " ranks of mesh " + p.mesh.to_string());
-    plan.pm = o.grid_m, plan.pn = o.grid_n, plan.pk = o.grid_k;
+    setup.pm = o.grid_m, setup.pn = o.grid_n, setup.pk = o.grid_k;
   } else {  // the planner's cheapest grid with at least two k-slices
     PlanRequest r;
     r.m = p.m, r.n = p.n, r.k = p.k, r.ranks = P;
-    plan.pm = P, plan.pn = 1, plan.pk = 1;
+    setup.pm = P, setup.pn = 1, setup.pk = 1;
     for (const Candidate& c : plan_gemm(r).candidates)
       if (c.algorithm == Algorithm::Gemm25D) {
-        plan.pm = c.pm, plan.pn = c.pn, plan.pk = c.pk;
+        setup.pm = c.pm, setup.pn = c.pn, setup.pk = c.pk;
         break;
       }
   }
-  plan.A = p.A;  // moved onto the 3D mesh inside the run
-  plan.B = p.B;
-  plan.C = p.C;
-  plan.grid = std::to_string(plan.pm) + "x" + std::to_string(plan.pn) + "x" + std::to_string(plan.pk);
-  plan.detail = "k split in " + std::to_string(plan.pk) + " slices, SUMMA per slice, reduce-scatter along z";
-  return plan;
+  setup.A = p.A;  // moved onto the 3D mesh inside the run
+  setup.B = p.B;
+  setup.C = p.C;
+  setup.grid = std::to_string(setup.pm) + "x" + std::to_string(setup.pn) + "x" + std::to_string(setup.pk);
+  setup.detail = "k split in " + std::to_string(setup.pk) + " slices, SUMMA per slice, reduce-scatter along z";
+  return setup;
 }
 
 template <Scalar T>
-void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t) {
+void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
   const index_t m = x.C.rows(), n = x.C.cols();
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
-  const Grid3 g = make_grid(plan, n, k);
+  const Grid3 g = make_grid(setup, n, k);
   const Mesh M3 = x.C.mesh().reshaped(MeshShape({"x", "y", "z"}, {g.pm, g.pn, g.pk}));
   const Mesh S = M3.slice({"x", "y"});
   const MeshShape& sh = M3.shape();
@@ -104,9 +104,9 @@ void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timer
   std::optional<comm::RedistributionRole> moving_in(std::in_place, true);  // layout changes
   std::optional<DistMatrix<T>> A3o, B3o, Cpo;
   prologue(M3.comm(), [&] {  // the three 3D tiles (workspace), taken before anything moves
-    A3o.emplace(dist::pooled<T>(M3, stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))), memory::Slot::Grid3A));
-    B3o.emplace(dist::pooled<T>(M3, stored_layout(x.opB, sh, k, n, spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))), memory::Slot::Grid3B));
-    Cpo.emplace(dist::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})), memory::Slot::Grid3C));
+    A3o.emplace(matrix::pooled<T>(M3, stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))), memory::Slot::StagedA0));
+    B3o.emplace(matrix::pooled<T>(M3, stored_layout(x.opB, sh, k, n, spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))), memory::Slot::StagedB0));
+    Cpo.emplace(matrix::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})), memory::Slot::StagedC0));
   });
   DistMatrix<T>& A3 = *A3o;
   DistMatrix<T>& B3 = *B3o;
@@ -132,7 +132,7 @@ void gemm25d_run(const Operands<T>& x, const Plan& plan, const Options& o, Timer
   t0 = now();
   std::optional<DistMatrix<T>> Cfo;
   prologue(M3.comm(), [&] {
-    Cfo.emplace(dist::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c))), memory::Slot::Grid3F));
+    Cfo.emplace(matrix::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c))), memory::Slot::StagedC1));
   });
   DistMatrix<T>& Cf = *Cfo;
   sharded::finish(Cp, T(0), Cf);

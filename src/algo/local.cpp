@@ -6,19 +6,19 @@
 
 namespace shardmm::algo {
 
-Plan local_plan(const Problem& p, const Options&) {
-  Plan plan;
-  plan.algorithm = Algorithm::Local;
-  plan.A = Layout::replicated(p.mesh, p.opA == Op::N ? p.m : p.k, p.opA == Op::N ? p.k : p.m);
-  plan.B = Layout::replicated(p.mesh, p.opB == Op::N ? p.k : p.n, p.opB == Op::N ? p.n : p.k);
-  plan.C = Layout::replicated(p.mesh, p.m, p.n);
-  plan.grid = "replicated on " + std::to_string(p.mesh.size()) + " rank(s)";
-  plan.detail = "one local GEMM per rank";
-  return plan;
+Setup local_setup(const Problem& p, const Options&) {
+  Setup setup;
+  setup.algorithm = Algorithm::Local;
+  setup.A = Layout::replicated(p.mesh, p.opA == Op::N ? p.m : p.k, p.opA == Op::N ? p.k : p.m);
+  setup.B = Layout::replicated(p.mesh, p.opB == Op::N ? p.k : p.n, p.opB == Op::N ? p.n : p.k);
+  setup.C = Layout::replicated(p.mesh, p.m, p.n);
+  setup.grid = "replicated on " + std::to_string(p.mesh.size()) + " rank(s)";
+  setup.detail = "one local GEMM per rank";
+  return setup;
 }
 
 template <Scalar T>
-void local_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
+void local_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) {
   prologue(x.C.mesh().comm(), [] {});  // nothing to allocate; C's redistribution may follow
   const double t0 = now();
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();

@@ -12,7 +12,7 @@
 //   B[k_r, :], adds the accumulator received from r+1 and passes it to r-1; after p steps
 //   rank r holds block r complete. Words received per rank: (p-1) blocks of C rows. With C
 //   split by columns the same runs on op(B)'s column blocks.
-// The split along X may be block, cyclic or block-cyclic: ring_plan keeps the caller's own
+// The split along X may be block, cyclic or block-cyclic: ring_setup keeps the caller's own
 //   split (a ScaLAPACK 1 x P or P x 1 layout runs without redistribution). A block owning
 //   several runs of C's rows (AG-A) or columns (AG-B) is multiplied into scratch, then added
 //   into those runs; the own tile is sent and multiplied from the caller's storage.
@@ -46,10 +46,10 @@ DimSpec whole(const std::string& label) { return DimSpec{label, DimSpec::Kind::R
 // Mesh axes of L's dim d that split it (axes of size 1 dropped).
 std::vector<int> splitting(const Layout& L, int d) { return L.mesh().long_axes(L.dim_axes(d)); }
 
-// The caller's own spec for op(X)'s dim `ld` when it is split over axis X alone (any block
+// The caller's own spec for op(X)'s dim `op_dim` when it is split over axis X alone (any block
 // size: block, cyclic, block-cyclic) and op(X)'s other dim is whole; else nothing.
-std::optional<DimSpec> caller_split(const Layout& L, Op op, int ld, int axis, const std::string& label) {
-  const int d = stored_dim(op, ld);
+std::optional<DimSpec> caller_split(const Layout& L, Op op, int op_dim, int axis, const std::string& label) {
+  const int d = stored_dim(op, op_dim);
   if (L.is_unreduced() || splitting(L, d) != std::vector<int>{axis} || !splitting(L, 1 - d).empty())
     return std::nullopt;
   DimSpec s = L.spec().dims[d];
@@ -93,19 +93,19 @@ RingForm pick_form(const Problem& p, RingForm asked) {
 // must share a split and hold different ones, the larger operand's is kept.
 //   AG-A: op(A) rows any split, C's and op(B)'s columns one shared split;
 //   AG-B: the mirror image; RS: op(A)'s and op(B)'s k one shared split, C's rows or columns.
-Plan ring_plan(const Problem& p, const Options& o) {
-  Plan plan;
-  plan.algorithm = Algorithm::Ring;
-  plan.ring_axis = ring_axis(p.mesh, o.ring_axis);
-  const std::string& X = plan.ring_axis;
+Setup ring_setup(const Problem& p, const Options& o) {
+  Setup setup;
+  setup.algorithm = Algorithm::Ring;
+  setup.ring_axis = ring_axis(p.mesh, o.ring_axis);
+  const std::string& X = setup.ring_axis;
   const int x = p.mesh.axis_index(X);
-  plan.ring_form = pick_form(p, o.ring_form);
+  setup.ring_form = pick_form(p, o.ring_form);
   auto either = [&](const std::optional<DimSpec>& first, const std::optional<DimSpec>& second,
                     const std::string& label) {
     return first ? *first : second ? *second : over(label, X);
   };
   ShardingSpec a, b, c;
-  if (plan.ring_form == RingForm::ReduceScatter) {
+  if (setup.ring_form == RingForm::ReduceScatter) {
     auto ka = caller_split(p.A, p.opA, 1, x, "K"), kb = caller_split(p.B, p.opB, 0, x, "K");
     const DimSpec K = p.m >= p.n ? either(ka, kb, "K") : either(kb, ka, "K");
     a.dims = {whole("I"), K};
@@ -114,19 +114,19 @@ Plan ring_plan(const Problem& p, const Options& o) {
     c.dims = ci ? std::array<DimSpec, 2>{*ci, whole("J")}
            : cj ? std::array<DimSpec, 2>{whole("I"), *cj}
                 : std::array<DimSpec, 2>{over("I", X), whole("J")};
-    plan.detail = "matmul-reducescatter: partial C blocks circulate";
-  } else if (plan.ring_form == RingForm::AllGatherA) {
+    setup.detail = "matmul-reducescatter: partial C blocks circulate";
+  } else if (setup.ring_form == RingForm::AllGatherA) {
     const DimSpec I = either(caller_split(p.A, p.opA, 0, x, "I"), std::nullopt, "I");
     auto jc = caller_split(p.C, Op::N, 1, x, "J"), jb = caller_split(p.B, p.opB, 1, x, "J");
     const DimSpec J = p.m >= p.k ? either(jc, jb, "J") : either(jb, jc, "J");
     a.dims = {I, whole("K")};
     b.dims = {whole("K"), J};
     c.dims = {whole("I"), J};
-    plan.detail = "allgather-matmul: A row blocks circulate";
+    setup.detail = "allgather-matmul: A row blocks circulate";
     if (auto kb = streamed(p, p.B, p.opB, 0, x); kb && !jb) {  // op(B) = [K_X, J] as it is
       b.dims = {*kb, whole("J")};
-      plan.ring_stream = true;
-      plan.detail += ", op(B)'s rows streamed with them";
+      setup.ring_stream = true;
+      setup.detail += ", op(B)'s rows streamed with them";
     }
   } else {
     const DimSpec J = either(caller_split(p.B, p.opB, 1, x, "J"), std::nullopt, "J");
@@ -135,18 +135,18 @@ Plan ring_plan(const Problem& p, const Options& o) {
     a.dims = {I, whole("K")};
     b.dims = {whole("K"), J};
     c.dims = {I, whole("J")};
-    plan.detail = "allgather-matmul: B column blocks circulate";
+    setup.detail = "allgather-matmul: B column blocks circulate";
     if (auto ka = streamed(p, p.A, p.opA, 1, x); ka && !ia) {  // op(A) = [I, K_X] as it is
       a.dims = {whole("I"), *ka};
-      plan.ring_stream = true;
-      plan.detail += ", op(A)'s columns streamed with them";
+      setup.ring_stream = true;
+      setup.detail += ", op(A)'s columns streamed with them";
     }
   }
-  plan.A = stored_layout(p.opA, p.mesh, p.m, p.k, a);
-  plan.B = stored_layout(p.opB, p.mesh, p.k, p.n, b);
-  plan.C = Layout(p.mesh, p.m, p.n, c);
-  plan.grid = "ring over " + X + " (" + std::to_string(p.mesh.sizes[x]) + ")";
-  return plan;
+  setup.A = stored_layout(p.opA, p.mesh, p.m, p.k, a);
+  setup.B = stored_layout(p.opB, p.mesh, p.k, p.n, b);
+  setup.C = Layout(p.mesh, p.m, p.n, c);
+  setup.grid = "ring over " + X + " (" + std::to_string(p.mesh.sizes[x]) + ")";
+  return setup;
 }
 
 namespace {
@@ -294,7 +294,7 @@ index_t count(const Runs& runs) {
 }
 
 // p = 2, an AllGather form whose other operand Y (B for AG-A, A for AG-B) is split along k
-// over X (Plan::ring_stream). Per k-chunk [k0, k0 + kw) a rank needs Y's k indices of the
+// over X (Setup::ring_stream). Per k-chunk [k0, k0 + kw) a rank needs Y's k indices of the
 // chunk, its own and the peer's, restricted to its own C columns (AG-A) or rows (AG-B): its
 // own are copied from its storage, the peer's arrive packed (the peer's k of the chunk x this
 // rank's C runs). Both land in `chunk` in Y's stored orientation, k in global order, one
@@ -314,10 +314,10 @@ class SplitStream {
       theirs = std::max(theirs, count(k_in(peer(), j)));
     }
     const index_t mine = cmap_.local_extent(ring_.r), yours = cmap_.local_extent(peer());
-    chunk_ = memory::get<T>(memory::Slot::Split, std::min(w_, k_) * mine);
-    in_ = memory::get<T>(memory::Slot::SplitIn, theirs * mine);
-    out_[0] = memory::get<T>(memory::Slot::SplitOut0, own * yours);
-    out_[1] = memory::get<T>(memory::Slot::SplitOut1, own * yours);
+    chunk_ = memory::get<T>(memory::Slot::Stream, std::min(w_, k_) * mine);
+    in_ = memory::get<T>(memory::Slot::StreamIn, theirs * mine);
+    out_[0] = memory::get<T>(memory::Slot::StreamOut0, own * yours);
+    out_[1] = memory::get<T>(memory::Slot::StreamOut1, own * yours);
   }
 
   // Chunk j's pieces start moving: the peer's rows of Y packed and sent, this rank's posted.
@@ -750,31 +750,31 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
 }  // namespace
 
 template <Scalar T>
-void ring_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t) {
+void ring_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
   const Mesh& mesh = x.C.mesh();
-  const Ring ring{mesh.axis_comm(plan.ring_axis), mesh.axis_size(plan.ring_axis),
-                  mesh.coord(plan.ring_axis)};
+  const Ring ring{mesh.axis_comm(setup.ring_axis), mesh.axis_size(setup.ring_axis),
+                  mesh.coord(setup.ring_axis)};
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
-  if (plan.ring_form == RingForm::ReduceScatter) return reduce_scatter_ring(ring, x, o, t);
+  if (setup.ring_form == RingForm::ReduceScatter) return reduce_scatter_ring(ring, x, o, t);
   // Each stream adds its k-range's contribution, so C is scaled by beta once up front.
   blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
   // AG-A circulates op(A)'s row tiles, AG-B op(B)'s column tiles; p = 2 swaps them in
   // k-chunks (Options::panel wide, else ring_chunk_width from global extents).
-  const bool ag_a = plan.ring_form == RingForm::AllGatherA;
+  const bool ag_a = setup.ring_form == RingForm::AllGatherA;
   const DistMatrix<T>& X = ag_a ? x.A : x.B;
   const bool k_col = ag_a ? x.opA == Op::N : x.opB != Op::N;
   const DimMap& map = X.layout().map(k_col ? 0 : 1);  // op(X)'s split dimension
   const TileGemm<T> g{x, ag_a};
   if (ring.p != 2) return circulate(ring, X, k_col, map, k, g, o, t);
-  // p = 2 swaps in chunks. The other operand Y is streamed when it is split along k (Plan::ring_stream): its
+  // p = 2 swaps in chunks. The other operand Y is streamed when it is split along k (Setup::ring_stream): its
   // k split and C's split of its other dimension say which rows go where.
   const DistMatrix<T>& Y = g.y_matrix();
   const bool y_k_rows = g.y_k_rows();
   const DimMap& cmap = x.C.layout().map(ag_a ? 1 : 0);
-  const double y_per_k = plan.ring_stream ? 2.5 * double(widest(cmap)) : 0.0;
+  const double y_per_k = setup.ring_stream ? 2.5 * double(widest(cmap)) : 0.0;
   const index_t chunk = o.panel > 0 ? o.panel : ring_chunk_width(double(widest(map)), abc_share(x, 2), y_per_k);
   std::optional<SplitStream<T>> ys;
-  if (plan.ring_stream) ys.emplace(ring, Y, y_k_rows, Y.layout().map(y_k_rows ? 0 : 1), cmap, k, chunk);
+  if (setup.ring_stream) ys.emplace(ring, Y, y_k_rows, Y.layout().map(y_k_rows ? 0 : 1), cmap, k, chunk);
   ChunkSwap<T> xs(ring, X, k_col, map, k, chunk);
   swap_in_chunks(xs, g, ys ? &*ys : nullptr, o, t);
 }

@@ -19,7 +19,7 @@
 #include "algo/sharded_steps.hpp"
 #include "blas/blas.hpp"
 #include "shardmm/error.hpp"
-#include "dist/pooled.hpp"
+#include "matrix/pooled.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/redistribute.hpp"
 
@@ -45,21 +45,21 @@ Layout as_block(const Layout& L) {
 
 }  // namespace
 
-Plan sharded_plan(const Problem& p, const Options&) {
-  Plan plan;
-  plan.algorithm = Algorithm::Sharded;
-  plan.A = as_block(p.A);
-  plan.B = as_block(p.B);
-  plan.C = as_block(p.C);
-  plan.grid = p.mesh.to_string();
-  plan.detail = "sharding rules: " + plan.A.spec().to_string() + (p.opA == Op::N ? "" : "^" + to_string(p.opA)) +
-                " . " + plan.B.spec().to_string() + (p.opB == Op::N ? "" : "^" + to_string(p.opB)) +
-                " -> " + plan.C.spec().to_string();
-  return plan;
+Setup sharded_setup(const Problem& p, const Options&) {
+  Setup setup;
+  setup.algorithm = Algorithm::Sharded;
+  setup.A = as_block(p.A);
+  setup.B = as_block(p.B);
+  setup.C = as_block(p.C);
+  setup.grid = p.mesh.to_string();
+  setup.detail = "sharding rules: " + setup.A.spec().to_string() + (p.opA == Op::N ? "" : "^" + to_string(p.opA)) +
+                " . " + setup.B.spec().to_string() + (p.opB == Op::N ? "" : "^" + to_string(p.opB)) +
+                " -> " + setup.C.spec().to_string();
+  return setup;
 }
 
 template <Scalar T>
-void sharded_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
+void sharded_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) {
   using sharded::Axes;
   const int da = stored_dim(x.opA, 1), db = stored_dim(x.opB, 0);  // stored k dims
   const int ia = 1 - da, jb = 1 - db;
@@ -70,8 +70,8 @@ void sharded_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
   auto gather = [&](bool of_a, int dim) {
     using memory::Slot;
     const double t0 = now();
-    if (of_a) A = &Ag.emplace(sharded::allgather_dim(*A, dim, gathers_a++ % 2 == 0 ? Slot::ShardA0 : Slot::ShardA1));
-    else B = &Bg.emplace(sharded::allgather_dim(*B, dim, gathers_b++ % 2 == 0 ? Slot::ShardB0 : Slot::ShardB1));
+    if (of_a) A = &Ag.emplace(sharded::allgather_dim(*A, dim, gathers_a++ % 2 == 0 ? Slot::StagedA0 : Slot::StagedA1));
+    else B = &Bg.emplace(sharded::allgather_dim(*B, dim, gathers_b++ % 2 == 0 ? Slot::StagedB0 : Slot::StagedB1));
     t.comm += now() - t0;
   };
   const double size_a = double(x.A.rows()) * double(x.A.cols());
@@ -113,7 +113,7 @@ void sharded_run(const Operands<T>& x, const Plan&, const Options&, Timers& t) {
   const bool direct = part.same_distribution(x.C.layout());
   std::optional<DistMatrix<T>> P;
   prologue(x.C.mesh().comm(), [&] {
-    if (!direct) P.emplace(dist::pooled<T>(x.C.mesh(), part, memory::Slot::ShardProduct));
+    if (!direct) P.emplace(matrix::pooled<T>(x.C.mesh(), part, memory::Slot::StagedC0));
   });
   const double t0 = now();
   if (direct) {

@@ -8,7 +8,7 @@
 #include "comm/collectives.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
-#include "dist/pooled.hpp"
+#include "matrix/pooled.hpp"
 #include "shardmm/redistribute.hpp"
 #include "core/instantiate.hpp"
 
@@ -65,8 +65,8 @@ DistMatrix<T> allgather_dim(const DistMatrix<T>& X, int dim, memory::Slot slot) 
   // Gather into piece order (piece c = coordinate c's tile, packed), then place.
   T* pieces = nullptr;
   prologue(X.mesh().comm(), [&] {  // both from the pool: a repeated call allocates nothing
-    G.emplace(dist::pooled<T>(X.mesh(), Layout(mesh, L.rows(), L.cols(), s), slot));
-    pieces = memory::get<T>(memory::Slot::ShardPieces, displs[g - 1] + counts[g - 1]);
+    G.emplace(matrix::pooled<T>(X.mesh(), Layout(mesh, L.rows(), L.cols(), s), slot));
+    pieces = memory::get<T>(memory::Slot::Pieces, displs[g - 1] + counts[g - 1]);
   });
   const int me = L.dim_coord(dim, X.mesh().coords());
   T* mine = pieces + displs[me];

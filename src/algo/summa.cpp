@@ -77,33 +77,33 @@ Stationary cheapest_variant(const Problem& p, int pr, int pc) {
 
 }  // namespace
 
-Plan summa_plan(const Problem& p, const Options& o) {
+Setup summa_setup(const Problem& p, const Options& o) {
   if (p.mesh.ndims() < 2)
     throw NotSupported("SUMMA needs a mesh with at least 2 axes, got " + p.mesh.to_string() +
                        "; use the ring algorithm on a 1D mesh");
-  Plan plan;
-  plan.algorithm = Algorithm::Summa;
-  plan.C = c_fits(p.C) ? p.C : default_c(p, o);
-  const auto R = axis_names(p.mesh, plan.C.dim_axes(0));
-  const auto Q = axis_names(p.mesh, plan.C.dim_axes(1));
+  Setup setup;
+  setup.algorithm = Algorithm::Summa;
+  setup.C = c_fits(p.C) ? p.C : default_c(p, o);
+  const auto R = axis_names(p.mesh, setup.C.dim_axes(0));
+  const auto Q = axis_names(p.mesh, setup.C.dim_axes(1));
   // k: block layout (long panel runs per owner) unless a block size is asked for.
   const auto kind = o.block > 0 ? DimSpec::Kind::BlockCyclic : DimSpec::Kind::Block;
   ShardingSpec a, b;
-  a.dims[0] = plan.C.spec().dims[0];
+  a.dims[0] = setup.C.spec().dims[0];
   a.dims[1] = DimSpec{"K", kind, Q, o.block, 0};
   b.dims[0] = DimSpec{"K", kind, R, o.block, 0};
-  b.dims[1] = plan.C.spec().dims[1];
-  plan.A = operand_fits(p.A, p.opA, plan.C, 0) ? p.A : stored_layout(p.opA, p.mesh, p.m, p.k, a);
-  plan.B = operand_fits(p.B, p.opB, plan.C, 1) ? p.B : stored_layout(p.opB, p.mesh, p.k, p.n, b);
-  const int pr = plan.C.row_map().nprocs, pc = plan.C.col_map().nprocs;
-  plan.grid = std::to_string(pr) + "x" + std::to_string(pc);
-  plan.stationary = o.stationary == Stationary::Auto ? cheapest_variant(p, pr, pc) : o.stationary;
-  plan.detail = plan.stationary == Stationary::C
+  b.dims[1] = setup.C.spec().dims[1];
+  setup.A = operand_fits(p.A, p.opA, setup.C, 0) ? p.A : stored_layout(p.opA, p.mesh, p.m, p.k, a);
+  setup.B = operand_fits(p.B, p.opB, setup.C, 1) ? p.B : stored_layout(p.opB, p.mesh, p.k, p.n, b);
+  const int pr = setup.C.row_map().nprocs, pc = setup.C.col_map().nprocs;
+  setup.grid = std::to_string(pr) + "x" + std::to_string(pc);
+  setup.stationary = o.stationary == Stationary::Auto ? cheapest_variant(p, pr, pc) : o.stationary;
+  setup.detail = setup.stationary == Stationary::C
                     ? "C-stationary, panel broadcasts along rows and columns"
-                    : plan.stationary == Stationary::A
+                    : setup.stationary == Stationary::A
                           ? "A-stationary: B gathered to A's k split, partial C reduce-scattered along rows"
                           : "B-stationary: A gathered to B's k split, partial C reduce-scattered along columns";
-  return plan;
+  return setup;
 }
 
 namespace {
@@ -356,8 +356,8 @@ void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const
 }  // namespace
 
 template <Scalar T>
-void summa_run(const Operands<T>& x, const Plan& plan, const Options& o, Timers& t) {
-  if (plan.stationary != Stationary::C) return summa_stationary_run(x, plan, t);
+void summa_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
+  if (setup.stationary != Stationary::C) return summa_stationary_run(x, setup, t);
   const Mesh& mesh = x.C.mesh();
   const MeshShape& shape = mesh.shape();
   const Layout& LC = x.C.layout();

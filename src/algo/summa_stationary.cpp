@@ -15,7 +15,7 @@
 #include <optional>
 
 #include "algo/algo.hpp"
-#include "dist/pooled.hpp"
+#include "matrix/pooled.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "memory/workspace.hpp"
@@ -35,7 +35,7 @@ DistMatrix<T> align_k(const DistMatrix<T>& M, int km, const Layout& S, int ks) {
   spec.dims[1 - km] = DimSpec{km == 0 ? "J" : "I", DimSpec::Kind::Replicated, {}, 0, 0};
   const Layout L(M.layout().mesh(), M.rows(), M.cols(), spec);
   std::optional<DistMatrix<T>> out;
-  prologue(M.mesh().comm(), [&] { out.emplace(dist::pooled<T>(M.mesh(), L, memory::Slot::Aligned)); });
+  prologue(M.mesh().comm(), [&] { out.emplace(matrix::pooled<T>(M.mesh(), L, memory::Slot::Realigned)); });
   redistribute(M, *out);
   return std::move(*out);
 }
@@ -65,8 +65,8 @@ void pack_by_owner(const T* D, index_t rows, index_t cols, const DimMap& map, in
 }  // namespace
 
 template <Scalar T>
-void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t) {
-  const bool a_stays = plan.stationary == Stationary::A;
+void summa_stationary_run(const Operands<T>& x, const Setup& setup, Timers& t) {
+  const bool a_stays = setup.stationary == Stationary::A;
   const Mesh& mesh = x.C.mesh();
   const DistMatrix<T>& S = a_stays ? x.A : x.B;
   const int ks = stored_dim(a_stays ? x.opA : x.opB, a_stays ? 1 : 0);
@@ -113,7 +113,7 @@ void summa_stationary_run(const Operands<T>& x, const Plan& plan, Timers& t) {
 }
 
 #define SHARDMM_INSTANTIATE(T) \
-  template void summa_stationary_run<T>(const Operands<T>&, const Plan&, Timers&);
+  template void summa_stationary_run<T>(const Operands<T>&, const Setup&, Timers&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 

@@ -210,7 +210,7 @@ int shardmm_plan(char transa, char transb, shardmm_matrix A, shardmm_matrix B, s
     const Op ta = parse_trans(transa, "transa"), tb = parse_trans(transb, "transb");
     const Options o = to_options(options);
     const GemmReport r = with_type(common_dtype(A, B, C), [&]<Scalar T>() {
-      return gemm_plan(ta, tb, std::get<DistMatrix<T>>(A->matrix),
+      return gemm_dry_run(ta, tb, std::get<DistMatrix<T>>(A->matrix),
                        std::get<DistMatrix<T>>(B->matrix), std::get<DistMatrix<T>>(C->matrix), o);
     });
     const std::string text = to_string(r.algorithm) + " on " + r.grid + " [" + r.detail + "]";

@@ -50,8 +50,8 @@ void reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& cou
 /// phase's prologue (where allocation failures are agreed), not between collectives.
 template <class T>
 void reserve_reduce_scatter(std::int64_t widest) {
-  memory::get<T>(memory::Slot::Ring0, widest);
-  memory::get<T>(memory::Slot::Ring1, widest);
+  memory::get<T>(memory::Slot::Reduction0, widest);
+  memory::get<T>(memory::Slot::Reduction1, widest);
 }
 
 /// Collective: `s` of rank `root` on every rank (messages and paths: far below INT_MAX).

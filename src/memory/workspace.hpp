@@ -9,19 +9,21 @@
 
 namespace shardmm::memory {
 
-/// Named slots, one per concurrent use inside a single algorithm run.
-/// Panel*: an algorithm's panels / shift buffers; Partial: partial sums; Pack / Unpack: a
-/// redistribution's send and receive buffers (or an algorithm's, outside any redistribute);
-/// Ring0 / Ring1: the ring reduce-scatter's running sums (comm/collectives.cpp);
-/// OperandA/B/C: gemm's copies of the operands in the plan's layouts; Aligned: SUMMA-stationary's
-/// moving operand; Grid3A/B/C/F: the 2.5D algorithm's tiles on its 3D mesh; ShardA0/A1/B0/B1:
-/// the sharding-rule algorithm's all-gathered operands (two per operand: a gathered one can
-/// be gathered again), ShardPieces its gather buffer, ShardProduct its partial product.
+/// Named slots, one per concurrent use inside a single call, named by role (not by algorithm):
+/// Panel0-3: panels or shift buffers in flight; Partial: partial sums or a product's scratch;
+/// Pack / Unpack: a redistribution's send and receive buffers (or an algorithm's exchange
+/// buffers outside any redistribution); Reduction0/1: a hand-written reduction's running sums
+/// (comm/collectives.cpp); OperandA/B/C: the front end's copies of the operands in the
+/// algorithm's layouts; Realigned: an operand an algorithm moves into another layout as one of
+/// its steps; StagedA0/A1/B0/B1/C0/C1: operands or results an algorithm stages in layouts of
+/// its own (two per operand: a staged one can be staged again); Pieces: an all-gather's
+/// receive buffer; Stream/StreamIn/StreamOut0/1: an operand streamed alongside a swap, its
+/// assembled chunk, one incoming and two outgoing pieces.
 enum class Slot : int {
-  Panel0, Panel1, Panel2, Panel3, Partial, Pack, Unpack, Ring0, Ring1,
-  OperandA, OperandB, OperandC, Aligned, Grid3A, Grid3B, Grid3C, Grid3F,
-  ShardA0, ShardA1, ShardB0, ShardB1, ShardPieces, ShardProduct,
-  Split, SplitIn, SplitOut0, SplitOut1, Count
+  Panel0, Panel1, Panel2, Panel3, Partial, Pack, Unpack, Reduction0, Reduction1,
+  OperandA, OperandB, OperandC, Realigned,
+  StagedA0, StagedA1, StagedB0, StagedB1, StagedC0, StagedC1, Pieces,
+  Stream, StreamIn, StreamOut0, StreamOut1, Count
 };
 
 /// Memory held outside the pool's slots: release with std::free(ptr).

@@ -1,4 +1,4 @@
-// Helpers shared by the algorithms.
+// Layout helpers the algorithms share: the stored layout of op(X), axis names, the clock.
 #include <mpi.h>
 
 #include "algo/algo.hpp"

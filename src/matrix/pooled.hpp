@@ -9,7 +9,7 @@
 #include "memory/workspace.hpp"
 #include "shardmm/dist_matrix.hpp"
 
-namespace shardmm::dist {
+namespace shardmm::matrix {
 
 /// A view over workspace slot `slot` holding this rank's tile of `layout` (ld = local rows).
 /// The contents are NOT initialised; valid until the slot's next memory::get. Rank-local: the
@@ -24,4 +24,4 @@ DistMatrix<T> pooled(const Mesh& mesh, const Layout& layout, memory::Slot slot) 
   return DistMatrix<T>::view(mesh, layout, memory::get<T>(slot, ld * cols), ld);
 }
 
-}  // namespace shardmm::dist
+}  // namespace shardmm::matrix

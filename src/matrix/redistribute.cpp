@@ -80,16 +80,16 @@ bool receives(const Layout& dst, const std::vector<int>& d) {
   return true;
 }
 
-void validate(const Mesh& ms, const Layout& ls, const Mesh& md, const Layout& ld) {
-  if (ls.rows() != ld.rows() || ls.cols() != ld.cols())
-    throw DimensionMismatch("redistribute: source " + ls.to_string() + " and destination " +
-                            ld.to_string() + " have different shapes");
-  if (ms.shape().size() != md.shape().size())
-    throw InvalidArgument("redistribute: meshes " + ms.shape().to_string() + " and " +
-                          md.shape().to_string() + " have different sizes");
-  if (!ms.active() || !md.active()) return;
+void validate(const Mesh& src_mesh, const Layout& src_layout, const Mesh& dst_mesh, const Layout& dst_layout) {
+  if (src_layout.rows() != dst_layout.rows() || src_layout.cols() != dst_layout.cols())
+    throw DimensionMismatch("redistribute: source " + src_layout.to_string() + " and destination " +
+                            dst_layout.to_string() + " have different shapes");
+  if (src_mesh.shape().size() != dst_mesh.shape().size())
+    throw InvalidArgument("redistribute: meshes " + src_mesh.shape().to_string() + " and " +
+                          dst_mesh.shape().to_string() + " have different sizes");
+  if (!src_mesh.active() || !dst_mesh.active()) return;
   int cmp = MPI_UNEQUAL;
-  SHARDMM_MPI(MPI_Comm_compare(ms.comm(), md.comm(), &cmp));
+  SHARDMM_MPI(MPI_Comm_compare(src_mesh.comm(), dst_mesh.comm(), &cmp));
   if (cmp != MPI_IDENT && cmp != MPI_CONGRUENT)
     throw InvalidArgument("redistribute: source and destination meshes are on different communicators");
 }
