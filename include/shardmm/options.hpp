@@ -37,9 +37,11 @@ struct TimelineEvent {
 
 struct Options {
   Algorithm algorithm = Algorithm::Auto;
-  /// SUMMA panel width along k (0: the widest multiple of 384 whose buffers fit in a fifth of
-  /// the rank's A + B + C, else 256; clipped to the operands' k blocks). Also the k-chunk in
-  /// which the ring's AllGather forms swap tiles at p = 2 (0: the same kind of rule).
+  /// SUMMA panel width along k (0: the widest of 4, 2 or 1 x 384 whose buffers fit in a fifth
+  /// of the rank's A + B + C, else 256 if its buffers fit in a quarter, else 128; panels cut
+  /// at the operands' k-block boundaries). Also, at p = 2, the chunk in which the ring swaps:
+  /// the AllGather forms' k-chunk (0: 4, 2 or 1 x 384, else 256) and the ReduceScatter form's
+  /// chunk of C's split dimension (0: 4, 2 or 1 x 384). See src/algo/panel_width.hpp.
   std::int64_t panel = 0;
   /// Block size of the layouts an algorithm redistributes into (0: block layouts).
   std::int64_t block = 0;

@@ -10,8 +10,9 @@
 //  5. C_part to C: nothing when the layouts agree (C may stay unreduced, {U_X});
 //     ReduceScatter over U_K when C shards a dimension as C_part does plus the U axes
 //     (case 3); otherwise AllReduce over U_K (only if C needs the sum) and redistribute.
-// AllGather: MPI_Allgatherv on axis_comm(dimension's axes). ReduceScatter: MPI_Reduce_scatter
-// on axis_comm(U_K). AllReduce: MPI_Allreduce on axis_comm(U_K).
+// AllGather: MPI_Allgatherv on axis_comm(dimension's axes). ReduceScatter: comm::reduce_scatter
+// (a ring of isend/irecv on workspace buffers) on axis_comm(U_K). AllReduce: MPI_Allreduce on
+// axis_comm(U_K). Both reductions: reduce_partials.cpp.
 #include <algorithm>
 #include <optional>
 

@@ -16,8 +16,9 @@
 //   one contiguous run of its local columns, which the broadcast then sends from there.
 // Panels: k-blocks owned by the same process column (A) and process row (B) are merged up to
 //   the panel width, so ScaLAPACK layouts with small blocks still give wide local GEMMs. The
-//   default width is the widest multiple of OpenBLAS's k block (384) whose receive buffers fit
-//   in a fifth of the rank's A + B + C, else 256 (panel_width.hpp).
+//   default width (panel_width.hpp): the widest of 4, 2 or 1 x OpenBLAS's k block (384) whose
+//   receive buffers fit in a fifth of the rank's A + B + C, else 256 if its buffers fit in a
+//   quarter, else 128.
 // Overlap: the broadcasts of panel s+1 (MPI_Ibcast, double-buffered) are in flight while
 //   panel s multiplies; the GEMM runs in pieces of one BLAS k block (no piece repacks what
 //   another packed) with MPI_Testall in between so the broadcasts progress; a one-piece panel

@@ -5,8 +5,9 @@
 //   1. B moves: one redistribution (alltoallv on the mesh) to [K over Q with A's k map, J
 //      replicated], so rank (r, q) holds op(B)[k rows of its A tile, all n columns].
 //   2. D = alpha * op(A_loc) * op(B_loc): an m_loc x n partial sum over the process row.
-//   3. MPI_Reduce_scatter along the process row (axis_comm(Q)): process column c receives the
-//      sum of the columns of D it owns in C's column map; C_loc = that + beta * C_loc.
+//   3. A reduce-scatter along the process row (axis_comm(Q); comm::reduce_scatter, a ring of
+//      isend/irecv on workspace buffers): process column c receives the sum of the columns of
+//      D it owns in C's column map; C_loc = that + beta * C_loc.
 //   Words per rank: B's k_q x n slice (less what it held) + (q-1) x its C tile.
 // B-stationary is the mirror image: A moves to [I replicated, K over R with B's k map], the
 // m x n_loc partial is reduce-scattered along the process column onto C's row map.
