@@ -58,7 +58,9 @@ struct PlanRequest {
   int ranks = 1;
   Dtype dtype = Dtype::F64;
   std::int64_t memory_limit = 0;  ///< bytes per rank; 0 = SHARDMM_MEMORY_LIMIT or none
-  MachineProfile profile = MachineProfile::from_environment();
+  /// The machine the costs are for. gemm fills it once per call from SHARDMM_PROFILE
+  /// (MachineProfile::from_environment); a request made by hand gets the built-in defaults.
+  MachineProfile profile;
   /// The caller's current grid (pm x pn) when its operands are already 2D block-cyclic on it;
   /// candidates on that grid then pay no redistribution. 0 = unknown.
   int current_pm = 0, current_pn = 0;
@@ -87,6 +89,13 @@ struct GemmPlan {
 /// Evaluates every candidate and picks the cheapest that fits the memory limit. Throws
 /// OutOfMemory naming the bytes missing when none fits.
 GemmPlan plan_gemm(const PlanRequest& request);
+
+/// The cheapest candidate of one algorithm, priced as plan_gemm prices it: among every grid
+/// and variant it has for these ranks, or only grid pm x pn when both are > 0. Candidates
+/// within the memory limit come first; when none fits, the cheapest is returned with
+/// `fits` false (the caller reports the shortfall). Throws NotSupported when the algorithm
+/// has no candidate here (e.g. 2.5D on one rank).
+Candidate cheapest_of(const PlanRequest& request, Algorithm algorithm, int pm = 0, int pn = 0);
 
 /// Fills in the cost of one given candidate (words, messages, memory, time, fits).
 Candidate evaluate(const PlanRequest& request, Candidate candidate);

@@ -1,26 +1,30 @@
-// 2.5D / 3D GEMM on a pm x pn x pk grid (axes x, y, z) over the caller's ranks.
+// 2.5D GEMM on a pm x pn x pk grid (axes x, y, z) over the caller's ranks.
 //
 // k is cut into pk slices of s' = ceil(ceil(k/pk) / lcm(pm,pn)) * lcm(pm,pn) indices; slice z
-// runs a pm x pn SUMMA (summa.cpp) on its part of k, then the partial products are
-// reduce-scattered along z. Layouts on the 3D mesh:
+// runs a pm x pn SUMMA (summa_setup / summa_run, C-stationary) on its part of k, on views of
+// its tiles with the caller's timers, then the partial products are reduced along z
+// (reduce_partials). Layouts on the 3D mesh:
 //   op(A) [I_x, K_zy:bc(s'/pn)]   op(B) [K_zx:bc(s'/pm), J_y:bc(pk nb)]
 //   C partial [I_x, J_y:bc(pk nb)]{U_z} -> C [I_x, J_yz:bc(nb)],  nb = ceil(n / (pn pk))
 // so each slice's tiles are exactly the 2D SUMMA tiles of its k range (views, no copies) and
-// the z reduction nests (MPI_Reduce_scatter on axis_comm(z), sharded_steps.cpp).
+// the z reduction nests: one reduce-scatter on axis_comm(z) (comm::reduce_scatter, a ring of
+// isend/irecv on pooled buffers).
 // What moves: the inputs are redistributed (one alltoallv each) from the caller's layouts into
 // these - the replication-free form of 2.5D's "replicate along the third axis" - then per
 // slice (m/pm) (k/pk) (1-1/pn) + (n/pn) (k/pk) (1-1/pm) words of SUMMA panels, then
 // (m/pm) (n/pn) (1-1/pk) words of reduce-scatter, then C to the caller's layout.
+// The grid comes from the setup's options (the front end asks the planner when none is
+// given); every rank of the 3D mesh agrees after the slices' SUMMAs, so a slice that failed
+// makes every slice throw before the z reduction.
 #include <numeric>
 #include <optional>
 
 #include "algo/algo.hpp"
-#include "matrix/pooled.hpp"
-#include "algo/sharded_steps.hpp"
+#include "algo/reduce_partials.hpp"
+#include "blas/blas.hpp"
 #include "comm/traffic.hpp"
+#include "matrix/pooled.hpp"
 #include "shardmm/error.hpp"
-#include "shardmm/gemm.hpp"
-#include "shardmm/plan.hpp"
 #include "shardmm/redistribute.hpp"
 
 namespace shardmm::algo {
@@ -64,22 +68,11 @@ Setup gemm25d_setup(const Problem& p, const Options& o) {
   Setup setup;
   setup.algorithm = Algorithm::Gemm25D;
   const int P = p.mesh.size();
-  if (o.grid_m > 0 || o.grid_n > 0 || o.grid_k > 0) {
-    if (o.grid_m * o.grid_n * o.grid_k != P)
-      throw NotSupported("2.5D grid " + std::to_string(o.grid_m) + "x" + std::to_string(o.grid_n) +
-                         "x" + std::to_string(o.grid_k) + " does not use exactly the " +
-                         std::to_string(P) + " ranks of mesh " + p.mesh.to_string());
-    setup.pm = o.grid_m, setup.pn = o.grid_n, setup.pk = o.grid_k;
-  } else {  // the planner's cheapest grid with at least two k-slices
-    PlanRequest r;
-    r.m = p.m, r.n = p.n, r.k = p.k, r.ranks = P;
-    setup.pm = P, setup.pn = 1, setup.pk = 1;
-    for (const Candidate& c : plan_gemm(r).candidates)
-      if (c.algorithm == Algorithm::Gemm25D) {
-        setup.pm = c.pm, setup.pn = c.pn, setup.pk = c.pk;
-        break;
-      }
-  }
+  if (o.grid_m * o.grid_n * o.grid_k != P)
+    throw NotSupported("2.5D grid " + std::to_string(o.grid_m) + "x" + std::to_string(o.grid_n) +
+                       "x" + std::to_string(o.grid_k) + " does not use exactly the " +
+                       std::to_string(P) + " ranks of mesh " + p.mesh.to_string());
+  setup.pm = o.grid_m, setup.pn = o.grid_n, setup.pk = o.grid_k;
   setup.A = p.A;  // moved onto the 3D mesh inside the run
   setup.B = p.B;
   setup.C = p.C;
@@ -87,6 +80,32 @@ Setup gemm25d_setup(const Problem& p, const Options& o) {
   setup.detail = "k split in " + std::to_string(setup.pk) + " slices, SUMMA per slice, reduce-scatter along z";
   return setup;
 }
+
+namespace {
+
+// Slice z's SUMMA on views of its tiles (A3, B3, Cp on the 3D mesh; S the slice's x-y mesh):
+// exactly SUMMA's own layouts for that k range, so nothing moves before its panels.
+template <Scalar T>
+void slice_summa(const Operands<T>& x, const Mesh& S, const Grid3& g, index_t m, index_t n, index_t kz,
+                 DistMatrix<T>& A3, DistMatrix<T>& B3, DistMatrix<T>& Cp, const Options& o,
+                 Timers& t) {
+  const auto Az = DistMatrix<T>::view(S, stored_layout(x.opA, S.shape(), m, kz, spec_of(block("I", {"x"}), bc("K", {"y"}, g.nb_a))), A3.data(), A3.ld());
+  const auto Bz = DistMatrix<T>::view(S, stored_layout(x.opB, S.shape(), kz, n, spec_of(bc("K", {"x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))), B3.data(), B3.ld());
+  auto Cz = DistMatrix<T>::view(S, Layout(S.shape(), m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c))), Cp.data(), Cp.ld());
+  Options inner = o;
+  inner.algorithm = Algorithm::Summa;
+  inner.stationary = Stationary::C;
+  const Problem slice{x.opA, x.opB, m, n, kz, Az.layout(), Bz.layout(), Cz.layout(), S.shape()};
+  const Setup setup = summa_setup(slice, inner);
+  if (!setup.A.same_distribution(Az.layout()) || !setup.B.same_distribution(Bz.layout()) ||
+      !setup.C.same_distribution(Cz.layout()))
+    throw NotSupported("2.5D: SUMMA does not run on the slice's tiles as they are (internal error)");
+  if (kz == 0) return blas::scale(Cz.local_rows(), Cz.local_cols(), T(0), Cz.data(), Cz.ld());  // an empty slice
+
+  summa_run(Operands<T>{x.opA, x.opB, x.alpha, Az, Bz, T(0), Cz}, setup, inner, t);
+}
+
+}  // namespace
 
 template <Scalar T>
 void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
@@ -99,48 +118,33 @@ void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Tim
   const int z = M3.coord("z");
   const index_t kz = std::clamp<index_t>(k - z * g.slice, 0, g.slice);  // this slice's k
 
-  // Inputs onto the 3D mesh (one alltoallv each).
-  double t0 = now();
-  std::optional<comm::RedistributionRole> moving_in(std::in_place, true);  // layout changes
-  std::optional<DistMatrix<T>> A3o, B3o, Cpo;
-  prologue(M3.comm(), [&] {  // the three 3D tiles (workspace), taken before anything moves
-    A3o.emplace(matrix::pooled<T>(M3, stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))), memory::Slot::StagedA0));
-    B3o.emplace(matrix::pooled<T>(M3, stored_layout(x.opB, sh, k, n, spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))), memory::Slot::StagedB0));
-    Cpo.emplace(matrix::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})), memory::Slot::StagedC0));
+  // Inputs onto the 3D mesh (one alltoallv each), counted as layout changes.
+  std::optional<DistMatrix<T>> A3, B3, Cp, Cf;
+  t.timed(&Timers::redist, [&] {
+    const comm::RedistributionRole moving_in(true);
+    prologue(M3.comm(), [&] {  // the three 3D tiles (workspace), taken before anything moves
+      A3.emplace(matrix::pooled<T>(M3, stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))), memory::Slot::StagedA0));
+      B3.emplace(matrix::pooled<T>(M3, stored_layout(x.opB, sh, k, n, spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))), memory::Slot::StagedB0));
+      Cp.emplace(matrix::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})), memory::Slot::StagedC0));
+    });
+    redistribute(x.A, *A3);
+    redistribute(x.B, *B3);
   });
-  DistMatrix<T>& A3 = *A3o;
-  DistMatrix<T>& B3 = *B3o;
-  DistMatrix<T>& Cp = *Cpo;
-  redistribute(x.A, A3);
-  redistribute(x.B, B3);
-  moving_in.reset();
-  t.redist += now() - t0;
 
-  // Per slice: SUMMA on views of this slice's tiles.
-  const auto Az = DistMatrix<T>::view(S, stored_layout(x.opA, S.shape(), m, kz, spec_of(block("I", {"x"}), bc("K", {"y"}, g.nb_a))), A3.data(), A3.ld());
-  const auto Bz = DistMatrix<T>::view(S, stored_layout(x.opB, S.shape(), kz, n, spec_of(bc("K", {"x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))), B3.data(), B3.ld());
-  auto Cz = DistMatrix<T>::view(S, Layout(S.shape(), m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c))), Cp.data(), Cp.ld());
-  Options inner = o;
-  inner.algorithm = Algorithm::Summa;
-  inner.stationary = Stationary::C;
-  GemmReport r;  // slices agree inside; then all slices agree before the z reduction
-  comm::agreed(M3.comm(), "multiply", [&] { r = gemm(x.opA, x.opB, x.alpha, Az, Bz, T(0), Cz, inner); });
-  t.gemm += r.seconds_gemm;
-  t.comm += r.seconds_comm + r.seconds_redist;
+  // Per slice: SUMMA on views of this slice's tiles; then every slice agrees.
+  comm::agreed(M3.comm(), "multiply", [&] { slice_summa(x, S, g, m, n, kz, *A3, *B3, *Cp, o, t); });
 
-  // Reduce-scatter along z, then C into the caller's layout with beta folded in.
-  t0 = now();
-  std::optional<DistMatrix<T>> Cfo;
-  prologue(M3.comm(), [&] {
-    Cfo.emplace(matrix::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c))), memory::Slot::StagedC1));
+  // Partial sums reduce-scattered along z, then C into the caller's layout with beta folded in.
+  t.timed(&Timers::comm, [&] {
+    prologue(M3.comm(), [&] {
+      Cf.emplace(matrix::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c))), memory::Slot::StagedC1));
+    });
+    reduce_partials(*Cp, T(0), *Cf);
   });
-  DistMatrix<T>& Cf = *Cfo;
-  sharded::finish(Cp, T(0), Cf);
-  t.comm += now() - t0;
-  t0 = now();
-  const comm::RedistributionRole moving_out(true);
-  redistribute(Cf, x.C, T(1), x.beta);
-  t.redist += now() - t0;
+  t.timed(&Timers::redist, [&] {
+    const comm::RedistributionRole moving_out(true);
+    redistribute(*Cf, x.C, T(1), x.beta);
+  });
 }
 
 SHARDMM_INSTANTIATE_RUN(gemm25d_run)

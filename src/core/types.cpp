@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "shardmm/error.hpp"
+#include "shardmm/options.hpp"
 
 namespace shardmm {
 namespace {
@@ -57,6 +58,28 @@ std::size_t dtype_size(Dtype dtype) {
     case Dtype::C128: return 16;
   }
   return 0;
+}
+
+std::string to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::Auto: return "auto";
+    case Algorithm::Local: return "local";
+    case Algorithm::Summa: return "summa";
+    case Algorithm::Cannon: return "cannon";
+    case Algorithm::Ring: return "ring";
+    case Algorithm::Sharded: return "sharded";
+    case Algorithm::Gemm25D: return "25d";
+  }
+  return "?";
+}
+
+Algorithm parse_algorithm(std::string_view text) {
+  const std::string t = lower(text);
+  for (Algorithm a : {Algorithm::Auto, Algorithm::Local, Algorithm::Summa, Algorithm::Cannon,
+                      Algorithm::Ring, Algorithm::Sharded, Algorithm::Gemm25D})
+    if (to_string(a) == t) return a;
+  throw InvalidArgument("unknown algorithm '" + std::string(text) +
+                        "' (auto, local, summa, cannon, ring, sharded, 25d)");
 }
 
 }  // namespace shardmm

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "plan/cost_model.hpp"
@@ -106,6 +107,19 @@ GemmPlan plan_gemm(const PlanRequest& r) {
     for (const Candidate& c : plan.candidates)
       if (c.algorithm == Algorithm::Local && c.fits) plan.chosen = c;
   return plan;
+}
+
+Candidate cheapest_of(const PlanRequest& r, Algorithm algorithm, int pm, int pn) {
+  std::optional<Candidate> best;
+  for (Candidate c : enumerate(r)) {
+    if (c.algorithm != algorithm || (pm > 0 && pn > 0 && (c.pm != pm || c.pn != pn))) continue;
+    c = evaluate(r, c);
+    if (!best || (c.fits != best->fits ? c.fits : c.seconds < best->seconds)) best = c;
+  }
+  if (!best)
+    throw NotSupported("plan: " + to_string(algorithm) + " has no candidate for " + std::to_string(r.ranks) +
+                       " ranks" + (pm > 0 ? " on a " + std::to_string(pm) + "x" + std::to_string(pn) + " grid" : ""));
+  return *best;
 }
 
 std::string GemmPlan::explain(std::size_t max_rows) const {

@@ -1,0 +1,217 @@
+// The planning half of the gemm front end: validate, describe the caller's layouts to the
+// planner, turn its answers into explicit options, check the memory budget, build the
+// algorithm's setup. No communication: every rank computes the same from global metadata.
+#include "front/resolve.hpp"
+
+#include "core/instantiate.hpp"
+#include "shardmm/error.hpp"
+#include "shardmm/gemm.hpp"
+
+namespace shardmm::front {
+namespace {
+
+std::string shape_str(Op op, const Layout& L) {
+  return "op" + std::string(op == Op::N ? "" : "^" + to_string(op)) + " of " + L.to_string();
+}
+
+bool on_caller_grid(const algo::Problem& p) {
+  if (p.mesh.ndims() != 2) return false;
+  const algo::Setup s = algo::summa_setup(p, Options{});
+  return s.A.same_distribution(p.A) && s.B.same_distribution(p.B) && s.C.same_distribution(p.C);
+}
+
+// True when the mesh is a line: exactly one axis longer than 1 (a 1 x P grid included).
+bool is_line(const MeshShape& mesh) { return mesh.long_axes().size() == 1; }
+
+// Which operands each ring form would use as they are on the caller's line.
+void ring_fits(const algo::Problem& p, PlanRequest& q) {
+  if (!is_line(p.mesh)) return;
+  for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter}) {
+    Options o;
+    o.ring_form = f;
+    const algo::Setup r = algo::ring_setup(p, o);
+    q.ring_in_place[static_cast<int>(f) - 1] = {r.A.same_distribution(p.A), r.B.same_distribution(p.B),
+                                               r.C.same_distribution(p.C)};
+    q.ring_streamed[static_cast<int>(f) - 1] = r.ring_stream;
+  }
+}
+
+// SUMMA C-stationary on the caller's grid: process (i, j) receives op(A)'s panels it lacks
+// (its C rows x the k that process column j does not hold) and op(B)'s (its C columns x the k
+// process row i does not hold). The busiest rank's words, from the actual tile extents.
+double summa_words_in_place(const algo::Problem& p) {
+  const DimMap &rows = p.C.row_map(), &cols = p.C.col_map();
+  const DimMap &ka = p.A.map(p.opA == Op::N ? 1 : 0), &kb = p.B.map(p.opB == Op::N ? 0 : 1);  // k as stored
+  double most = 0;
+  for (int i = 0; i < rows.nprocs; ++i)
+    for (int j = 0; j < cols.nprocs; ++j)
+      most = std::max(most, double(rows.local_extent(i)) * double(p.k - ka.local_extent(j)) +
+                                double(cols.local_extent(j)) * double(p.k - kb.local_extent(i)));
+  return most;
+}
+
+// What the caller's layouts save: SUMMA on the caller's grid, rings on the caller's line.
+void describe_inputs(const algo::Problem& p, PlanRequest& q) {
+  if (on_caller_grid(p)) {
+    q.current_pm = p.mesh.sizes[0], q.current_pn = p.mesh.sizes[1];
+    q.current_summa_words = summa_words_in_place(p);
+  }
+  ring_fits(p, q);
+}
+
+// Auto: the planner's cheapest candidate becomes explicit options, plus the mesh shape to run
+// on when it differs from the caller's mesh.
+void choose_algorithm(const algo::Problem& p, const PlanRequest& q, Resolved& r) {
+  const Candidate c = plan_gemm(q).chosen;
+  r.options.algorithm = c.algorithm;
+  r.options.stationary = c.stationary;
+  r.options.ring_form = c.ring_form;
+  r.why = "auto: " + c.name();
+  if (c.algorithm == Algorithm::Gemm25D) {
+    r.options.grid_m = c.pm, r.options.grid_n = c.pn, r.options.grid_k = c.pk;
+  } else if (c.algorithm == Algorithm::Ring) {
+    if (!is_line(p.mesh)) r.remesh = MeshShape({"x"}, {c.pm});  // a line runs as it is
+  } else if (c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon) {
+    if (p.mesh.ndims() != 2 || p.mesh.sizes[0] != c.pm || p.mesh.sizes[1] != c.pn)
+      r.remesh = MeshShape({"x", "y"}, {c.pm, c.pn});
+  }
+}
+
+// 2.5D without a grid: the planner's cheapest 2.5D grid (at least two k-slices) for the full
+// request (dtype, memory limit, profile); one rank has none and runs 1x1x1.
+void choose_25d_grid(const PlanRequest& q, Options& o) {
+  o.grid_m = q.ranks, o.grid_n = 1, o.grid_k = 1;
+  if (q.ranks < 2) return;
+  const Candidate c = cheapest_of(q, Algorithm::Gemm25D);
+  o.grid_m = c.pm, o.grid_n = c.pn, o.grid_k = c.pk;
+}
+
+// SUMMA with Stationary::Auto: the planner's cheapest variant on the grid SUMMA runs on.
+void choose_summa_variant(const algo::Problem& p, const PlanRequest& q, Options& o) {
+  Options c_stationary = o;
+  c_stationary.stationary = Stationary::C;
+  const algo::Setup s = algo::summa_setup(p, c_stationary);
+  o.stationary = Stationary::C;
+  if (q.ranks < 2) return;
+  o.stationary = cheapest_of(q, Algorithm::Summa, s.C.row_map().nprocs, s.C.col_map().nprocs).stationary;
+}
+
+}  // namespace
+
+template <Scalar T>
+algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
+                       const DistMatrix<T>& C) {
+  const std::string all = "\n  A: " + shape_str(opA, A.layout()) + "\n  B: " +
+                          shape_str(opB, B.layout()) + "\n  C: " + C.layout().to_string();
+  if (!A.mesh().same_as(B.mesh()) || !A.mesh().same_as(C.mesh()))
+    throw InvalidArgument("gemm: A, B and C must live on the same Mesh object" + all);
+  algo::Problem p;
+  p.opA = opA;
+  p.opB = opB;
+  p.m = opA == Op::N ? A.rows() : A.cols();
+  p.k = opA == Op::N ? A.cols() : A.rows();
+  const index_t kb = opB == Op::N ? B.rows() : B.cols();
+  p.n = opB == Op::N ? B.cols() : B.rows();
+  if (p.k != kb)
+    throw DimensionMismatch("gemm: inner dimensions differ: op(A) is " + std::to_string(p.m) +
+                            "x" + std::to_string(p.k) + ", op(B) is " + std::to_string(kb) + "x" +
+                            std::to_string(p.n) + all);
+  if (C.rows() != p.m || C.cols() != p.n)
+    throw DimensionMismatch("gemm: C is " + std::to_string(C.rows()) + "x" +
+                            std::to_string(C.cols()) + " but op(A)*op(B) is " +
+                            std::to_string(p.m) + "x" + std::to_string(p.n) + all);
+  if (A.layout().is_unreduced() || B.layout().is_unreduced())
+    throw NotSupported("gemm: unreduced (pending-sum) inputs must be reduced first" + all);
+  p.A = A.layout();
+  p.B = B.layout();
+  p.C = C.layout();
+  p.mesh = A.mesh().shape();
+  return p;
+}
+
+PlanRequest request_for(const algo::Problem& p, Dtype dtype, const Options& o) {
+  PlanRequest q;
+  q.m = p.m, q.n = p.n, q.k = p.k, q.ranks = p.mesh.size(), q.dtype = dtype;
+  q.memory_limit = o.memory_limit;
+  q.profile = MachineProfile::from_environment();
+  describe_inputs(p, q);
+  return q;
+}
+
+Resolved resolve(const algo::Problem& p, const PlanRequest& q, const Options& o) {
+  Resolved r{o, std::nullopt, ""};
+  if (o.algorithm == Algorithm::Auto) choose_algorithm(p, q, r);
+  Options& x = r.options;
+  if (x.algorithm == Algorithm::Gemm25D && x.grid_m == 0 && x.grid_n == 0 && x.grid_k == 0)
+    choose_25d_grid(q, x);
+  if (x.algorithm == Algorithm::Summa && x.stationary == Stationary::Auto)
+    choose_summa_variant(r.remesh ? remeshed(p, *r.remesh) : p, q, x);
+  return r;
+}
+
+algo::Setup make_setup(const algo::Problem& p, const Options& o) {
+  switch (o.algorithm) {
+    case Algorithm::Local: return algo::local_setup(p, o);
+    case Algorithm::Summa: return algo::summa_setup(p, o);
+    case Algorithm::Cannon: return algo::cannon_setup(p, o);
+    case Algorithm::Ring: return algo::ring_setup(p, o);
+    case Algorithm::Sharded: return algo::sharded_setup(p, o);
+    case Algorithm::Gemm25D: return algo::gemm25d_setup(p, o);
+    case Algorithm::Auto: break;
+  }
+  throw InvalidArgument("gemm: no setup for algorithm " + to_string(o.algorithm));
+}
+
+void check_memory(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q) {
+  const std::int64_t limit = memory_limit(q);
+  if (limit == 0 || setup.algorithm == Algorithm::Sharded) return;
+  Candidate c{setup.algorithm, setup.stationary, setup.ring_form, setup.pm, setup.pn, setup.pk};
+  if (setup.algorithm == Algorithm::Summa || setup.algorithm == Algorithm::Cannon)
+    c.pm = setup.C.row_map().nprocs, c.pn = setup.C.col_map().nprocs;
+  if (setup.algorithm == Algorithm::Ring) c.pm = p.mesh.sizes[p.mesh.axis_index(setup.ring_axis)];
+  c = evaluate(q, c);
+  if (!c.fits)
+    throw OutOfMemory("gemm: " + c.name() + " needs " + std::to_string(c.memory_bytes) +
+                      " bytes per rank but the memory limit is " + std::to_string(limit) +
+                      " bytes (Options::memory_limit / SHARDMM_MEMORY_LIMIT)");
+}
+
+algo::Problem remeshed(const algo::Problem& p, const MeshShape& shape) {
+  algo::Problem q = p;
+  q.mesh = shape;
+  q.A = Layout::replicated(shape, p.A.rows(), p.A.cols());
+  q.B = Layout::replicated(shape, p.B.rows(), p.B.cols());
+  q.C = Layout::replicated(shape, p.C.rows(), p.C.cols());
+  return q;
+}
+
+#define SHARDMM_INSTANTIATE(T)                                                               \
+  template algo::Problem validate<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&,     \
+                                     const DistMatrix<T>&);
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
+#undef SHARDMM_INSTANTIATE
+
+}  // namespace shardmm::front
+
+namespace shardmm {
+
+PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn, index_t nb) {
+  if (pm < 1 || pn < 1 || pm * pn != request.ranks)
+    throw InvalidArgument("block_cyclic_request: a " + std::to_string(pm) + "x" + std::to_string(pn) +
+                          " grid for " + std::to_string(request.ranks) + " ranks");
+  if (nb < 1) throw InvalidArgument("block_cyclic_request: block size " + std::to_string(nb) + " < 1");
+  const MeshShape mesh({"x", "y"}, {pm, pn});
+  auto stored = [&](Op op, index_t rows, index_t cols) {
+    return op == Op::N ? Layout::block_cyclic(mesh, rows, cols, nb, nb)
+                       : Layout::block_cyclic(mesh, cols, rows, nb, nb);
+  };
+  algo::Problem p;
+  p.opA = opA, p.opB = opB, p.m = request.m, p.n = request.n, p.k = request.k, p.mesh = mesh;
+  p.A = stored(opA, p.m, p.k);
+  p.B = stored(opB, p.k, p.n);
+  p.C = Layout::block_cyclic(mesh, p.m, p.n, nb, nb);
+  front::describe_inputs(p, request);
+  return request;
+}
+
+}  // namespace shardmm

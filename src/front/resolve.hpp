@@ -1,0 +1,44 @@
+// The planning half of the gemm front end (gemm.cpp): a call's global description, the
+// planner's answers turned into explicit options, the memory check, and the chosen
+// algorithm's setup. Global metadata only: no communication, the same on every rank.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "algo/algo.hpp"
+#include "shardmm/plan.hpp"
+
+namespace shardmm::front {
+
+/// A call's global description: shapes, ops, the caller's layouts. Throws
+/// DimensionMismatch / InvalidArgument / NotSupported on a bad call (every rank alike).
+template <Scalar T>
+algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
+                       const DistMatrix<T>& C);
+
+/// The planner's request for this call: sizes, dtype, the memory limit, the machine profile
+/// (SHARDMM_PROFILE, read here once per call) and what the caller's layouts save.
+PlanRequest request_for(const algo::Problem& p, Dtype dtype, const Options& o);
+
+/// Options with every choice the planner makes filled in: Auto's algorithm, variant and grid
+/// (`remesh`: the mesh shape to run on when it is not the caller's), 2.5D's grid when none
+/// is given, SUMMA's variant when Stationary::Auto. `why` says what Auto chose.
+struct Resolved {
+  Options options;
+  std::optional<MeshShape> remesh;
+  std::string why;
+};
+Resolved resolve(const algo::Problem& p, const PlanRequest& q, const Options& o);
+
+/// The algorithm's setup (its layouts) for explicit options.
+algo::Setup make_setup(const algo::Problem& p, const Options& o);
+
+/// Throws OutOfMemory when the setup's predicted peak per rank exceeds the memory limit.
+void check_memory(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q);
+
+/// The problem on the same ranks arranged as `shape`, with layouts that fit nothing (so the
+/// algorithm's own layouts are used).
+algo::Problem remeshed(const algo::Problem& p, const MeshShape& shape);
+
+}  // namespace shardmm::front
