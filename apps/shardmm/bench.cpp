@@ -16,12 +16,11 @@
 
 #include "bench_report.hpp"
 #include "bench_util.hpp"
-#include "blas/blas.hpp"
 #include "commands.hpp"
+#include "local_gemm.hpp"
 #include "probe.hpp"
 #include "scalapack_ref.hpp"
-#include "comm/mpi_check.hpp"
-#include "memory/workspace.hpp"
+#include "mpi_util.hpp"
 
 namespace shardmm::cli {
 namespace {
@@ -36,9 +35,9 @@ double local_rate(index_t m, index_t n, index_t k, int P) {
   std::vector<T> a(static_cast<std::size_t>(s * s), T(1)), b(a), c(a);
   double best = 1e30;
   for (int r = 0; r < 3; ++r) {
-    SHARDMM_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    SHARDMM_CLI_MPI(MPI_Barrier(MPI_COMM_WORLD));
     const double t0 = MPI_Wtime();
-    blas::gemm(Op::N, Op::N, s, s, s, T(1), a.data(), s, b.data(), s, T(0), c.data(), s);
+    local_gemm(Op::N, Op::N, s, s, s, T(1), a.data(), s, b.data(), s, T(0), c.data(), s);
     best = std::min(best, max_over(MPI_Wtime() - t0, MPI_COMM_WORLD));
   }
   return bench::flops(s, s, s, is_complex_v<T>) / best;
@@ -100,15 +99,16 @@ Options options_of(const BenchConfig& cfg, const std::string& name) {
   return o;
 }
 
-// Filled memory from the workspace's allocator (transparent huge pages from 2 MiB up): the
-// P-core ceiling's operands get the memory the library's own buffers get, not less.
+// Filled memory from the library's allocator (allocate_buffer: transparent huge pages from
+// 2 MiB up): the P-core ceiling's operands get the memory the library's own buffers get, not
+// less.
 template <class T>
 struct HugeArray {
   std::unique_ptr<void, decltype(&std::free)> mem{nullptr, &std::free};
   T* data = nullptr;
   index_t size = 0;
   void assign(index_t n, T v) {
-    mem.reset(memory::allocate(static_cast<std::size_t>(n) * sizeof(T)).ptr);
+    mem.reset(allocate_buffer(static_cast<std::size_t>(n) * sizeof(T)));
     data = static_cast<T*>(mem.get()), size = n;
     std::fill(data, data + n, v);
   }
@@ -134,7 +134,7 @@ struct Contender {
       const index_t m = C->local_rows(), n = C->local_cols(), k = core_a.size / std::max<index_t>(m, 1);
       const double t0 = MPI_Wtime();
       if (m > 0 && n > 0)
-        blas::gemm(Op::N, Op::N, m, n, k, s.alpha, core_a.data, m, core_b.data, std::max<index_t>(k, 1), s.beta,
+        local_gemm(Op::N, Op::N, m, n, k, s.alpha, core_a.data, m, core_b.data, std::max<index_t>(k, 1), s.beta,
                    C->data(), C->ld());
       if (o.timeline) o.timeline->push_back({"gemm", t0, MPI_Wtime(), -1});
     } else if (scalapack) {
@@ -165,7 +165,7 @@ std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup
   if (c->cores) {  // operands of this rank's share of the product, filled (touched) now
     c->core_a.assign(c->C->local_rows() * cfg.k, T(1));
     c->core_b.assign(cfg.k * c->C->local_cols(), T(1));
-    if (cfg.blas_threads > 0) blas::set_num_threads(cfg.blas_threads);
+    if (cfg.blas_threads > 0) set_blas_threads(cfg.blas_threads);
     c->row.plan = "each rank's C tile times the whole k as one local GEMM, no communication (the P-core ceiling)";
   }
   if (!c->scalapack) return c;
@@ -173,7 +173,7 @@ std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup
   if (!scalapack_compatible(s.A.layout())) c->a = &c->As.emplace(redistribute(s.A, bc_like(s, s.A, cfg.nb)));
   if (!scalapack_compatible(s.B.layout())) c->b = &c->Bs.emplace(redistribute(s.B, bc_like(s, s.B, cfg.nb)));
   c->grid.emplace(s.mesh.comm(), s.mesh.shape().sizes[0], s.mesh.shape().sizes[1]);
-  if (cfg.blas_threads > 0) blas::set_num_threads(cfg.blas_threads);
+  if (cfg.blas_threads > 0) set_blas_threads(cfg.blas_threads);
   c->row.plan = "ScaLAPACK p?gemm on " + std::to_string(s.mesh.shape().sizes[0]) + "x" +
                 std::to_string(s.mesh.shape().sizes[1]) + ", " + c->C->layout().spec().to_string();
   return c;
@@ -206,10 +206,10 @@ void warm_runtime(const Setup<T>& s, DistMatrix<T>& C) {
   const index_t m = w > 0 ? std::min(C.local_rows(), size(s.A) / w) : 0;
   const index_t n = w > 0 ? std::min(C.local_cols(), size(s.B) / w) : 0;
   if (m > 0 && n > 0)
-    blas::gemm(Op::N, Op::N, m, n, w, T(1), s.A.data(), m, s.B.data(), w, T(0), C.data(), C.ld());
+    local_gemm(Op::N, Op::N, m, n, w, T(1), s.A.data(), m, s.B.data(), w, T(0), C.data(), C.ld());
   std::vector<double> msg(index_t{1} << 14, 1.0);  // 128 KiB: past the eager limit
   for (int root = 0; root < s.mesh.size(); ++root)
-    SHARDMM_MPI(MPI_Bcast(msg.data(), static_cast<int>(msg.size()), MPI_DOUBLE, root, s.mesh.comm()));
+    SHARDMM_CLI_MPI(MPI_Bcast(msg.data(), static_cast<int>(msg.size()), MPI_DOUBLE, root, s.mesh.comm()));
 }
 
 template <Scalar T>
@@ -224,7 +224,7 @@ void run_alternating(const BenchConfig& cfg, const Setup<T>& s, std::vector<std:
       }
       redistribute(s.C0, *c->C);  // reset C (untimed)
       c->o.timeline = !cfg.timeline.empty() && r + 1 == total ? &c->events : nullptr;
-      SHARDMM_MPI(MPI_Barrier(s.mesh.comm()));
+      SHARDMM_CLI_MPI(MPI_Barrier(s.mesh.comm()));
       const double t0 = MPI_Wtime();
       c->call(s);
       const double t = max_over(MPI_Wtime() - t0, s.mesh.comm());
@@ -249,7 +249,7 @@ void finish_row(const BenchConfig& cfg, const Setup<T>& s, Contender<T>& c) {
     const double algo = double(row.report.bytes_received - row.report.redist_bytes_received) / sizeof(T);
     row.algo_words_max = max_over(algo, comm);
   }
-  row.blas_threads = blas::num_threads();
+  row.blas_threads = shardmm::blas_threads();
   if (cfg.check && !c.cores) row.probe = probe_error(s.opA, s.opB, s.alpha, *c.a, *c.b, s.beta, s.C0, *c.C);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);

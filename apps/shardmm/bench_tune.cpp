@@ -5,10 +5,9 @@
 
 #include "bench.hpp"
 #include "bench_util.hpp"
-#include "blas/blas.hpp"
 #include "commands.hpp"
 #include "scalapack_ref.hpp"
-#include "comm/mpi_check.hpp"
+#include "mpi_util.hpp"
 
 namespace shardmm::cli {
 namespace {
@@ -35,7 +34,7 @@ double time_scalapack(const BenchConfig& cfg, int p, int q, index_t nb) {
   std::vector<double> times;
   const int reps = std::min(cfg.reps, 3);
   for (int r = 0; r < 1 + reps; ++r) {
-    SHARDMM_MPI(MPI_Barrier(mesh.comm()));
+    SHARDMM_CLI_MPI(MPI_Barrier(mesh.comm()));
     const double t0 = MPI_Wtime();
     scalapack_gemm(grid, opA, opB, alpha, A, B, beta, C);
     const double t = bench::max_over(MPI_Wtime() - t0, mesh.comm());
@@ -47,9 +46,9 @@ double time_scalapack(const BenchConfig& cfg, int p, int q, index_t nb) {
 template <Scalar T>
 int tune(const BenchConfig& cfg) {
   int P = 1, me = 0;
-  SHARDMM_MPI(MPI_Comm_size(MPI_COMM_WORLD, &P));
-  SHARDMM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &me));
-  if (cfg.blas_threads > 0) blas::set_num_threads(cfg.blas_threads);
+  SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &P));
+  SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &me));
+  if (cfg.blas_threads > 0) set_blas_threads(cfg.blas_threads);
   Choice best;
   for (int p = 1; p <= P; ++p) {
     if (P % p != 0) continue;

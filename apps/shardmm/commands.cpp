@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "blas/blas.hpp"
-#include "comm/mpi_check.hpp"
+#include "local_gemm.hpp"
+#include "mpi_util.hpp"
 
 namespace shardmm::cli {
 
@@ -38,7 +38,7 @@ int run_plan(const PlanConfig& cfg) {
   PlanRequest r;
   r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
   if (!cfg.memory_limit.empty()) r.memory_limit = parse_bytes(cfg.memory_limit);
-  if (!cfg.profile.empty()) r.profile = MachineProfile::from_json_file(cfg.profile);
+  r.profile = cfg.profile.empty() ? MachineProfile::from_environment() : MachineProfile::from_json_file(cfg.profile);
   if (!cfg.grid.empty()) {  // what gemm's Auto sees for ScaLAPACK-style inputs on that grid
     const MeshShape g = MeshShape::parse(cfg.grid);
     if (g.ndims() != 2 || g.size() != cfg.ranks)
@@ -47,7 +47,7 @@ int run_plan(const PlanConfig& cfg) {
   }
   const GemmPlan plan = plan_gemm(r);
   int rank = 0;
-  SHARDMM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   if (rank != 0) return 0;
   if (!cfg.json) {
     if (std::fputs(plan.explain(static_cast<std::size_t>(cfg.rows)).c_str(), stdout) < 0) throw IoError("cannot write the plan to stdout");
@@ -81,7 +81,7 @@ double median(std::vector<double> v) {
 // the two measuring ranks' cores and inflate the latency by a scheduler time slice.
 void quiet_wait(MPI_Request& req) {
   for (int done = 0;;) {
-    SHARDMM_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    SHARDMM_CLI_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
     if (done) return;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
@@ -91,18 +91,18 @@ void quiet_wait(MPI_Request& req) {
 // trips timed on rank 0 after one untimed round trip, then broadcast; the other ranks sleep.
 double pingpong(int peer, std::size_t bytes, int reps) {
   int rank = 0;
-  SHARDMM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   std::vector<char> buf(std::max<std::size_t>(bytes, 1));
   std::vector<double> times;
   const int n = static_cast<int>(bytes);
   for (int r = 0; r <= reps && (rank == 0 || rank == peer); ++r) {
     const double t0 = MPI_Wtime();
     if (rank == 0) {  // rank 0 -> peer -> rank 0
-      SHARDMM_MPI(MPI_Send(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD));
-      SHARDMM_MPI(MPI_Recv(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      SHARDMM_CLI_MPI(MPI_Send(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD));
+      SHARDMM_CLI_MPI(MPI_Recv(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     } else {
-      SHARDMM_MPI(MPI_Recv(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-      SHARDMM_MPI(MPI_Send(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD));
+      SHARDMM_CLI_MPI(MPI_Recv(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      SHARDMM_CLI_MPI(MPI_Send(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD));
     }
     if (r > 0) times.push_back((MPI_Wtime() - t0) / 2);
   }
@@ -110,7 +110,7 @@ double pingpong(int peer, std::size_t bytes, int reps) {
   MPI_Request req = MPI_REQUEST_NULL;
   // The MPI checker cannot see quiet_wait's MPI_Test loop complete the request: a false positive.
   // NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker)
-  SHARDMM_MPI(MPI_Ibcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &req));
+  SHARDMM_CLI_MPI(MPI_Ibcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &req));
   quiet_wait(req);
   return t;
   // NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
@@ -122,11 +122,11 @@ double gemm_gflops() {
   std::vector<T> a(static_cast<std::size_t>(s * s), T(1)), b(a), c(a);
   std::vector<double> times;
   for (int r = 0; r < 4; ++r) {
-    SHARDMM_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    SHARDMM_CLI_MPI(MPI_Barrier(MPI_COMM_WORLD));
     const double t0 = MPI_Wtime();
-    blas::gemm(Op::N, Op::N, s, s, s, T(1), a.data(), s, b.data(), s, T(0), c.data(), s);
+    local_gemm(Op::N, Op::N, s, s, s, T(1), a.data(), s, b.data(), s, T(0), c.data(), s);
     double t = MPI_Wtime() - t0, worst = 0;
-    SHARDMM_MPI(MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    SHARDMM_CLI_MPI(MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     if (r > 0) times.push_back(worst);
   }
   return (is_complex_v<T> ? 8.0 : 2.0) * double(s * s * s) / median(times) * 1e-9;
@@ -136,8 +136,8 @@ double gemm_gflops() {
 
 int run_calibrate(const CalibrateConfig& cfg) {
   int rank = 0, size = 1;
-  SHARDMM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  SHARDMM_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   MachineProfile p;
   if (size > 1) {
     const double lat = pingpong(size - 1, 8, cfg.reps);
@@ -165,7 +165,7 @@ int run_calibrate(const CalibrateConfig& cfg) {
     failed = !out || std::rename(tmp.c_str(), cfg.output.c_str()) != 0;
     if (failed) (void)std::remove(tmp.c_str());  // best effort: the error below is what counts
   }
-  SHARDMM_MPI(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  SHARDMM_CLI_MPI(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
   if (failed) throw IoError("cannot write profile '" + cfg.output + "'");
   if (rank == 0) std::printf("profile written to %s (use with --profile or SHARDMM_PROFILE)\n", cfg.output.c_str());
   return 0;

@@ -8,10 +8,8 @@
 #include <limits>
 #include <random>
 
-#include "blas/blas.hpp"
-#include "comm/collectives.hpp"
-#include "core/instantiate.hpp"
-#include "comm/mpi_check.hpp"
+#include "local_gemm.hpp"
+#include "mpi_util.hpp"
 
 namespace shardmm::cli {
 namespace {
@@ -26,11 +24,11 @@ std::vector<T> matvec(const DistMatrix<T>& M, Op op, const std::vector<T>& x) {
     const index_t out_len = n ? M.local_rows() : M.local_cols();
     std::vector<T> xs(static_cast<std::size_t>(in_len)), ys(static_cast<std::size_t>(out_len));
     for (index_t i = 0; i < in_len; ++i) xs[i] = x[n ? M.global_col(i) : M.global_row(i)];
-    blas::gemm(op, Op::N, out_len, 1, in_len, T(1), M.data(), M.ld(), xs.data(),
+    local_gemm(op, Op::N, out_len, 1, in_len, T(1), M.data(), M.ld(), xs.data(),
                std::max<index_t>(in_len, 1), T(0), ys.data(), std::max<index_t>(out_len, 1));
     for (index_t i = 0; i < out_len; ++i) y[n ? M.global_row(i) : M.global_col(i)] += ys[i];
   }
-  comm::allreduce_sum(y.data(), static_cast<index_t>(y.size()), M.mesh().comm());
+  allreduce_sum(y.data(), static_cast<index_t>(y.size()), M.mesh().comm());
   return y;
 }
 
@@ -41,7 +39,7 @@ double fro(const DistMatrix<T>& M) {
     for (index_t j = 0; j < M.local_cols(); ++j)
       for (index_t i = 0; i < M.local_rows(); ++i) s += std::norm(std::complex<double>(M.local(i, j)));
   double total = 0;
-  SHARDMM_MPI(MPI_Allreduce(&s, &total, 1, MPI_DOUBLE, MPI_SUM, M.mesh().comm()));
+  SHARDMM_CLI_MPI(MPI_Allreduce(&s, &total, 1, MPI_DOUBLE, MPI_SUM, M.mesh().comm()));
   return std::sqrt(total);
 }
 
@@ -80,7 +78,10 @@ double probe_error(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMa
 #define SHARDMM_INSTANTIATE(T)                                                                 \
   template double probe_error<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,     \
                                  const DistMatrix<T>&, const DistMatrix<T>&);
-SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
+SHARDMM_INSTANTIATE(float)
+SHARDMM_INSTANTIATE(double)
+SHARDMM_INSTANTIATE(std::complex<float>)
+SHARDMM_INSTANTIATE(std::complex<double>)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::cli

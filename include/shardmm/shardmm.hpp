@@ -10,5 +10,6 @@
 #include "shardmm/options.hpp"
 #include "shardmm/plan.hpp"
 #include "shardmm/redistribute.hpp"
+#include "shardmm/runtime.hpp"
 #include "shardmm/types.hpp"
 #include "shardmm/version.hpp"

@@ -1,0 +1,73 @@
+#include "local_gemm.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <complex>
+
+#include "shardmm/error.hpp"
+
+namespace shardmm::cli {
+namespace {
+
+CBLAS_TRANSPOSE to_cblas(Op op) {
+  switch (op) {
+    case Op::N: return CblasNoTrans;
+    case Op::T: return CblasTrans;
+    case Op::C: return CblasConjTrans;
+  }
+  return CblasNoTrans;
+}
+
+blasint checked(index_t v) {
+  if (v < 0 || v > INT_MAX) throw InvalidArgument("BLAS dimension out of 32-bit range");
+  return static_cast<blasint>(v);
+}
+
+template <Scalar T>
+void scale(index_t m, index_t n, T beta, T* C, index_t ldc) {
+  if (beta == T(1)) return;
+  for (index_t j = 0; j < n; ++j) {
+    T* col = C + j * ldc;
+    if (beta == T(0))
+      std::fill(col, col + m, T(0));
+    else
+      for (index_t i = 0; i < m; ++i) col[i] *= beta;
+  }
+}
+
+}  // namespace
+
+template <Scalar T>
+void local_gemm(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, const T* A, index_t lda,
+                const T* B, index_t ldb, T beta, T* C, index_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0 || alpha == T(0)) {
+    scale(m, n, beta, C, ldc);
+    return;
+  }
+  const auto ta = to_cblas(opA), tb = to_cblas(opB);
+  const blasint M = checked(m), N = checked(n), K = checked(k);
+  const blasint LDA = checked(std::max<index_t>(lda, 1)), LDB = checked(std::max<index_t>(ldb, 1)),
+                LDC = checked(std::max<index_t>(ldc, 1));
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasColMajor, ta, tb, M, N, K, alpha, A, LDA, B, LDB, beta, C, LDC);
+  else if constexpr (std::is_same_v<T, double>)
+    cblas_dgemm(CblasColMajor, ta, tb, M, N, K, alpha, A, LDA, B, LDB, beta, C, LDC);
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    cblas_cgemm(CblasColMajor, ta, tb, M, N, K, &alpha, A, LDA, B, LDB, &beta, C, LDC);
+  else
+    cblas_zgemm(CblasColMajor, ta, tb, M, N, K, &alpha, A, LDA, B, LDB, &beta, C, LDC);
+}
+
+#define SHARDMM_INSTANTIATE(T)                                                                   \
+  template void local_gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, \
+                              index_t, T, T*, index_t);
+SHARDMM_INSTANTIATE(float)
+SHARDMM_INSTANTIATE(double)
+SHARDMM_INSTANTIATE(std::complex<float>)
+SHARDMM_INSTANTIATE(std::complex<double>)
+#undef SHARDMM_INSTANTIATE
+
+}  // namespace shardmm::cli
