@@ -44,7 +44,7 @@ void run(const algo::Operands<T>& x, const algo::Setup& setup, const Options& o,
   }
 }
 
-// Operand in the plan's layout: the caller's matrix itself, or a redistributed copy in
+// Operand in the setup's layout: the caller's matrix itself, or a redistributed copy in
 // workspace slot `slot` (allocated on every rank before anything moves).
 template <Scalar T>
 const DistMatrix<T>& in_layout(const DistMatrix<T>& X, const Layout& L, memory::Slot slot,
@@ -55,7 +55,7 @@ const DistMatrix<T>& in_layout(const DistMatrix<T>& X, const Layout& L, memory::
   return *tmp;
 }
 
-// Runs `plan` on the caller's mesh: operands move into the plan's layouts where they differ;
+// Runs `setup` on the matrices' mesh: operands move into its layouts where they differ;
 // when C moves, the algorithm writes a temporary and C <- C_tmp + beta C folds it back.
 template <Scalar T>
 GemmReport run_planned(const algo::Setup& setup, Op opA, Op opB, T alpha, const DistMatrix<T>& A,

@@ -1,9 +1,12 @@
 // Interface between the gemm front end and the distributed algorithms.
 // Each algorithm provides
-//   Plan <name>_plan(const Problem&, const Options&)  -- the stored layouts it runs on (the
+//   Setup <name>_setup(const Problem&, const Options&)  -- the stored layouts it runs on (the
 //        caller's own layouts where they already fit, so no redistribution is needed), and
-//   void <name>_run<T>(const Operands<T>&, const Plan&, const Options&, Timers&)
-// The front end redistributes A, B (and C) into the plan's layouts when they differ.
+//   void <name>_run<T>(const Operands<T>&, const Setup&, const Options&, Timers&)
+// The front end resolves every choice first (Options carry no Auto the algorithm must
+// decide, except where a setup says what Auto means), then redistributes A, B (and C) into
+// the setup's layouts when they differ. An algorithm may compose another (2.5D runs SUMMA
+// per slice) through this interface, on views, with the caller's timers.
 #pragma once
 
 #include <mpi.h>
