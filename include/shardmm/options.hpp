@@ -45,7 +45,8 @@ struct Options {
   std::int64_t panel = 0;
   /// Block size of the layouts an algorithm redistributes into (0: block layouts).
   std::int64_t block = 0;
-  /// SUMMA: which matrix stays in place (Auto: the variant that moves the fewest words).
+  /// SUMMA: which matrix stays in place (Auto: the planner prices the three variants on the
+  /// grid SUMMA runs on and picks the one predicted fastest).
   Stationary stationary = Stationary::Auto;
   /// Overlap communication with the local GEMM (non-blocking, double-buffered).
   bool overlap = true;
@@ -55,7 +56,7 @@ struct Options {
   RingForm ring_form = RingForm::Auto;
   /// Ring, AllGather forms: split the circulating tiles along k and send halves both ways.
   bool bidirectional = false;
-  /// 2.5D/3D: grid rows x cols x k-slices (all 0: the planner chooses among grids with >= 2
+  /// 2.5D: grid rows x cols x k-slices (all 0: the planner chooses among grids with >= 2
   /// slices). Their product must equal the number of ranks.
   int grid_m = 0, grid_n = 0, grid_k = 0;
   /// Per-rank memory limit in bytes for the planner (0: SHARDMM_MEMORY_LIMIT, else none).

@@ -38,7 +38,7 @@ struct Setup {
   std::string ring_axis;
   bool ring_stream = false;  // p = 2 AllGather form: the other operand's k split streamed
   Stationary stationary = Stationary::C;  // SUMMA variant
-  int pm = 1, pn = 1, pk = 1;              // 2.5D/3D grid
+  int pm = 1, pn = 1, pk = 1;              // 2.5D grid
 };
 
 double now();  // seconds, MPI_Wtime

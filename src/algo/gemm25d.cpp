@@ -30,13 +30,13 @@
 namespace shardmm::algo {
 namespace {
 
-struct Grid3 {
+struct Grid25D {
   int pm, pn, pk;
   index_t slice, nb_a, nb_b, nb_c;  // k per slice, A's / B's k blocks, C's final column block
 };
 
-Grid3 make_grid(const Setup& setup, index_t n, index_t k) {
-  Grid3 g{setup.pm, setup.pn, setup.pk, 0, 0, 0, 0};
+Grid25D make_grid(const Setup& setup, index_t n, index_t k) {
+  Grid25D g{setup.pm, setup.pn, setup.pk, 0, 0, 0, 0};
   if (g.pm < 1 || g.pn < 1 || g.pk < 1) throw InvalidArgument("2.5D grid " + setup.grid + " has an empty dimension");
   const index_t L = std::lcm<index_t>(g.pm, g.pn);
   const index_t per = (k + g.pk - 1) / g.pk;
@@ -86,7 +86,7 @@ namespace {
 // Slice z's SUMMA on views of its tiles (A3, B3, Cp on the 3D mesh; S the slice's x-y mesh):
 // exactly SUMMA's own layouts for that k range, so nothing moves before its panels.
 template <Scalar T>
-void slice_summa(const Operands<T>& x, const Mesh& S, const Grid3& g, index_t m, index_t n, index_t kz,
+void slice_summa(const Operands<T>& x, const Mesh& S, const Grid25D& g, index_t m, index_t n, index_t kz,
                  DistMatrix<T>& A3, DistMatrix<T>& B3, DistMatrix<T>& Cp, const Options& o,
                  Timers& t) {
   const auto Az = DistMatrix<T>::view(S, stored_layout(x.opA, S.shape(), m, kz, spec_of(block("I", {"x"}), bc("K", {"y"}, g.nb_a))), A3.data(), A3.ld());
@@ -111,7 +111,7 @@ template <Scalar T>
 void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
   const index_t m = x.C.rows(), n = x.C.cols();
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
-  const Grid3 g = make_grid(setup, n, k);
+  const Grid25D g = make_grid(setup, n, k);
   const Mesh M3 = x.C.mesh().reshaped(MeshShape({"x", "y", "z"}, {g.pm, g.pn, g.pk}));
   const Mesh S = M3.slice({"x", "y"});
   const MeshShape& sh = M3.shape();

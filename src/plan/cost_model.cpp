@@ -109,7 +109,7 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
   return x;
 }
 
-Costs grid3d(const PlanRequest& r, const Candidate& c) {
+Costs gemm25d(const PlanRequest& r, const Candidate& c) {
   const double m = double(r.m), n = double(r.n), k = double(r.k);
   const double pm = c.pm, pn = c.pn, pk = c.pk;
   const double ml = up(m, pm), nl = up(n, pn), ks = up(k, pk);
@@ -134,7 +134,7 @@ void evaluate(const PlanRequest& r, Candidate& c) {
     case Algorithm::Summa: x = summa(r, c); break;
     case Algorithm::Cannon: x = cannon(r, c); break;
     case Algorithm::Ring: x = ring(r, c); break;
-    case Algorithm::Gemm25D: x = grid3d(r, c); break;
+    case Algorithm::Gemm25D: x = gemm25d(r, c); break;
     default: x = local(r); break;
   }
   const double P = r.ranks, m = double(r.m), n = double(r.n), k = double(r.k);

@@ -1,5 +1,5 @@
 // Planner: enumerate candidates (local; ring in its three forms; SUMMA C/A/B-stationary and
-// Cannon on every 2D factorisation of P; 2.5D/3D on every factorisation with >= 2 k-slices),
+// Cannon on every 2D factorisation of P; 2.5D on every factorisation with >= 2 k-slices),
 // cost each one (cost_model.cpp), drop those over the memory limit, pick the cheapest.
 #include <algorithm>
 #include <cstdio>

@@ -90,7 +90,7 @@ typedef struct shardmm_options {
   const char *ring_axis;         /* ring: mesh axis (NULL: the only axis of a 1D mesh) */
   shardmm_ring_form ring_form;
   int bidirectional;             /* ring, all-gather forms */
-  int grid_m, grid_n, grid_k;    /* 2.5D/3D grid (all 0: the planner chooses) */
+  int grid_m, grid_n, grid_k;    /* 2.5D grid (all 0: the planner chooses) */
   int64_t memory_limit;          /* bytes per rank for the planner (0: SHARDMM_MEMORY_LIMIT) */
 } shardmm_options;
 
