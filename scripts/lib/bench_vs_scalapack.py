@@ -132,7 +132,7 @@ def run_case(run, c, args, tmp):
     lb = ours["lower_bound_words"]
     return {
         "case": c["name"], "ranks": c["ranks"], "m": c["m"], "n": c["n"], "k": c["k"],
-        "op": c["transa"] + c["transb"], "grid": grid, "nb": nb, "scalapack_tuning": tuning,
+        "dtype": args.dtype, "op": c["transa"] + c["transb"], "grid": grid, "nb": nb, "scalapack_tuning": tuning,
         "shardmm_median_s": ours["median_s"], "scalapack_median_s": ref["median_s"],
         "time_ratio": ours["median_s"] / ref["median_s"],
         "shardmm_gflops": ours["gflops"], "scalapack_gflops": ref["gflops"],
