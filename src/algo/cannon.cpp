@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "algo/algo.hpp"
+#include "algo/pack.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
@@ -61,10 +62,10 @@ Tile tile_of(const DimMap& outer, const DimMap& kmap, int o, int kb, bool k_is_c
   return k_is_col ? Tile{a, b} : Tile{b, a};
 }
 
+// X's local tile, packed (ld = local rows).
 template <Scalar T>
 void pack(const DistMatrix<T>& X, T* out) {
-  for (index_t j = 0; j < X.local_cols(); ++j)
-    std::copy_n(&X.local(0, j), X.local_rows(), out + j * X.local_rows());
+  copy_block(X.data(), X.ld(), X.local_rows(), X.local_cols(), out, X.local_rows());
 }
 
 }  // namespace
@@ -93,12 +94,11 @@ void cannon_run(const Operands<T>& x, const Setup&, const Options& o, Timers& t)
   auto wrap = [mod](int v) { return ((v % mod) + mod) % mod; };
 
   // Skew: my A tile (k-block j) goes to column j-i; I receive k-block (i+j) from column j+i.
-  double t0 = now();
-  pack(x.A, abuf[1]);
-  pack(x.B, bbuf[1]);
   const int kb0 = wrap(i + j);
   Tile ta = tile_of(mA, kA, i, kb0, a_k_col), tb = tile_of(nB, kB, j, kb0, b_k_col);
-  {
+  t.timed(&Timers::comm, [&] {
+    pack(x.A, abuf[1]);
+    pack(x.B, bbuf[1]);
     comm::Requests r;
     if (i == 0) {  // row 0 already holds k-block j = i + j: no message to itself
       std::swap(abuf[0], abuf[1]);
@@ -113,8 +113,7 @@ void cannon_run(const Operands<T>& x, const Setup&, const Options& o, Timers& t)
       comm::isend(bbuf[1], x.B.local_rows() * x.B.local_cols(), wrap(i - j), 1, col, r);
     }
     r.wait();
-  }
-  t.comm += now() - t0;
+  });
 
   blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
   for (int s = 0; s < q; ++s) {
@@ -129,16 +128,12 @@ void cannon_run(const Operands<T>& x, const Setup&, const Options& o, Timers& t)
       comm::isend(bbuf[cur], tb.size(), wrap(i - 1), 3, col, r);
       if (!o.overlap) r.wait();
     }
-    t0 = now();
     const index_t kk = a_k_col ? ta.cols : ta.rows;
-    blas::gemm(x.opA, x.opB, x.C.local_rows(), x.C.local_cols(), kk, x.alpha, abuf[cur], ta.ld(),
-               bbuf[cur], tb.ld(), T(1), x.C.data(), x.C.ld());
-    t.gemm += now() - t0;
-    t.record("gemm", t0, now(), s);
-    t0 = now();
-    r.wait();
-    t.comm += now() - t0;
-    t.record("wait", t0, now(), s);
+    t.timed(&Timers::gemm, "gemm", s, [&] {
+      blas::gemm(x.opA, x.opB, x.C.local_rows(), x.C.local_cols(), kk, x.alpha, abuf[cur], ta.ld(),
+                 bbuf[cur], tb.ld(), T(1), x.C.data(), x.C.ld());
+    });
+    t.timed(&Timers::comm, "wait", s, [&] { r.wait(); });
     ta = na;
     tb = nb;
   }

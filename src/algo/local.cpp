@@ -20,11 +20,11 @@ Setup local_setup(const Problem& p, const Options&) {
 template <Scalar T>
 void local_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) {
   prologue(x.C.mesh().comm(), [] {});  // nothing to allocate; C's redistribution may follow
-  const double t0 = now();
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
-  blas::gemm(x.opA, x.opB, x.C.local_rows(), x.C.local_cols(), k, x.alpha, x.A.data(), x.A.ld(),
-             x.B.data(), x.B.ld(), x.beta, x.C.data(), x.C.ld());
-  t.gemm += now() - t0;
+  t.timed(&Timers::gemm, [&] {
+    blas::gemm(x.opA, x.opB, x.C.local_rows(), x.C.local_cols(), k, x.alpha, x.A.data(), x.A.ld(),
+               x.B.data(), x.B.ld(), x.beta, x.C.data(), x.C.ld());
+  });
 }
 
 SHARDMM_INSTANTIATE_RUN(local_run)

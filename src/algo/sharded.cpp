@@ -70,10 +70,10 @@ void sharded_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) 
   int gathers_a = 0, gathers_b = 0;  // a gathered operand's next gather uses its other slot
   auto gather = [&](bool of_a, int dim) {
     using memory::Slot;
-    const double t0 = now();
-    if (of_a) A = &Ag.emplace(sharded::allgather_dim(*A, dim, gathers_a++ % 2 == 0 ? Slot::StagedA0 : Slot::StagedA1));
-    else B = &Bg.emplace(sharded::allgather_dim(*B, dim, gathers_b++ % 2 == 0 ? Slot::StagedB0 : Slot::StagedB1));
-    t.comm += now() - t0;
+    t.timed(&Timers::comm, [&] {
+      if (of_a) A = &Ag.emplace(sharded::allgather_dim(*A, dim, gathers_a++ % 2 == 0 ? Slot::StagedA0 : Slot::StagedA1));
+      else B = &Bg.emplace(sharded::allgather_dim(*B, dim, gathers_b++ % 2 == 0 ? Slot::StagedB0 : Slot::StagedB1));
+    });
   };
   const double size_a = double(x.A.rows()) * double(x.A.cols());
   const double size_b = double(x.B.rows()) * double(x.B.cols());
@@ -116,18 +116,13 @@ void sharded_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) 
   prologue(x.C.mesh().comm(), [&] {
     if (!direct) P.emplace(matrix::pooled<T>(x.C.mesh(), part, memory::Slot::StagedC0));
   });
-  const double t0 = now();
-  if (direct) {
-    sharded::local_multiply(x.opA, x.opB, x.alpha, *A, *B, x.beta, x.C);
-    t.gemm += now() - t0;
-    return;
-  }
-  sharded::local_multiply(x.opA, x.opB, x.alpha, *A, *B, T(0), *P);
-  t.gemm += now() - t0;
+  t.timed(&Timers::gemm, [&] {
+    if (direct) sharded::local_multiply(x.opA, x.opB, x.alpha, *A, *B, x.beta, x.C);
+    else sharded::local_multiply(x.opA, x.opB, x.alpha, *A, *B, T(0), *P);
+  });
+  if (direct) return;
   // 5. reduce / place into C.
-  const double t1 = now();
-  sharded::finish(*P, x.beta, x.C);
-  t.comm += now() - t1;
+  t.timed(&Timers::comm, [&] { sharded::finish(*P, x.beta, x.C); });
 }
 
 SHARDMM_INSTANTIATE_RUN(sharded_run)

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "algo/algo.hpp"
+#include "algo/pack.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "memory/workspace.hpp"
@@ -69,16 +70,13 @@ DistMatrix<T> allgather_dim(const DistMatrix<T>& X, int dim, memory::Slot slot) 
     pieces = memory::get<T>(memory::Slot::Pieces, displs[g - 1] + counts[g - 1]);
   });
   const int me = L.dim_coord(dim, X.mesh().coords());
-  T* mine = pieces + displs[me];
-  for (index_t j = 0; j < X.local_cols(); ++j)
-    std::copy_n(&X.local(0, j), X.local_rows(), mine + j * X.local_rows());
+  copy_block(X.data(), X.ld(), X.local_rows(), X.local_cols(), pieces + displs[me], X.local_rows());
   comm::allgatherv(pieces, counts, displs, X.mesh().axis_comm(axis_names(mesh, L.dim_axes(dim))));
   for (int c = 0; c < g; ++c) {
     const index_t ext = map.local_extent(c), off = ext > 0 ? map.to_global(0, c) : 0;
-    const T* src = pieces + displs[c];
-    const index_t rows = dim == 0 ? ext : G->local_rows();
-    for (index_t j = 0; j < (dim == 0 ? G->local_cols() : ext); ++j)
-      std::copy_n(src + j * rows, rows, dim == 0 ? &G->local(off, j) : &G->local(0, off + j));
+    const index_t rows = dim == 0 ? ext : G->local_rows(), cols = dim == 0 ? G->local_cols() : ext;
+    T* dst = dim == 0 ? G->data() + off : G->data() + off * G->ld();
+    copy_block(pieces + displs[c], rows, rows, cols, dst, G->ld());
   }
   return std::move(*G);
 }

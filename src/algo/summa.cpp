@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "algo/algo.hpp"
+#include "algo/pack.hpp"
 #include "algo/panel_width.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
@@ -135,11 +136,8 @@ void pack_panel(const DistMatrix<T>& X, bool k_is_col, const Panel& p, bool a_si
   index_t off = 0;
   for (const Segment& sg : p.segs) {
     const index_t kl = a_side ? sg.kl_a : sg.kl_b;
-    if (k_is_col) {
-      for (index_t j = 0; j < sg.w; ++j) std::copy_n(&X.local(0, kl + j), other, out + (off + j) * other);
-    } else {
-      for (index_t j = 0; j < other; ++j) std::copy_n(&X.local(kl, j), sg.w, out + j * p.w + off);
-    }
+    if (k_is_col) copy_block(X.data() + kl * X.ld(), X.ld(), other, sg.w, out + off * other, other);
+    else copy_block(X.data() + kl, X.ld(), sg.w, other, out + off, p.w);
     off += sg.w;
   }
 }
@@ -168,18 +166,12 @@ std::vector<Panel> panels(const DimMap& ka, const DimMap& kb, index_t k, index_t
   return out;
 }
 
-// The largest local extent of a dimension over its processes (equal on every rank).
-index_t max_extent(const DimMap& d) {
-  index_t e = 0;
-  for (int p = 0; p < d.nprocs; ++p) e = std::max(e, d.local_extent(p));
-  return e;
-}
-
-// Default panel width (panel_width.hpp) from the largest tiles, equal on every rank.
+// Default panel width (panel_width.hpp) from the largest tiles (widest: the largest local
+// extent of a dimension over its processes), equal on every rank.
 index_t default_width(const DimMap& rows, const DimMap& cols, const DimMap& ka, const DimMap& kb,
                       SideBuffers a_bufs, SideBuffers b_bufs) {
-  return summa_panel_width(double(max_extent(rows)), double(max_extent(cols)), double(max_extent(ka)),
-                           double(max_extent(kb)), a_bufs, b_bufs);
+  return summa_panel_width(double(widest(rows)), double(widest(cols)), double(widest(ka)), double(widest(kb)),
+                           a_bufs, b_bufs);
 }
 
 // Panel buffers a side needs: two when broadcast (one filling while one multiplies); one when
@@ -329,28 +321,21 @@ void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const
     posted[b] = now(), done[b] = false;
     va[b] = A.post(steps[s], b, inflight[b]);
     vb[b] = B.post(steps[s], b, inflight[b]);
-    if (!o.overlap) {
-      const double t0 = now();
-      inflight[b].wait();
-      t.comm += now() - t0;
-    }
+    if (!o.overlap) t.timed(&Timers::comm, [&] { inflight[b].wait(); });
   };
   if (!steps.empty()) start(0);
   for (std::size_t s = 0; s < steps.size(); ++s) {
     const int b = static_cast<int>(s % 2);
     const bool more = s + 1 < steps.size();
     if (more) start(s + 1);
-    double t0 = now();
-    inflight[b].wait();
-    t.comm += now() - t0;
-    t.record("wait", t0, now(), static_cast<int>(s));
+    t.timed(&Timers::comm, "wait", s, [&] { inflight[b].wait(); });
     completed(s);
     if (va[b].deferred) va[b] = A.pack_now(steps[s]);  // local packing, as the owners' in start()
     if (vb[b].deferred) vb[b] = B.pack_now(steps[s]);
-    t0 = now();
-    if (panel_gemm(x, A, B, va[b], vb[b], steps[s], s == 0 ? x.beta : T(1), more ? &inflight[1 - b] : nullptr) && more) completed(s + 1);
-    t.gemm += now() - t0;
-    t.record("gemm", t0, now(), static_cast<int>(s));
+    t.timed(&Timers::gemm, "gemm", s, [&] {
+      if (panel_gemm(x, A, B, va[b], vb[b], steps[s], s == 0 ? x.beta : T(1), more ? &inflight[1 - b] : nullptr) && more)
+        completed(s + 1);
+    });
   }
 }
 

@@ -1,0 +1,126 @@
+// The ring's layouts (ring_setup): which axis X it runs along, which form (AllGatherA,
+// AllGatherB, ReduceScatter) and the stored layouts of A, B and C. Pure: nothing moves.
+// The split along X may be block, cyclic or block-cyclic: ring_setup keeps the caller's own
+//   split (a ScaLAPACK 1 x P or P x 1 layout runs without redistribution).
+// p = 2, AllGather forms: the other operand split along k is taken as the caller holds it
+//   (op(B) [K_X, J] for AG-A) when its k split is X's: its rows for each rank's C columns
+//   travel with the chunks (SplitStream, ring_swap.cpp) instead of it being re-split first.
+#include <optional>
+
+#include "algo/ring.hpp"
+#include "shardmm/error.hpp"
+
+namespace shardmm::algo {
+namespace {
+
+using ring_detail::splitting;
+
+DimSpec over(const std::string& label, const std::string& axis) {
+  return DimSpec{label, DimSpec::Kind::Block, {axis}, 0, 0};
+}
+DimSpec whole(const std::string& label) { return DimSpec{label, DimSpec::Kind::Replicated, {}, 0, 0}; }
+
+// The caller's own spec for op(X)'s dim `op_dim` when it is split over axis X alone (any block
+// size: block, cyclic, block-cyclic) and op(X)'s other dim is whole; else nothing.
+std::optional<DimSpec> caller_split(const Layout& L, Op op, int op_dim, int axis, const std::string& label) {
+  const int d = stored_dim(op, op_dim);
+  if (L.is_unreduced() || splitting(L, d) != std::vector<int>{axis} || !splitting(L, 1 - d).empty())
+    return std::nullopt;
+  DimSpec s = L.spec().dims[d];
+  s.label = label;
+  s.axes = {L.mesh().names[axis]};  // size-1 axes dropped: same map, same coordinate
+  return s;
+}
+
+// The axis to run along: Options::ring_axis, else the only mesh axis longer than 1 (a 1 x P
+// grid is a line), else the first axis of a 1D mesh or of a one-rank mesh.
+std::string ring_axis(const MeshShape& mesh, const std::string& asked) {
+  if (!asked.empty()) return mesh.names[mesh.axis_index(asked)];
+  const std::vector<int> long_axes = mesh.long_axes();
+  if (long_axes.size() == 1) return mesh.names[long_axes[0]];
+  if (mesh.ndims() != 1 && !long_axes.empty())
+    throw NotSupported("ring on mesh " + mesh.to_string() +
+                       " needs an axis: set Options::ring_axis (--ring-axis) to one of its axes");
+  return mesh.names[0];
+}
+
+// At p = 2 an AllGather form takes the non-circulating operand Y as the caller holds it when
+// op(Y)'s k (logical dim `kd`) is split over X: its rows (AG-A) or columns (AG-B) travel with
+// the circulating chunks (SplitStream in ring_swap.cpp) instead of Y being re-split first.
+std::optional<DimSpec> streamed(const Problem& p, const Layout& Y, Op op, int kd, int axis) {
+  if (p.mesh.sizes[axis] != 2) return std::nullopt;
+  return caller_split(Y, op, kd, axis, "K");
+}
+
+RingForm pick_form(const Problem& p, RingForm asked) {
+  if (asked != RingForm::Auto) return asked;
+  const double a = double(p.m) * double(p.k), b = double(p.k) * double(p.n),
+               c = double(p.m) * double(p.n);
+  if (c < a && c < b) return RingForm::ReduceScatter;
+  return a <= b ? RingForm::AllGatherA : RingForm::AllGatherB;
+}
+
+}  // namespace
+
+// Layouts: the caller's own split of each dimension along X is kept where the form allows it
+// (so a ScaLAPACK 1 x P layout runs as it is), else a block split over X. Where two operands
+// must share a split and hold different ones, the larger operand's is kept.
+//   AG-A: op(A) rows any split, C's and op(B)'s columns one shared split;
+//   AG-B: the mirror image; RS: op(A)'s and op(B)'s k one shared split, C's rows or columns.
+Setup ring_setup(const Problem& p, const Options& o) {
+  Setup setup;
+  setup.algorithm = Algorithm::Ring;
+  setup.ring_axis = ring_axis(p.mesh, o.ring_axis);
+  const std::string& X = setup.ring_axis;
+  const int x = p.mesh.axis_index(X);
+  setup.ring_form = pick_form(p, o.ring_form);
+  auto either = [&](const std::optional<DimSpec>& first, const std::optional<DimSpec>& second,
+                    const std::string& label) {
+    return first ? *first : second ? *second : over(label, X);
+  };
+  ShardingSpec a, b, c;
+  if (setup.ring_form == RingForm::ReduceScatter) {
+    auto ka = caller_split(p.A, p.opA, 1, x, "K"), kb = caller_split(p.B, p.opB, 0, x, "K");
+    const DimSpec K = p.m >= p.n ? either(ka, kb, "K") : either(kb, ka, "K");
+    a.dims = {whole("I"), K};
+    b.dims = {K, whole("J")};
+    const auto ci = caller_split(p.C, Op::N, 0, x, "I"), cj = caller_split(p.C, Op::N, 1, x, "J");
+    c.dims = ci ? std::array<DimSpec, 2>{*ci, whole("J")}
+           : cj ? std::array<DimSpec, 2>{whole("I"), *cj}
+                : std::array<DimSpec, 2>{over("I", X), whole("J")};
+    setup.detail = "matmul-reducescatter: partial C blocks circulate";
+  } else if (setup.ring_form == RingForm::AllGatherA) {
+    const DimSpec I = either(caller_split(p.A, p.opA, 0, x, "I"), std::nullopt, "I");
+    auto jc = caller_split(p.C, Op::N, 1, x, "J"), jb = caller_split(p.B, p.opB, 1, x, "J");
+    const DimSpec J = p.m >= p.k ? either(jc, jb, "J") : either(jb, jc, "J");
+    a.dims = {I, whole("K")};
+    b.dims = {whole("K"), J};
+    c.dims = {whole("I"), J};
+    setup.detail = "allgather-matmul: A row blocks circulate";
+    if (auto kb = streamed(p, p.B, p.opB, 0, x); kb && !jb) {  // op(B) = [K_X, J] as it is
+      b.dims = {*kb, whole("J")};
+      setup.ring_stream = true;
+      setup.detail += ", op(B)'s rows streamed with them";
+    }
+  } else {
+    const DimSpec J = either(caller_split(p.B, p.opB, 1, x, "J"), std::nullopt, "J");
+    auto ic = caller_split(p.C, Op::N, 0, x, "I"), ia = caller_split(p.A, p.opA, 0, x, "I");
+    const DimSpec I = p.n >= p.k ? either(ic, ia, "I") : either(ia, ic, "I");
+    a.dims = {I, whole("K")};
+    b.dims = {whole("K"), J};
+    c.dims = {I, whole("J")};
+    setup.detail = "allgather-matmul: B column blocks circulate";
+    if (auto ka = streamed(p, p.A, p.opA, 1, x); ka && !ia) {  // op(A) = [I, K_X] as it is
+      a.dims = {whole("I"), *ka};
+      setup.ring_stream = true;
+      setup.detail += ", op(A)'s columns streamed with them";
+    }
+  }
+  setup.A = stored_layout(p.opA, p.mesh, p.m, p.k, a);
+  setup.B = stored_layout(p.opB, p.mesh, p.k, p.n, b);
+  setup.C = Layout(p.mesh, p.m, p.n, c);
+  setup.grid = "ring over " + X + " (" + std::to_string(p.mesh.sizes[x]) + ")";
+  return setup;
+}
+
+}  // namespace shardmm::algo
