@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "algo/algo.hpp"
+#include "algo/reduce_partials.hpp"
 #include "algo/sharded_steps.hpp"
 #include "blas/blas.hpp"
 #include "shardmm/error.hpp"
@@ -122,7 +123,7 @@ void sharded_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) 
   });
   if (direct) return;
   // 5. reduce / place into C.
-  t.timed(&Timers::comm, [&] { sharded::finish(*P, x.beta, x.C); });
+  t.timed(&Timers::comm, [&] { reduce_partials(*P, x.beta, x.C); });
 }
 
 SHARDMM_INSTANTIATE_RUN(sharded_run)

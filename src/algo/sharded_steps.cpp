@@ -5,6 +5,7 @@
 
 #include "algo/algo.hpp"
 #include "algo/pack.hpp"
+#include "algo/reduce_partials.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "memory/workspace.hpp"
@@ -19,27 +20,6 @@ namespace {
 DimSpec block_dim(const std::string& label, const MeshShape& mesh, const Axes& axes) {
   if (axes.empty()) return DimSpec{label, DimSpec::Kind::Replicated, {}, 0, 0};
   return DimSpec{label, DimSpec::Kind::Block, axis_names(mesh, axes), 0, 0};
-}
-
-int group_size(const MeshShape& mesh, const Axes& axes) {
-  int s = 1;
-  for (int a : axes) s *= mesh.sizes[a];
-  return s;
-}
-
-// ReduceScatter applies: C = P with U appended to the axes of one dimension, blocks nesting.
-int rs_dim(const Layout& P, const Layout& C) {
-  if (C.is_unreduced() || !P.is_unreduced()) return -1;
-  const Axes U = P.unreduced_axes();
-  const int u = group_size(P.mesh(), U);
-  for (int d = 0; d < 2; ++d) {
-    Axes want = P.dim_axes(d);
-    want.insert(want.end(), U.begin(), U.end());
-    const bool other_same = C.dim_axes(1 - d) == P.dim_axes(1 - d) && C.map(1 - d) == P.map(1 - d);
-    const bool nests = P.map(d).nprocs == 1 || P.map(d).nb == u * C.map(d).nb;
-    if (C.dim_axes(d) == want && other_same && nests) return d;
-  }
-  return -1;
 }
 
 }  // namespace
@@ -129,60 +109,12 @@ void local_multiply(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistM
              C.data(), C.ld());
 }
 
-template <Scalar T>
-void finish(DistMatrix<T>& P, T beta, DistMatrix<T>& C) {
-  const Layout& LP = P.layout();
-  const int d = rs_dim(LP, C.layout());
-  if (d >= 0) {  // ReduceScatter over U straight into C's tiles
-    const Axes U = LP.unreduced_axes();
-    const int u = group_size(LP.mesh(), U);
-    const int g = LP.dim_coord(d, C.mesh().coords());
-    const DimMap& cm = C.layout().map(d);
-    const index_t base = LP.map(d).local_extent(g) > 0 ? LP.map(d).to_global(0, g) : 0;
-    std::vector<std::int64_t> counts(u);
-    for (int v = 0; v < u; ++v)
-      counts[v] = cm.local_extent(g * u + v) * (d == 0 ? P.local_cols() : P.local_rows());
-    T *send = nullptr, *mine = nullptr;  // P's blocks by destination, my summed block
-    prologue(C.mesh().comm(), [&] {
-      send = memory::get<T>(memory::Slot::Pack, P.local_rows() * P.local_cols());
-      mine = memory::get<T>(memory::Slot::Unpack, C.local_rows() * C.local_cols());
-      comm::reserve_reduce_scatter<T>(*std::max_element(counts.begin(), counts.end()));
-    });
-    T* out = send;
-    for (int v = 0; v < u; ++v) {
-      const int cc = g * u + v;
-      const index_t ext = cm.local_extent(cc), off = ext > 0 ? cm.to_global(0, cc) - base : 0;
-      const index_t r0 = d == 0 ? off : 0, nr = d == 0 ? ext : P.local_rows();
-      const index_t c0 = d == 1 ? off : 0, nc = d == 1 ? ext : P.local_cols();
-      for (index_t j = c0; j < c0 + nc; ++j) out = std::copy_n(&P.local(r0, j), nr, out);
-    }
-    comm::reduce_scatter(send, mine, counts, C.mesh().axis_comm(axis_names(LP.mesh(), U)));
-    blas::scale(C.local_rows(), C.local_cols(), beta, C.data(), C.ld());
-    for (index_t j = 0; j < C.local_cols(); ++j)
-      for (index_t i = 0; i < C.local_rows(); ++i) C.local(i, j) += mine[i + j * C.local_rows()];
-    return;
-  }
-  if (LP.is_unreduced() && LP.unreduced_axes() != C.layout().unreduced_axes()) {
-    // AllReduce over U: every member then holds the sum; the U axes become replica axes.
-    comm::allreduce_sum(P.data(), P.ld() * P.local_cols(),
-                        C.mesh().axis_comm(axis_names(LP.mesh(), LP.unreduced_axes())));
-    ShardingSpec s = LP.spec();
-    s.unreduced.clear();
-    const auto summed = DistMatrix<T>::view(P.mesh(), Layout(LP.mesh(), LP.rows(), LP.cols(), s),
-                                            P.data(), P.ld());
-    redistribute(summed, C, T(1), beta);
-    return;
-  }
-  redistribute(P, C, T(1), beta);
-}
-
 #define SHARDMM_INSTANTIATE(T)                                                                 \
   template DistMatrix<T> allgather_dim<T>(const DistMatrix<T>&, int, memory::Slot);                        \
   template Layout product_layout<T>(const DistMatrix<T>&, Op, const DistMatrix<T>&, Op,       \
                                     const MeshShape&);                                        \
   template void local_multiply<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,   \
-                                  DistMatrix<T>&);                                            \
-  template void finish<T>(DistMatrix<T>&, T, DistMatrix<T>&);
+                                  DistMatrix<T>&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 

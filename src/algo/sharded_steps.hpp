@@ -1,5 +1,5 @@
 // Steps of the sharding-rule matmul (sharded.cpp): all-gather of one dimension, the local
-// multiply with k slicing, and the final reduction / placement of C.
+// multiply with k slicing, and the words of the final reduction (reduce_partials.hpp).
 #pragma once
 
 #include <vector>
@@ -32,10 +32,5 @@ Layout product_layout(const DistMatrix<T>& A, Op opA, const DistMatrix<T>& B, Op
 template <Scalar T>
 void local_multiply(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B,
                     T beta, DistMatrix<T>& C);
-
-/// C = P + beta * C where P may hold partial sums: ReduceScatter when C's sharding nests in
-/// P's plus the unreduced axes, else AllReduce (if C needs the sum) and redistribute.
-template <Scalar T>
-void finish(DistMatrix<T>& P, T beta, DistMatrix<T>& C);
 
 }  // namespace shardmm::algo::sharded

@@ -65,18 +65,6 @@ Layout default_c(const Problem& p, const Options& o) {
   return Layout(p.mesh, p.m, p.n, c);
 }
 
-// Words per rank of each variant (leading terms): C moves panels of A and B; A-stationary
-// moves B (k/q x n) and reduces C (m/p x n); B-stationary the mirror image.
-Stationary cheapest_variant(const Problem& p, int pr, int pc) {
-  const double m = double(p.m), n = double(p.n), k = double(p.k), P = pr, Q = pc;
-  const double c = m / P * k * (1 - 1 / Q) + n / Q * k * (1 - 1 / P);
-  const double a = k / Q * n * (1 - 1 / P) + m / P * n * (1 - 1 / Q);
-  const double b = k / P * m * (1 - 1 / Q) + n / Q * m * (1 - 1 / P);
-  if (a < 0.8 * c && a <= b) return Stationary::A;
-  if (b < 0.8 * c) return Stationary::B;
-  return Stationary::C;
-}
-
 }  // namespace
 
 Setup summa_setup(const Problem& p, const Options& o) {
@@ -99,7 +87,9 @@ Setup summa_setup(const Problem& p, const Options& o) {
   setup.B = operand_fits(p.B, p.opB, setup.C, 1) ? p.B : stored_layout(p.opB, p.mesh, p.k, p.n, b);
   const int pr = setup.C.row_map().nprocs, pc = setup.C.col_map().nprocs;
   setup.grid = std::to_string(pr) + "x" + std::to_string(pc);
-  setup.stationary = o.stationary == Stationary::Auto ? cheapest_variant(p, pr, pc) : o.stationary;
+  // The front end resolves Stationary::Auto with the planner (front/resolve.cpp); a setup
+  // asked for its layouts alone (Auto) describes the C-stationary variant.
+  setup.stationary = o.stationary == Stationary::Auto ? Stationary::C : o.stationary;
   setup.detail = setup.stationary == Stationary::C
                     ? "C-stationary, panel broadcasts along rows and columns"
                     : setup.stationary == Stationary::A
