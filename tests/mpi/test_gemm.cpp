@@ -15,15 +15,21 @@ struct Shape {
 };
 const Shape kShapes[] = {{1, 1, 1}, {7, 5, 3}, {13, 1, 17}, {1, 11, 6}, {5, 29, 2}, {23, 19, 31}, {4, 6, 0}};
 
-Stationary g_stationary = Stationary::Auto;
-bool g_bidirectional = false;
-RingForm g_ring_form = RingForm::Auto;
-int g_line = 0;  // ring and Auto on a 2D grid that is a line: 1 = 1 x P, 2 = P x 1
-bool g_overlap = true;
+// What a case sets beyond the sweep: SUMMA's panel width and variant, "bc"'s block sizes, the
+// ring's direction, form and overlap, and the mesh.
+struct Knobs {
+  index_t panel = 4;  // many panels even at small k
+  index_t mb = 3, nb = 2;
+  Stationary stationary = Stationary::Auto;
+  bool bidirectional = false;
+  RingForm ring_form = RingForm::Auto;
+  int line = 0;  // ring and Auto on a 2D grid that is a line: 1 = 1 x P, 2 = P x 1
+  bool overlap = true;
+};
 
-Mesh mesh_for(Algorithm a) {
+Mesh mesh_for(Algorithm a, int line) {
   const int P = world_size();
-  if (g_line) return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {g_line == 1 ? 1 : P, g_line == 1 ? P : 1}));
+  if (line) return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {line == 1 ? 1 : P, line == 1 ? P : 1}));
   if (a == Algorithm::Ring) return Mesh::line(MPI_COMM_WORLD, "x");
   if (a == Algorithm::Cannon) {
     const int q = static_cast<int>(std::floor(std::sqrt(double(P)) + 1e-9));
@@ -38,19 +44,12 @@ T value(double re, double im) {
   else return static_cast<T>(re);
 }
 
-// What a case sets beyond the sweep: SUMMA's panel width and variant, "bc"'s block sizes.
-struct Knobs {
-  index_t panel = 4;  // many panels even at small k
-  index_t mb = 3, nb = 2;
-  Stationary stationary = Stationary::Auto;
-};
-
 // Runs one case with stored operands in layouts lay[0..2] ("bc" = block-cyclic mb x nb,
 // src 0,1).
 template <Scalar T>
 void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
               const std::array<std::string, 3>& lay, const Knobs& kn) {
-  Mesh mesh = mesh_for(algo);  // Cannon leaves surplus ranks idle; they still join the oracle
+  Mesh mesh = mesh_for(algo, kn.line);  // Cannon leaves surplus ranks idle; they still join the oracle
   const index_t ar = opA == Op::N ? s.m : s.k, ac = opA == Op::N ? s.k : s.m;
   const index_t br = opB == Op::N ? s.k : s.n, bc = opB == Op::N ? s.n : s.k;
   auto layout = [&](index_t r, index_t c, const std::string& spec) {
@@ -68,9 +67,9 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
   o.algorithm = algo;
   o.panel = kn.panel;
   o.stationary = kn.stationary;
-  o.bidirectional = g_bidirectional;
-  o.ring_form = g_ring_form;
-  o.overlap = g_overlap;
+  o.bidirectional = kn.bidirectional;
+  o.ring_form = kn.ring_form;
+  o.overlap = kn.overlap;
   gemm(opA, opB, alpha, A, B, beta, C, o);
   const double err = gemm_error(opA, opB, alpha, A, B, beta, C0, C);
   EXPECT_LE(err, 10.0) << to_string(algo) << " " << to_string(opA) << to_string(opB) << " m=" << s.m
@@ -79,7 +78,8 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
 }
 
 template <Scalar T>
-void sweep(Algorithm algo, const std::vector<std::array<std::string, 3>>& layouts) {
+void sweep(Algorithm algo, const std::vector<std::array<std::string, 3>>& layouts,
+           const Knobs& kn = {}) {
   const Op ops[] = {Op::N, Op::T, Op::C};
   const T alphas[] = {T(1), value<T>(2.5, -0.5)};
   const T betas[] = {T(0), value<T>(-1.5, 0.25)};
@@ -87,11 +87,8 @@ void sweep(Algorithm algo, const std::vector<std::array<std::string, 3>>& layout
     for (Op b : ops)
       for (const Shape& s : kShapes)
         for (std::size_t v = 0; v < 2; ++v)
-          for (const auto& lay : layouts) {
-            Knobs kn;
-            kn.stationary = g_stationary;
+          for (const auto& lay : layouts)
             run_case<T>(algo, a, b, s, alphas[v], betas[1 - v], lay, kn);
-          }
 }
 
 template <class T>
@@ -105,14 +102,14 @@ const L3 kGrid = {"A[I_X,J_Y]", "B[I_X,J_Y]", "C[I_X,J_Y]"};
 
 TYPED_TEST(GemmTyped, Summa) { sweep<TypeParam>(Algorithm::Summa, {kBc, kGrid}); }
 TYPED_TEST(GemmTyped, SummaStationaryA) {
-  g_stationary = Stationary::A;
-  sweep<TypeParam>(Algorithm::Summa, {kBc, kGrid});
-  g_stationary = Stationary::Auto;
+  Knobs kn;
+  kn.stationary = Stationary::A;
+  sweep<TypeParam>(Algorithm::Summa, {kBc, kGrid}, kn);
 }
 TYPED_TEST(GemmTyped, SummaStationaryB) {
-  g_stationary = Stationary::B;
-  sweep<TypeParam>(Algorithm::Summa, {kBc, kGrid});
-  g_stationary = Stationary::Auto;
+  Knobs kn;
+  kn.stationary = Stationary::B;
+  sweep<TypeParam>(Algorithm::Summa, {kBc, kGrid}, kn);
 }
 // SUMMA with panels wider than one BLAS k block (cut into k pieces, a ragged last piece),
 // the default width, and owners reading their panels in place (block and block-cyclic
@@ -121,13 +118,17 @@ TYPED_TEST(GemmTyped, SummaWidePanels) {
   using T = TypeParam;
   const Shape shapes[] = {{40, 1100, 1700}, {300, 45, 800}, {9, 520, 390}};
   const Op ops[] = {Op::N, Op::T};
-  for (index_t panel : {index_t(0), index_t(1000), index_t(385)})
+  Knobs kn;
+  kn.mb = kn.nb = 64;
+  kn.stationary = Stationary::C;
+  for (index_t panel : {index_t(0), index_t(1000), index_t(385)}) {
+    kn.panel = panel;
     for (Op a : ops)
       for (Op b : ops)
         for (const Shape& s : shapes)
           for (const auto& lay : {kBc, kGrid})
-            run_case<T>(Algorithm::Summa, a, b, s, value<T>(1.5, 0.5), value<T>(-0.5, 0), lay,
-                        Knobs{panel, 64, 64, Stationary::C});
+            run_case<T>(Algorithm::Summa, a, b, s, value<T>(1.5, 0.5), value<T>(-0.5, 0), lay, kn);
+  }
 }
 
 TYPED_TEST(GemmTyped, Cannon) { sweep<TypeParam>(Algorithm::Cannon, {kGrid, kBc}); }
@@ -135,24 +136,25 @@ TYPED_TEST(GemmTyped, Ring) {
   sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});
 }
 TYPED_TEST(GemmTyped, RingBidirectional) {
-  g_bidirectional = true;
-  sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});
-  g_bidirectional = false;
+  Knobs kn;
+  kn.bidirectional = true;
+  sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}}, kn);
 }
 // The ring with each of `forms` on 1 x P (line 1) and P x 1 (line 2) grids with block-cyclic
-// operands, then Auto on the same layouts when asked.
+// operands, then Auto on the same layouts when asked; the other knobs from `base`.
 template <Scalar T>
-void ring_on_lines(std::initializer_list<int> lines, std::initializer_list<RingForm> forms, bool and_auto) {
+void ring_on_lines(std::initializer_list<int> lines, std::initializer_list<RingForm> forms, bool and_auto,
+                   const Knobs& base = {}) {
   for (int line : lines) {
-    g_line = line;
+    Knobs kn = base;
+    kn.line = line;
     for (RingForm f : forms) {
-      g_ring_form = f;
-      sweep<T>(Algorithm::Ring, {kBc});
+      kn.ring_form = f;
+      sweep<T>(Algorithm::Ring, {kBc}, kn);
     }
-    g_ring_form = RingForm::Auto;
-    if (and_auto) sweep<T>(Algorithm::Auto, {kBc});
+    kn.ring_form = RingForm::Auto;
+    if (and_auto) sweep<T>(Algorithm::Auto, {kBc}, kn);
   }
-  g_line = 0;
 }
 const auto kForms = {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter};
 
@@ -168,9 +170,9 @@ TYPED_TEST(GemmTyped, RingChunksInSmallMessages) {
 }
 // The same rings with Options::overlap off: every transfer completes before its GEMM.
 TYPED_TEST(GemmTyped, RingWithoutOverlap) {
-  g_overlap = false;
-  ring_on_lines<TypeParam>({1, 2}, kForms, false);
-  g_overlap = true;
+  Knobs kn;
+  kn.overlap = false;
+  ring_on_lines<TypeParam>({1, 2}, kForms, false, kn);
 }
 TYPED_TEST(GemmTyped, Gemm25D) { sweep<TypeParam>(Algorithm::Gemm25D, {kBc, kGrid}); }
 TYPED_TEST(GemmTyped, Local) { sweep<TypeParam>(Algorithm::Local, {kBc}); }
