@@ -1,7 +1,9 @@
 # Install rules and the package: headers; libshardmm (C++ library + C API),
 # libshardmm_scalapack and libshardmm_pxgemm; the launcher; shardmmConfig.cmake + version file
-# and shardmmTargets.cmake (shardmm::shardmm, shardmm::scalapack, shardmm::pxgemm); shardmm.pc
-# and shardmm-scalapack.pc. Relocatable: `cmake --install build --prefix DIR` works for any DIR.
+# and shardmmTargets.cmake (shardmm::shardmm, shardmm::scalapack, shardmm::pxgemm); the
+# pkg-config files shardmm.pc (C++: adds -std=c++20), shardmm-c.pc (the C API, for C compilers)
+# and shardmm-scalapack.pc (the drop-in, C flags). Relocatable: `cmake --install build --prefix
+# DIR` works for any DIR.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -35,10 +37,24 @@ install(FILES ${PROJECT_BINARY_DIR}/shardmmConfig.cmake
   ${PROJECT_BINARY_DIR}/shardmmConfigVersion.cmake DESTINATION ${SHARDMM_INSTALL_CMAKEDIR})
 
 # pkg-config: prefix relative to the .pc file, so the files stay valid wherever installed.
-set(SHARDMM_PC_MPI "mpi-c" CACHE STRING "pkg-config module of the MPI shardmm.pc requires")
+# shardmm-c carries what every consumer needs (shardmm's and MPI's include directories,
+# -lshardmm and MPI's C library: the public headers include <mpi.h>); shardmm adds the C++
+# flags (-std=c++20, no MPI C++ bindings) and shardmm-scalapack the drop-in and ScaLAPACK.
+set(SHARDMM_PC_MPI "mpi-c" CACHE STRING
+  "pkg-config module of MPI's C bindings the .pc files require (empty: MPI's flags written in)")
+set(SHARDMM_PC_MPI_CFLAGS "")
+set(SHARDMM_PC_MPI_LIBS "")
+if(NOT SHARDMM_PC_MPI)
+  foreach(_dir IN LISTS MPI_C_INCLUDE_DIRS)
+    string(APPEND SHARDMM_PC_MPI_CFLAGS " -I${_dir}")
+  endforeach()
+  foreach(_lib IN LISTS MPI_C_LIBRARIES)
+    string(APPEND SHARDMM_PC_MPI_LIBS " ${_lib}")
+  endforeach()
+endif()
 file(RELATIVE_PATH SHARDMM_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 string(REGEX REPLACE "/$" "" SHARDMM_PC_TO_PREFIX "${SHARDMM_PC_TO_PREFIX}")
-set(_shardmm_pc_files shardmm)
+set(_shardmm_pc_files shardmm-c shardmm)
 if(TARGET shardmm_scalapack)
   list(APPEND _shardmm_pc_files shardmm-scalapack)
 endif()
