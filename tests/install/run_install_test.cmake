@@ -1,13 +1,21 @@
 # The install test (ctest label "install"):
-#   cmake --install <build> --prefix <work>/prefix, then build tests/install/cmake_project
-#   (find_package) and tests/install/make_project (pkg-config) against that prefix, and run
-#   each of their programs under mpiexec on 2 ranks.
+#   cmake --install <build> --prefix <work>/prefix, then, against that prefix,
+#   - tests/install/cmake_project (find_package, no C++ standard of its own) as a C and C++
+#     project and as a C-only and a C++-only one;
+#   - the same programs with plain gcc/g++ and pkg-config, as docs/USAGE.md shows:
+#       g++ consumer.cpp $(pkg-config --cflags --libs shardmm)            (C++20 flags)
+#       gcc consumer.c $(pkg-config --cflags --libs shardmm-c)            (C API)
+#       gcc consumer_pdgemm.c $(pkg-config --cflags --libs shardmm-scalapack)
+#     (the C program without an rpath, run with LD_LIBRARY_PATH);
+#   and runs every program under mpiexec on 2 ranks (each checks its result). Also checks
+#   that no installed library needs libmpi_cxx and that -std=c++20 is only in shardmm.pc.
 # Variables: BUILD_DIR SOURCE_DIR WORK_DIR MPIEXEC MPIEXEC_FLAGS (;-list) GENERATOR
 cmake_minimum_required(VERSION 3.25)
 
 function(run what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   message(STATUS "${what}:\n${out}")
+  set(out "${out}" PARENT_SCOPE)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
   endif()
@@ -15,31 +23,71 @@ endfunction()
 
 set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
-file(MAKE_DIRECTORY ${WORK_DIR}/make-build)
+file(MAKE_DIRECTORY ${WORK_DIR}/pkg-config)
 run("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
 foreach(f include/shardmm/shardmm.hpp include/shardmm/c/shardmm.h include/shardmm/c/scalapack.h
           lib/cmake/shardmm/shardmmConfig.cmake lib/cmake/shardmm/shardmmConfigVersion.cmake
-          lib/pkgconfig/shardmm.pc lib/pkgconfig/shardmm-scalapack.pc lib/libshardmm_pxgemm.so
-          bin/shardmm)
+          lib/pkgconfig/shardmm.pc lib/pkgconfig/shardmm-c.pc lib/pkgconfig/shardmm-scalapack.pc
+          lib/libshardmm_pxgemm.so bin/shardmm)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
 
-run("configure the CMake consumer" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/cmake_project
-    -B ${WORK_DIR}/cmake-build -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix}
-    -DCMAKE_BUILD_TYPE=Release)
-run("build the CMake consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/cmake-build)
+# The libraries link MPI's C bindings only.
+find_program(READELF readelf)
+if(READELF)
+  foreach(lib shardmm shardmm_scalapack shardmm_pxgemm)
+    run("readelf -d lib${lib}.so" ${READELF} -d ${prefix}/lib/lib${lib}.so)
+    if(out MATCHES "mpi_cxx|mpicxx")
+      message(FATAL_ERROR "lib${lib}.so needs MPI's C++ bindings:\n${out}")
+    endif()
+  endforeach()
+endif()
 
-set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
-run("build the pkg-config consumer" make -f ${SOURCE_DIR}/make_project/Makefile
-    SRC=${SOURCE_DIR}/src OUT=${WORK_DIR}/make-build)
-
-foreach(dir cmake-build make-build)
-  foreach(program consumer_cxx consumer_c consumer_pdgemm)
-    run("${dir}/${program} on 2 ranks" ${MPIEXEC} -n 2 ${MPIEXEC_FLAGS}
-        ${WORK_DIR}/${dir}/${program})
+# ---- CMake consumers: C and C++, C only, C++ only.
+set(cmake_programs_all consumer_cxx consumer_c consumer_pdgemm)
+set(cmake_programs_C consumer_c consumer_pdgemm)
+set(cmake_programs_CXX consumer_cxx)
+foreach(langs all C CXX)
+  set(langs_arg "")
+  if(NOT langs STREQUAL "all")
+    set(langs_arg -DCONSUMER_LANGUAGES=${langs})
+  endif()
+  run("configure the CMake consumer (${langs})" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/cmake_project
+      -B ${WORK_DIR}/cmake-${langs} -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix}
+      -DCMAKE_BUILD_TYPE=Release ${langs_arg})
+  run("build the CMake consumer (${langs})" ${CMAKE_COMMAND} --build ${WORK_DIR}/cmake-${langs})
+  foreach(program IN LISTS cmake_programs_${langs})
+    run("cmake-${langs}/${program} on 2 ranks" ${MPIEXEC} -n 2 ${MPIEXEC_FLAGS}
+        ${WORK_DIR}/cmake-${langs}/${program})
   endforeach()
 endforeach()
+
+# ---- pkg-config consumers: plain gcc / g++, no MPI compiler wrapper.
+set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
+foreach(pc shardmm shardmm-c shardmm-scalapack)
+  run("pkg-config --cflags --libs ${pc}" pkg-config --cflags --libs ${pc})
+  if(pc STREQUAL "shardmm" AND NOT out MATCHES "-std=c\\+\\+20")
+    message(FATAL_ERROR "shardmm.pc lacks -std=c++20: ${out}")
+  elseif(NOT pc STREQUAL "shardmm" AND out MATCHES "-std=")
+    message(FATAL_ERROR "${pc}.pc gives a C compiler a -std flag: ${out}")
+  endif()
+endforeach()
+set(src ${SOURCE_DIR}/src)
+set(bin ${WORK_DIR}/pkg-config)
+set(rpath "-Wl,-rpath,$(pkg-config --variable=libdir shardmm-c)")
+run("g++ + shardmm.pc" sh -xc
+    "g++ ${src}/consumer.cpp -o ${bin}/consumer_cxx $(pkg-config --cflags --libs shardmm) ${rpath}")
+run("gcc + shardmm-c.pc" sh -xc
+    "gcc ${src}/consumer.c -o ${bin}/consumer_c $(pkg-config --cflags --libs shardmm-c)")
+run("gcc + shardmm-scalapack.pc" sh -xc
+    "gcc ${src}/consumer_pdgemm.c -o ${bin}/consumer_pdgemm $(pkg-config --cflags --libs shardmm-scalapack) ${rpath}")
+foreach(program consumer_cxx consumer_pdgemm)
+  run("pkg-config/${program} on 2 ranks" ${MPIEXEC} -n 2 ${MPIEXEC_FLAGS} ${bin}/${program})
+endforeach()
+run("pkg-config/consumer_c on 2 ranks (LD_LIBRARY_PATH)" ${CMAKE_COMMAND} -E env
+    LD_LIBRARY_PATH=${prefix}/lib ${MPIEXEC} -n 2 ${MPIEXEC_FLAGS} ${bin}/consumer_c)
+
 run("the installed launcher" ${prefix}/bin/shardmm --help)
