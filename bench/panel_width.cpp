@@ -1,7 +1,7 @@
 // How the width of a rank-w update and the way it is cut change one core's DGEMM rate:
 // C (m x n) += A (m x k) * B (k x n) done as k/w rank-w updates, each in 1, 2 or 4 column
 // chunks, against one whole-k call (w = k, 1 chunk). SUMMA's panel width tiers and its k
-// pieces (src/algo/panel_width.hpp, src/algo/summa.cpp) come from this. A Google Benchmark
+// pieces (src/core/blocking.hpp, src/algo/summa.cpp) come from this. A Google Benchmark
 // program; arguments m, n, k, w, chunks; counters GFLOP/s and of_whole_k (this rate over the
 // whole-k call's at the same m, n, k). Run one copy per core at once, as the ranks do (one
 // line; bench/README.md):

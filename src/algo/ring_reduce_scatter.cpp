@@ -11,7 +11,7 @@
 //   (reduce_scatter_swap): each chunk sent to the peer overlaps the own chunk's GEMM.
 #include <algorithm>
 
-#include "algo/panel_width.hpp"
+#include "core/blocking.hpp"
 #include "algo/ring.hpp"
 #include "comm/collectives.hpp"
 #include "core/instantiate.hpp"
@@ -129,7 +129,7 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
   const index_t kl = x.opA == Op::N ? x.A.local_cols() : x.A.local_rows();
   if (ring.p == 2) {  // chunked (Options::panel wide, else rs_chunk_width from global extents)
     const double k_widest = double(widest(x.A.layout().map(x.opA == Op::N ? 1 : 0)));
-    const index_t w = o.panel > 0 ? o.panel : rs_chunk_width(double(other), k_widest, abc_share(x, 2));
+    const index_t w = o.panel > 0 ? o.panel : blocking::rs_chunk_width(double(other), k_widest, abc_share(x, 2));
     return reduce_scatter_swap(ring, x, cd, w, o, t);
   }
   T* work[2] = {};

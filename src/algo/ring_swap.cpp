@@ -6,12 +6,12 @@
 //   op(B) [K_X, J] for AG-A) is not re-split first: its rows for each rank's C columns
 //   (columns for C rows, AG-B) travel with the chunks (SplitStream), one chunk ahead of the
 //   GEMMs that read them, on the same communicator.
-// Chunk width: Options::panel, else ring_chunk_width (panel_width.hpp) from global extents,
+// Chunk width: Options::panel, else ring_chunk_width (core/blocking.hpp) from global extents,
 //   so both ranks cut the same chunks.
 #include <algorithm>
 #include <optional>
 
-#include "algo/panel_width.hpp"
+#include "core/blocking.hpp"
 #include "algo/ring.hpp"
 #include "comm/collectives.hpp"
 #include "core/instantiate.hpp"
@@ -250,7 +250,7 @@ void swap_tiles(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const D
   const bool y_k_rows = g.y_k_rows();
   const DimMap& cmap = x.C.layout().map(g.ag_a ? 1 : 0);
   const double y_per_k = stream ? 2.5 * double(widest(cmap)) : 0.0;
-  const index_t chunk = o.panel > 0 ? o.panel : ring_chunk_width(double(widest(map)), abc_share(x, 2), y_per_k);
+  const index_t chunk = o.panel > 0 ? o.panel : blocking::ring_chunk_width(double(widest(map)), abc_share(x, 2), y_per_k);
   std::optional<SplitStream<T>> ys;
   if (stream) ys.emplace(ring, Y, y_k_rows, Y.layout().map(y_k_rows ? 0 : 1), cmap, k, chunk);
   ChunkSwap<T> xs(ring, X, k_is_col, map, k, chunk);

@@ -16,7 +16,7 @@
 //   one contiguous run of its local columns, which the broadcast then sends from there.
 // Panels: k-blocks owned by the same process column (A) and process row (B) are merged up to
 //   the panel width, so ScaLAPACK layouts with small blocks still give wide local GEMMs. The
-//   default width (panel_width.hpp): the widest of 4, 2 or 1 x OpenBLAS's k block (384) whose
+//   default width (core/blocking.hpp): the widest of 4, 2 or 1 x OpenBLAS's k block (384) whose
 //   receive buffers fit in a fifth of the rank's A + B + C, else 256 if its buffers fit in a
 //   quarter, else 128.
 // Overlap: the broadcasts of panel s+1 (MPI_Ibcast, double-buffered) are in flight while
@@ -30,7 +30,7 @@
 
 #include "algo/algo.hpp"
 #include "algo/pack.hpp"
-#include "algo/panel_width.hpp"
+#include "core/blocking.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
@@ -100,6 +100,11 @@ Setup summa_setup(const Problem& p, const Options& o) {
 
 namespace {
 
+using blocking::kKBlock;
+using blocking::kMinPanel;
+using blocking::SideBuffers;
+using blocking::summa_panel_width;
+
 // A run of k indices [kl, kl+w) in the owners' local numbering (A's and B's).
 struct Segment {
   index_t kl_a = 0, kl_b = 0, w = 0;
@@ -156,7 +161,7 @@ std::vector<Panel> panels(const DimMap& ka, const DimMap& kb, index_t k, index_t
   return out;
 }
 
-// Default panel width (panel_width.hpp) from the largest tiles (widest: the largest local
+// Default panel width (core/blocking.hpp) from the largest tiles (widest: the largest local
 // extent of a dimension over its processes), equal on every rank.
 index_t default_width(const DimMap& rows, const DimMap& cols, const DimMap& ka, const DimMap& kb,
                       SideBuffers a_bufs, SideBuffers b_bufs) {

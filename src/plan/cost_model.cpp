@@ -4,7 +4,7 @@
 // (PlanRequest::current_summa_words).
 #include "plan/cost_model.hpp"
 
-#include "algo/panel_width.hpp"
+#include "core/blocking.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -63,7 +63,7 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
       break;
     default: {
       // Panel buffers: two per operand (an operand that does not move may still be packed).
-      const double w = double(algo::summa_panel_width(ml, nl, kq, kp, q > 1 ? 2 : 0, p > 1 ? 2 : 0));
+      const double w = double(blocking::summa_panel_width(ml, nl, kq, kp, q > 1 ? 2 : 0, p > 1 ? 2 : 0));
       const bool in_place = r.current_summa_words > 0 && on_caller_grid(r, c);
       x.words = in_place ? r.current_summa_words : ml * k * (1 - 1 / q) + nl * k * (1 - 1 / p);
       x.memory = ml * kq + kp * nl + ml * nl + 2 * w * (ml + nl);
@@ -87,7 +87,7 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
     // C's tile (rows split), then at p = 2 two outgoing and one incoming chunk of w rows and
     // a chunk's packed slice of op(A), one message per chunk; at p > 2 two outgoing sums,
     // one incoming and a block's packed slice.
-    const double kl = up(k, p), w = double(algo::rs_chunk_width(n, kl, share));
+    const double kl = up(k, p), w = double(blocking::rs_chunk_width(n, kl, share));
     x.words = m * n * f;
     x.memory = m * kl + kl * n + up(m, p) * n + (p == 2 ? w * (3 * n + kl) : p > 2 ? up(m, p) * (3 * n + kl) : 0.0);
     if (p == 2) x.messages = up(up(m, p), w);
@@ -101,7 +101,7 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
   const bool ag_a = c.ring_form == RingForm::AllGatherA;
   const bool streamed = p == 2 && r.ring_streamed[static_cast<int>(c.ring_form) - 1];
   const double tile = ag_a ? up(m, p) : up(n, p), other = ag_a ? up(n, p) : up(m, p);
-  const double w = double(algo::ring_chunk_width(tile, share, streamed ? 2.5 * other : 0.0));
+  const double w = double(blocking::ring_chunk_width(tile, share, streamed ? 2.5 * other : 0.0));
   if (p == 2) x.messages = (streamed ? 2 : 1) * up(k, w);
   x.words = (ag_a ? m : n) * k * f + (streamed ? up(k, p) * other : 0.0);
   x.memory = up(m, p) * k + k * up(n, p) + (ag_a ? m * up(n, p) : up(m, p) * n) +
@@ -115,7 +115,7 @@ Costs gemm25d(const PlanRequest& r, const Candidate& c) {
   const double ml = up(m, pm), nl = up(n, pn), ks = up(k, pk);
   Costs x;
   x.words = ml * ks * (1 - 1 / pn) + nl * ks * (1 - 1 / pm) + ml * nl * (1 - 1 / pk);
-  const double w = double(algo::summa_panel_width(ml, nl, up(ks, pn), up(ks, pm), pn > 1 ? 2 : 0, pm > 1 ? 2 : 0));
+  const double w = double(blocking::summa_panel_width(ml, nl, up(ks, pn), up(ks, pm), pn > 1 ? 2 : 0, pm > 1 ? 2 : 0));
   x.messages = 2 * up(ks, w) + pk;
   x.memory = ml * up(ks, pn) + up(ks, pm) * nl + 2 * ml * nl + 2 * w * (ml + nl);
   return x;

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "algo/panel_width.hpp"
+#include "core/blocking.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/gemm.hpp"
 #include "shardmm/plan.hpp"
@@ -187,7 +187,7 @@ TEST(Profile, JsonRoundTripAndErrors) {
 // rank's A + B + C, else 256 if its buffers fit in a quarter, else 128; and what the cost
 // model charges for it.
 TEST(PanelWidth, WidestMultipleOfTheKBlockThatFitsAFifth) {
-  using algo::summa_panel_width;
+  using blocking::summa_panel_width;
   // 4096^3 on 2x1: tiles 2048 x 4096 (A), 2048 x 4096 (B), 2048 x 4096 (C); B broadcast.
   EXPECT_EQ(summa_panel_width(2048, 4096, 4096, 2048, 0, 2), 384);
   // The same with nothing broadcast or packed: no buffers, the widest.
@@ -200,9 +200,9 @@ TEST(PanelWidth, WidestMultipleOfTheKBlockThatFitsAFifth) {
   EXPECT_EQ(summa_panel_width(1024, 683, 683, 1024, 2, 2), 128);
   // 32768 x 1024 x 1024 on 1x2 (A broadcast between two owners from their storage, k blocks
   // of 256): at 256 the owners take turns, one buffer fills, 8.4e6 of a quarter's 8.5e6.
-  EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, algo::SideBuffers(2, 256), 0), 256);
+  EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, blocking::SideBuffers(2, 256), 0), 256);
   EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, 2, 0), 128);    // two would not fit
-  EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, algo::SideBuffers(2, 512), 0), 128);  // 256 is half a turn
+  EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, blocking::SideBuffers(2, 512), 0), 128);  // 256 is half a turn
   // One local packing buffer counts half as much as a broadcast pair.
   EXPECT_EQ(summa_panel_width(4096, 512, 4096, 2048, 1, 2), 768);
   EXPECT_EQ(summa_panel_width(4096, 512, 4096, 2048, 2, 2), 384);
@@ -221,7 +221,7 @@ TEST(PanelWidth, CostModelChargesTheRunsBuffers) {
 // tiles fit in a fifth of the rank's A + B + C at 4096^3 (not 768); small shares fall back
 // to 256; the model charges the operands plus those buffers and one message per chunk.
 TEST(PanelWidth, RingSwapChunks) {
-  using algo::ring_chunk_width;
+  using blocking::ring_chunk_width;
   const double share = 3.0 * 4096 * 4096 / 2;
   EXPECT_EQ(ring_chunk_width(2048, share), 384);
   EXPECT_EQ(ring_chunk_width(512, share), 1536);
@@ -233,8 +233,8 @@ TEST(PanelWidth, RingSwapChunks) {
   EXPECT_DOUBLE_EQ(double(e.memory_bytes), (share + 6.0 * 2048 * 384) * 8);
   EXPECT_DOUBLE_EQ(e.messages, 11);  // ceil(4096 / 384)
   // The reduce-scatter swap: chunks of C's 2048 rows, 384 wide (768 would not fit a quarter).
-  EXPECT_EQ(algo::rs_chunk_width(4096, 2048, share), 384);
-  EXPECT_EQ(algo::rs_chunk_width(1024, 2048, share), 768);
+  EXPECT_EQ(blocking::rs_chunk_width(4096, 2048, share), 384);
+  EXPECT_EQ(blocking::rs_chunk_width(1024, 2048, share), 768);
   r.ring_in_place[2] = {true, true, true};
   const Candidate rs = evaluate(r, Candidate{Algorithm::Ring, Stationary::Auto, RingForm::ReduceScatter, 2, 1, 1});
   EXPECT_DOUBLE_EQ(double(rs.memory_bytes), (share + 384.0 * (3 * 4096 + 2048)) * 8);

@@ -1,10 +1,12 @@
-// SUMMA's default panel width, shared by the algorithm (summa.cpp) and the cost model's memory
-// and message counts (plan/cost_model.cpp), so the planner predicts what the run takes.
+// Blocking rules that the algorithms (summa.cpp, ring_swap.cpp, ring_reduce_scatter.cpp) and
+// the planner's cost model (plan/cost_model.cpp) must agree on: SUMMA's panel widths and the
+// ring's chunk widths at p = 2. A neutral header, so the planner includes nothing from algo/
+// and predicts exactly what a run takes.
 #pragma once
 
 #include <cstdint>
 
-namespace shardmm::algo {
+namespace shardmm::blocking {
 
 /// OpenBLAS's k block for DGEMM on this machine's kernel (SkylakeX): a GEMM whose k is a
 /// multiple of it packs nothing twice. One core, C 2048 x 4096 (bench/panel_width.cpp):
@@ -45,7 +47,7 @@ inline std::int64_t summa_panel_width(double ml, double nl, double ka, double kb
   return at_min <= 0.25 * abc ? kMinPanel : kNarrowPanel;
 }
 
-/// The k-chunk of the ring's swap at p = 2 (ring.cpp): the widest of 4, 2 or 1 k blocks whose
+/// The k-chunk of the ring's swap at p = 2 (ring_swap.cpp): the widest of 4, 2 or 1 k blocks whose
 /// buffers fit in a fifth of a rank's share of A + B + C (`abc_share` elements), else
 /// kMinPanel. The buffers, at most: two incoming chunks, two packed outgoing ones and one of
 /// the whole circulating operand, 6 x `tile` x w (`tile`: the widest tile's non-k extent).
@@ -59,7 +61,7 @@ inline std::int64_t ring_chunk_width(double tile, double abc_share, double strea
 }
 
 /// The chunk of C's split dimension in which the reduce-scatter ring swaps partial sums at
-/// p = 2 (ring.cpp): the widest of 4, 2 or 1 k blocks whose buffers fit in a quarter of a
+/// p = 2 (ring_reduce_scatter.cpp): the widest of 4, 2 or 1 k blocks whose buffers fit in a quarter of a
 /// rank's share of A + B + C, else one k block. The buffers: two outgoing and one incoming
 /// chunk (`other` = C's unsplit extent each) and a packed slice of op(A) or op(B) (`kl` = the
 /// rank's k). Never below 384: every chunk repacks the whole other operand inside OpenBLAS
@@ -70,4 +72,4 @@ inline std::int64_t rs_chunk_width(double other, double kl, double abc_share) {
   return kKBlock;
 }
 
-}  // namespace shardmm::algo
+}  // namespace shardmm::blocking
