@@ -52,8 +52,9 @@ struct Timers {
   void record(const char* what, double start, double end, int step = -1) const {
     if (events) events->push_back({what, start, end, step});
   }
-  /// Runs f(), adds its duration to the counter `acc` (&Timers::gemm, ::comm or ::redist) and,
-  /// when `what` is given, records it on the timeline as step `step`. Returns f()'s result.
+  /// Runs f(), adds its duration to the counter `acc` (&Timers::gemm, ::comm or ::redist; none
+  /// when nullptr) and, when `what` is given, records it on the timeline as step `step`.
+  /// Returns f()'s result.
   template <class F>
   decltype(auto) timed(double Timers::*acc, const char* what, std::int64_t step, F&& f) {
     const Interval span(*this, acc, what, static_cast<int>(step));
@@ -79,7 +80,7 @@ struct Timers {
     Interval& operator=(Interval&&) = delete;
     ~Interval() {
       const double end = now();
-      t.*acc += end - start;
+      if (acc) t.*acc += end - start;
       if (what) t.record(what, start, end, step);
     }
   };

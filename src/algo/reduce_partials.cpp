@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "algo/algo.hpp"
+#include "algo/pack.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "core/instantiate.hpp"
@@ -71,12 +72,11 @@ void reduce_partials(DistMatrix<T>& P, T beta, DistMatrix<T>& C) {
       const index_t ext = cm.local_extent(cc), off = ext > 0 ? cm.to_global(0, cc) - base : 0;
       const index_t r0 = d == 0 ? off : 0, nr = d == 0 ? ext : P.local_rows();
       const index_t c0 = d == 1 ? off : 0, nc = d == 1 ? ext : P.local_cols();
-      for (index_t j = c0; j < c0 + nc; ++j) out = std::copy_n(&P.local(r0, j), nr, out);
+      out = copy_block(P.data() + r0 + c0 * P.ld(), P.ld(), nr, nc, out, nr);
     }
     comm::reduce_scatter(send, mine, counts, C.mesh().axis_comm(axis_names(LP.mesh(), U)));
     blas::scale(C.local_rows(), C.local_cols(), beta, C.data(), C.ld());
-    for (index_t j = 0; j < C.local_cols(); ++j)
-      for (index_t i = 0; i < C.local_rows(); ++i) C.local(i, j) += mine[i + j * C.local_rows()];
+    add_block(mine, C.local_rows(), C.local_rows(), C.local_cols(), C.data(), C.ld());
     return;
   }
   if (LP.is_unreduced() && LP.unreduced_axes() != C.layout().unreduced_axes()) {
