@@ -36,7 +36,6 @@ class GatherFailures : public ::testing::EmptyTestEventListener {
       for (int r = 0; r < size; ++r) {
         const auto n = static_cast<std::size_t>(lens[static_cast<std::size_t>(r)]);
         if (n == 0) continue;
-        ++failed_tests_;
         std::string text = all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]), n);
         std::printf("[rank %d/%d] %s.%s failed:\n", r, size, info.test_suite_name(), info.name());
         std::size_t b = 0;
@@ -50,11 +49,9 @@ class GatherFailures : public ::testing::EmptyTestEventListener {
     }
     pending_.clear();
   }
-  int failed_tests() const { return failed_tests_; }
 
  private:
   std::string pending_;
-  int failed_tests_ = 0;
 };
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <stddef.h>
 
 /* ---- BLACS and ScaLAPACK, as exported by libscalapack ---- */
-void Cblacs_pinfo(int *mypnum, int *nprocs);
 void Cblacs_get(int ctxt, int what, int *val);
 void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
 void Cblacs_gridmap(int *ctxt, int *usermap, int ldumap, int nprow, int npcol);
