@@ -1,0 +1,148 @@
+// The launcher's other commands end to end, as main() runs them on every rank: plan prints
+// the planner's table, bench writes its JSON records, calibrate a profile the planner reads
+// back; bad requests fail with the same error on every rank. (multiply: test_multiply.cpp.)
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "cli.hpp"
+#include "mpi/cli_test_util.hpp"
+#include "mpi/npy_test_util.hpp"
+
+namespace shardmm::testing {
+namespace {
+
+using namespace npy;
+
+cli::PlanConfig plan_config(index_t m, index_t n, index_t k, int ranks) {
+  cli::PlanConfig c;
+  c.m = m, c.n = n, c.k = k, c.ranks = ranks;
+  return c;
+}
+
+// run_plan prints exactly plan_gemm(request).explain(rows) on rank 0 and nothing elsewhere.
+TEST(Plan, PrintsThePlannersTable) {
+  const std::string profile = file("profile.json");
+  MachineProfile custom;
+  custom.latency_s = 1e-3, custom.bytes_per_s = 1e8;
+  put_file(profile, custom.to_json());
+  std::vector<cli::PlanConfig> cfgs = {plan_config(1000, 1000, 1000, 8), plan_config(100, 50000, 30, 6),
+                                       plan_config(4096, 4096, 64, 16), plan_config(300, 2000, 2000, 4)};
+  cfgs[1].dtype = "c64", cfgs[1].rows = 3, cfgs[2].memory_limit = "64M", cfgs[3].profile = profile;
+  for (const auto& cfg : cfgs) {
+    PlanRequest r;
+    r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
+    if (!cfg.memory_limit.empty()) r.memory_limit = cli::parse_bytes(cfg.memory_limit);
+    if (!cfg.profile.empty()) r.profile = MachineProfile::from_json_file(cfg.profile);
+    const std::string want = world_rank() == 0 ? plan_gemm(r).explain(static_cast<std::size_t>(cfg.rows)) : "";
+    ::testing::internal::CaptureStdout();
+    EXPECT_EQ(returns([&cfg] { return cli::run_plan(cfg); }), 0);
+    EXPECT_EQ(::testing::internal::GetCapturedStdout(), want) << cfg.m << "x" << cfg.n << "x" << cfg.k << " on " << cfg.ranks;
+  }
+}
+
+TEST(Plan, BadRequestsSameErrorEverywhere) {
+  cli::PlanConfig cfg = plan_config(100000, 100000, 100000, 4);
+  cfg.memory_limit = "12Q";
+  expect_same_error_everywhere<InvalidArgument>([&] { cli::run_plan(cfg); }, "12Q");
+  cfg.memory_limit = "1K";
+  expect_same_error_everywhere<OutOfMemory>([&] { cli::run_plan(cfg); });
+  cfg.memory_limit.clear();
+  cfg.profile = file("no_profile.json");
+  expect_same_error_everywhere<IoError>([&] { cli::run_plan(cfg); }, "no_profile.json");
+}
+
+// Rank 0's JSON lines; every record's algorithm, size and probe error checked.
+void expect_bench_json(const std::string& path, const cli::BenchConfig& cfg) {
+  if (world_rank() != 0) return;
+  std::istringstream in(get_file(path));
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << line;
+    ASSERT_LT(lines, cfg.algos.size()) << line;
+    EXPECT_EQ(j.value("algorithm", ""), cfg.algos[lines]);
+    EXPECT_EQ(j.value("m", -1), cfg.m);
+    EXPECT_EQ(j.value("ranks", -1), world_size());
+    EXPECT_EQ(j.value("times_s", nlohmann::json::array()).size(), static_cast<std::size_t>(cfg.reps));
+    const double probe = j.value("probe_error_eps", -1.0);
+    EXPECT_GT(j.value("median_s", 0.0), 0.0) << line;
+    if (cfg.algos[lines] == "cores") {  // the P-core ceiling computes no product to check
+      EXPECT_EQ(probe, -1.0) << line;
+      continue;
+    }
+    EXPECT_GE(probe, 0.0) << line;
+    EXPECT_LE(probe, 100.0) << line;
+    if (lines == 0) {  // the first contender's own added memory is measured
+      EXPECT_GE(j.value("own_extra_over_local_abc", -1.0), 0.0) << line;
+    }
+  }
+  EXPECT_EQ(lines, cfg.algos.size());
+}
+
+void bench_smoke(cli::BenchConfig cfg, const std::string& json) {
+  cfg.m = cfg.n = cfg.k = 64, cfg.nb = 16, cfg.reps = 1, cfg.warmup = 0;
+  cfg.check = true, cfg.quiet = true, cfg.json = file(json);
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(returns([&cfg] { return cli::run_bench(cfg); }), 0);
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "") << "--quiet printed";
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_bench_json(cfg.json, cfg);
+}
+
+TEST(Bench, SmokeF64) {
+  cli::BenchConfig cfg;
+  cfg.algos = {"auto", "summa", "scalapack"};
+  bench_smoke(cfg, "bench_f64.json");
+}
+
+TEST(Bench, SmokeC64TransposedWithBeta) {
+  cli::BenchConfig cfg;
+  cfg.dtype = "c64", cfg.transa = "C", cfg.transb = "T", cfg.alpha = 2, cfg.beta = 0.5;
+  cfg.algos = {"local", "scalapack"};
+  bench_smoke(cfg, "bench_c64.json");
+}
+
+// The P-core ceiling (each rank's share as one local GEMM) alternates with the others.
+TEST(Bench, CoresCeilingRunsInTheSameAlternation) {
+  cli::BenchConfig cfg;
+  cfg.algos = {"summa", "cores", "scalapack"};
+  bench_smoke(cfg, "bench_cores.json");
+}
+
+TEST(Bench, BadOptionsSameErrorEverywhere) {
+  cli::BenchConfig cfg;
+  cfg.m = cfg.n = cfg.k = 16, cfg.reps = 1, cfg.warmup = 0, cfg.quiet = true, cfg.algos = {"fastest"};
+  expect_same_error_everywhere<InvalidArgument>([&cfg] { cli::run_bench(cfg); }, "fastest");
+  cfg.algos = {"summa"}, cfg.memory_limit = "lots";
+  expect_same_error_everywhere<InvalidArgument>([&cfg] { cli::run_bench(cfg); }, "lots");
+  cfg.memory_limit.clear(), cfg.grid = "5x7";
+  expect_same_error_everywhere<InvalidArgument>([&cfg] { cli::run_bench(cfg); });
+}
+
+// calibrate writes a profile the planner reads back; only rank 0 prints.
+TEST(Calibrate, WritesAReadableProfile) {
+  cli::CalibrateConfig cfg;
+  cfg.output = file("calibrated.json"), cfg.reps = 2;
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(returns([&cfg] { return cli::run_calibrate(cfg); }), 0);
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(printed.empty(), world_rank() != 0) << printed;
+  if (world_rank() != 0) return;
+  const MachineProfile p = MachineProfile::from_json_file(cfg.output);
+  for (double g : p.gflops) EXPECT_GT(g, 0.0);
+  EXPECT_GT(p.bytes_per_s, 0.0);
+  EXPECT_TRUE(world_size() == 1 || p.latency_s > 0) << p.latency_s;
+}
+
+// An unwritable profile fails on every rank, not on rank 0 alone.
+TEST(Calibrate, UnwritableOutputSameErrorEverywhere) {
+  cli::CalibrateConfig cfg;
+  cfg.output = file("no_such_dir/calibrated.json"), cfg.reps = 2;
+  ::testing::internal::CaptureStdout();
+  expect_same_error_everywhere<IoError>([&cfg] { cli::run_calibrate(cfg); }, "no_such_dir");
+  ::testing::internal::GetCapturedStdout();
+}
+
+}  // namespace
+}  // namespace shardmm::testing
