@@ -45,7 +45,7 @@ class GatherFailures : public ::testing::EmptyTestEventListener {
           b = e + 1;
         }
       }
-      std::fflush(stdout);
+      (void)std::fflush(stdout);
     }
     pending_.clear();
   }

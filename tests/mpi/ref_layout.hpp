@@ -254,6 +254,8 @@ class ScopedMessageLimit {
   ~ScopedMessageLimit() { comm::set_max_message_elems(INT_MAX); }
   ScopedMessageLimit(const ScopedMessageLimit&) = delete;
   ScopedMessageLimit& operator=(const ScopedMessageLimit&) = delete;
+  ScopedMessageLimit(ScopedMessageLimit&&) = delete;
+  ScopedMessageLimit& operator=(ScopedMessageLimit&&) = delete;
 };
 
 }  // namespace shardmm::testing::ref
