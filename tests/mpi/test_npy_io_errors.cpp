@@ -28,10 +28,12 @@ class FileSizeLimit {
   ~FileSizeLimit() {
     if (!active_) return;
     setrlimit(RLIMIT_FSIZE, &old_);
-    std::signal(SIGXFSZ, old_handler_);
+    (void)std::signal(SIGXFSZ, old_handler_);
   }
   FileSizeLimit(const FileSizeLimit&) = delete;
   FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+  FileSizeLimit(FileSizeLimit&&) = delete;
+  FileSizeLimit& operator=(FileSizeLimit&&) = delete;
 
  private:
   bool active_;
