@@ -171,8 +171,9 @@ TYPED_TEST(RedistributeTyped, AlphaBetaFolding) {
       const DistMatrix<T> A = make_source<T>(s, S, 0);
       DistMatrix<T> B = make_source<T>(d, D, 1);
       (void)redistribute(A, B, alpha, beta);
-      auto want = [&](index_t i, index_t j) {
-        return beta * entry<T>(i, j, 1) + alpha * entry<T>(i, j, 0);
+      // Init-captures: clang before 16 cannot capture a structured binding.
+      auto want = [a = alpha, b = beta](index_t i, index_t j) {
+        return b * entry<T>(i, j, 1) + a * entry<T>(i, j, 0);
       };
       ref::expect_local(B, D, want,
                         "alpha " + ::testing::PrintToString(alpha) + " beta " +
