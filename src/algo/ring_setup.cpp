@@ -8,7 +8,6 @@
 #include <optional>
 
 #include "algo/ring.hpp"
-#include "shardmm/error.hpp"
 
 namespace shardmm::algo {
 namespace {
@@ -33,15 +32,24 @@ std::optional<DimSpec> caller_split(const Layout& L, Op op, int op_dim, int axis
 }
 
 // The axis to run along: Options::ring_axis, else the only mesh axis longer than 1 (a 1 x P
-// grid is a line), else the first axis of a 1D mesh or of a one-rank mesh.
+// grid is a line), else the first axis of a 1D mesh or of a one-rank mesh. On a mesh with
+// several axes longer than 1 and no axis asked: the longest (the most ranks share the work;
+// the other axes hold replicas), the first of equals. From the shape alone: every rank agrees.
 std::string ring_axis(const MeshShape& mesh, const std::string& asked) {
   if (!asked.empty()) return mesh.names[mesh.axis_index(asked)];
   const std::vector<int> long_axes = mesh.long_axes();
-  if (long_axes.size() == 1) return mesh.names[long_axes[0]];
-  if (mesh.ndims() != 1 && !long_axes.empty())
-    throw NotSupported("ring on mesh " + mesh.to_string() +
-                       " needs an axis: set Options::ring_axis (--ring-axis) to one of its axes");
-  return mesh.names[0];
+  if (long_axes.empty()) return mesh.names[0];
+  int best = long_axes[0];
+  for (int a : long_axes)
+    if (mesh.sizes[a] > mesh.sizes[best]) best = a;
+  return mesh.names[best];
+}
+
+// Why this axis, for Setup::detail: said only where the ring chose among several long axes.
+std::string axis_note(const MeshShape& mesh, const std::string& asked, const std::string& axis) {
+  if (!asked.empty() || mesh.long_axes().size() < 2) return "";
+  return "; axis " + axis + " chosen as the longest of mesh " + mesh.to_string() +
+         " (set Options::ring_axis / --ring-axis to choose), replicated over the others";
 }
 
 // At p = 2 an AllGather form takes the non-circulating operand Y as the caller holds it when
@@ -119,6 +127,7 @@ Setup ring_setup(const Problem& p, const Options& o) {
   setup.A = stored_layout(p.opA, p.mesh, p.m, p.k, a);
   setup.B = stored_layout(p.opB, p.mesh, p.k, p.n, b);
   setup.C = Layout(p.mesh, p.m, p.n, c);
+  setup.detail += axis_note(p.mesh, o.ring_axis, X);
   setup.grid = "ring over " + X + " (" + std::to_string(p.mesh.sizes[x]) + ")";
   return setup;
 }

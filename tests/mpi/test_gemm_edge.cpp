@@ -304,19 +304,49 @@ TEST(GemmEdgeErrors, CannonRefusesANonSquareGrid) {
       [&] { gemm(Op::N, Op::N, 1.0, A2, B2, 0.0, C2, o); }, "square");
 }
 
-TEST(GemmEdgeErrors, RingOnA2DMeshNeedsAnAxis) {
+// Without Options::ring_axis on a mesh with two axes longer than 1 the ring runs along the
+// longest (the first of equals) and says so; on a line along its one long axis.
+TEST(GemmEdgeRing, RingWithoutAnAxisRunsAlongTheLongest) {
   Options o;
   o.algorithm = Algorithm::Ring;
   const Mesh grid = make_mesh(MeshKind::Grid);
   E A(grid, 4, 4, "A[I_X,K]"), B(grid, 4, 4, "B[K,J_X]"), C(grid, 4, 4, "C[I,J_X]");
   const auto& sizes = grid.shape().sizes;
-  if (std::count_if(sizes.begin(), sizes.end(), [](int s) { return s > 1; }) > 1)
-    expect_same_error_everywhere<NotSupported>([&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o); },
-                                               "ring_axis");
-  else  // a line (P prime): the ring runs along its one long axis
-    EXPECT_EQ(gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o).algorithm, Algorithm::Ring);
-  o.ring_axis = "x";  // and with the axis it runs
-  gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o);
+  const auto longest = static_cast<std::size_t>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
+  const GemmReport r = gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o);
+  EXPECT_EQ(r.algorithm, Algorithm::Ring);
+  EXPECT_NE(r.grid.find("ring over " + grid.shape().names[longest]), std::string::npos) << r.grid;
+  const bool two_long = std::count_if(sizes.begin(), sizes.end(), [](int s) { return s > 1; }) > 1;
+  EXPECT_EQ(r.detail.find("chosen as the longest") != std::string::npos, two_long) << r.detail;
+  o.ring_axis = "x";  // and with the axis asked, that one
+  EXPECT_NE(gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o).grid.find("ring over x"), std::string::npos);
+}
+
+// The product of the ring without an axis on 2 x 2, 2 x 3 and 3 x 2 meshes (where the ranks
+// make one), every form, block-cyclic operands.
+TEST(GemmEdgeRing, RingWithoutAnAxisOn2DMeshes) {
+  bool ran = false;
+  for (const std::vector<int>& sizes : {std::vector<int>{2, 2}, {2, 3}, {3, 2}}) {
+    if (sizes[0] * sizes[1] != world_size()) continue;
+    ran = true;
+    const Mesh mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, sizes));
+    const std::string longest = sizes[1] > sizes[0] ? "y" : "x";
+    for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter}) {
+      Options o;
+      o.algorithm = Algorithm::Ring, o.ring_form = f;
+      const auto bc = [&](index_t r, index_t c) { return Layout::block_cyclic(mesh.shape(), r, c, 2, 3); };
+      E A(mesh, bc(7, 5)), B(mesh, bc(5, 9)), C(mesh, bc(7, 9));
+      A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+      B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+      C.fill([](index_t i, index_t j) { return entry<double>(i, j, 3); });
+      const std::vector<double> c0 = C.gather();
+      const GemmReport r = gemm(Op::N, Op::N, 1.5, A, B, -0.5, C, o);
+      const std::string what = mesh.shape().to_string() + " form " + std::to_string(static_cast<int>(f));
+      EXPECT_NE(r.grid.find("ring over " + longest), std::string::npos) << what << ": " << r.grid;
+      EXPECT_LE(gemm_error(Op::N, Op::N, 1.5, A, B, -0.5, c0, C), 10.0) << what;
+    }
+  }
+  if (!ran) GTEST_SKIP() << "no 2 x 2, 2 x 3 or 3 x 2 mesh of " << world_size() << " ranks";
 }
 
 }  // namespace
