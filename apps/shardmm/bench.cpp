@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "agree.hpp"
+#include "algo_options.hpp"
 #include "bench_report.hpp"
 #include "bench_util.hpp"
 #include "commands.hpp"
@@ -43,15 +45,6 @@ double local_rate(index_t m, index_t n, index_t k, int P) {
   return bench::flops(s, s, s, is_complex_v<T>) / best;
 }
 
-// --grid PxQ is the operands' mesh; PxQxC keeps a near-square 2D mesh for the operands and
-// asks the 2.5D algorithm for that 3D grid.
-Mesh make_mesh(const BenchConfig& cfg) {
-  if (cfg.grid.empty() || MeshShape::parse(cfg.grid).ndims() == 3) return Mesh::grid2d(MPI_COMM_WORLD);
-  MeshShape s = MeshShape::parse(cfg.grid);
-  if (s.ndims() == 2) s = MeshShape({"x", "y"}, s.sizes);
-  return Mesh(MPI_COMM_WORLD, s);
-}
-
 // The generated operands every contender multiplies.
 template <Scalar T>
 struct Setup {
@@ -63,7 +56,7 @@ struct Setup {
 
 template <Scalar T>
 std::unique_ptr<Setup<T>> make_setup(const BenchConfig& cfg) {
-  Mesh mesh = make_mesh(cfg);
+  Mesh mesh = operand_mesh(cfg);
   const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
   const index_t ar = opA == Op::N ? cfg.m : cfg.k, ac = opA == Op::N ? cfg.k : cfg.m;
   const index_t br = opB == Op::N ? cfg.k : cfg.n, bc = opB == Op::N ? cfg.n : cfg.k;
@@ -80,23 +73,9 @@ std::unique_ptr<Setup<T>> make_setup(const BenchConfig& cfg) {
   return s;
 }
 
+// The library options of contender `name` (scalapack and cores: the algorithm options only).
 Options options_of(const BenchConfig& cfg, const std::string& name) {
-  Options o;
-  o.panel = cfg.panel;
-  o.stationary = cfg.stationary == "A"   ? Stationary::A
-                 : cfg.stationary == "B" ? Stationary::B
-                 : cfg.stationary == "C" ? Stationary::C
-                                         : Stationary::Auto;
-  o.ring_axis = cfg.ring_axis;
-  o.bidirectional = cfg.bidirectional;
-  o.blas_threads = cfg.blas_threads;
-  if (!cfg.memory_limit.empty()) o.memory_limit = parse_bytes(cfg.memory_limit);
-  if (!cfg.grid.empty() && MeshShape::parse(cfg.grid).ndims() == 3) {
-    const auto g = MeshShape::parse(cfg.grid).sizes;
-    o.grid_m = g[0], o.grid_n = g[1], o.grid_k = g[2];
-  }
-  if (name != "scalapack" && name != "cores") o.algorithm = parse_algorithm(name);
-  return o;
+  return algo_options(cfg, name == "scalapack" || name == "cores" ? "auto" : name);
 }
 
 // Filled memory from the library's allocator (allocate_buffer: transparent huge pages from
@@ -129,6 +108,7 @@ struct Contender {
   HugeArray<T> core_a, core_b;  // cores: this rank's m_loc x k and k x n_loc operands
   std::vector<TimelineEvent> events;
 
+  [[nodiscard]] bool failed() const { return !row.error.empty(); }
   void call(const Setup<T>& s) {
     if (cores) {
       const index_t m = C->local_rows(), n = C->local_cols(), k = core_a.size / std::max<index_t>(m, 1);
@@ -179,8 +159,37 @@ std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup
   return c;
 }
 
-// Warm-up then timed calls, the contenders taking turns; the last call of each is recorded
-// in its timeline when asked.
+// make_contender, or a contender that only reports the error (the same on every rank) in its row.
+template <Scalar T>
+std::unique_ptr<Contender<T>> make_or_report(const BenchConfig& cfg, const Setup<T>& s, const std::string& name) {
+  std::unique_ptr<Contender<T>> c;
+  if (auto error = failure_of(s.mesh.comm(), [&] { c = make_contender(cfg, s, name); })) {
+    c = std::make_unique<Contender<T>>();
+    c->row.name = name;
+    c->row.error = *error;
+  }
+  return c;
+}
+
+// --bare: nothing but the calls (the traffic Open MPI counts is theirs alone), then one line.
+template <Scalar T>
+int run_bare(const BenchConfig& cfg, const Setup<T>& s, std::vector<std::unique_ptr<Contender<T>>>& cs) {
+  std::vector<std::optional<std::string>> errors(cs.size());
+  for (int r = 0; r < cfg.reps; ++r)
+    for (std::size_t i = 0; i < cs.size(); ++i)
+      if (!cs[i]->failed() && !errors[i]) errors[i] = thrown_by([&] { cs[i]->call(s); });  // agreed by the library
+  std::string summary = "shardmm bench --bare: " + std::to_string(cfg.reps) + " call(s) each on " +
+                        std::to_string(s.mesh.size()) + " ranks, mesh " + s.mesh.shape().to_string() + ":";
+  int rc = 0;
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    if (auto e = first_failure(s.mesh.comm(), errors[i])) cs[i]->row.error = *e;
+    summary += " " + cs[i]->row.name + (cs[i]->failed() ? " FAILED (" + cs[i]->row.error + ")" : "");
+    if (cs[i]->failed()) rc = 1;
+  }
+  if (s.mesh.rank() == 0 && !cfg.quiet) std::printf("%s (no timing, no check)\n", summary.c_str());
+  return rc;
+}
+
 // Resident bytes of this process now (/proc/self/statm), and its peak so far (getrusage).
 double resident_bytes() {
   long pages = 0, resident = 0;
@@ -212,6 +221,8 @@ void warm_runtime(const Setup<T>& s, DistMatrix<T>& C) {
     SHARDMM_CLI_MPI(MPI_Bcast(msg.data(), static_cast<int>(msg.size()), MPI_DOUBLE, root, s.mesh.comm()));
 }
 
+// Warm-up then timed calls, the contenders taking turns (one that fails drops out with its
+// error); the last call of each is recorded in its timeline when asked.
 template <Scalar T>
 void run_alternating(const BenchConfig& cfg, const Setup<T>& s, std::vector<std::unique_ptr<Contender<T>>>& cs,
                      bool progress, double before, double abc) {
@@ -222,12 +233,17 @@ void run_alternating(const BenchConfig& cfg, const Setup<T>& s, std::vector<std:
         const double own = std::max(0.0, peak_resident_bytes() - before);
         cs.front()->row.own_extra_ratio = max_over(abc > 0 ? own / abc : 0.0, s.mesh.comm());
       }
+      if (c->failed()) continue;
       redistribute(s.C0, *c->C);  // reset C (untimed)
       c->o.timeline = !cfg.timeline.empty() && r + 1 == total ? &c->events : nullptr;
       SHARDMM_CLI_MPI(MPI_Barrier(s.mesh.comm()));
       const double t0 = MPI_Wtime();
-      c->call(s);
+      const auto error = thrown_by([&] { c->call(s); });  // library errors: the same on every rank
       const double t = max_over(MPI_Wtime() - t0, s.mesh.comm());
+      if (auto agreed = first_failure(s.mesh.comm(), error)) {
+        c->row.error = *agreed;
+        continue;
+      }
       if (r >= cfg.warmup) c->row.times.push_back(t);
       if (progress)
         (void)std::fprintf(stderr, "\r%s: call %d/%d (%.3f s)   ", c->row.name.c_str(), r + 1, total, t);
@@ -260,12 +276,9 @@ template <Scalar T>
 int bench_typed(const BenchConfig& cfg) {
   const auto s = make_setup<T>(cfg);
   std::vector<std::unique_ptr<Contender<T>>> cs;
-  for (const std::string& name : cfg.algos) cs.push_back(make_contender(cfg, *s, name));
-  if (cfg.bare) {  // nothing but the calls: the traffic Open MPI counts is theirs alone
-    for (int r = 0; r < cfg.reps; ++r)
-      for (auto& c : cs) c->call(*s);
-    return 0;
-  }
+  for (const std::string& name : cfg.algos) (void)options_of(cfg, name);  // a bad name is the command's error
+  for (const std::string& name : cfg.algos) cs.push_back(make_or_report(cfg, *s, name));
+  if (cfg.bare) return run_bare(cfg, *s, cs);
   const int me = s->mesh.rank();
   const bool progress = !cfg.quiet && cfg.json.empty() && me == 0 && (cfg.progress || isatty(STDERR_FILENO));
   bench::Context ctx{cfg, s->mesh, s->A.layout(), s->B.layout(), s->C0.layout(), 0, 0};
@@ -273,7 +286,11 @@ int bench_typed(const BenchConfig& cfg) {
   // Memory the calls add on top of the operands (all allocated and touched by now).
   const double abc = double(s->A.local_rows() * s->A.local_cols() + s->B.local_rows() * s->B.local_cols() +
                             s->C0.local_rows() * s->C0.local_cols()) * sizeof(T);
-  warm_runtime(*s, *cs.front()->C);
+  for (auto& c : cs)
+    if (!c->failed()) {
+      warm_runtime(*s, *c->C);
+      break;
+    }
   const double before = resident_bytes();
   run_alternating(cfg, *s, cs, progress, before, abc);
   const double extra = std::max(0.0, peak_resident_bytes() - before);
@@ -285,8 +302,13 @@ int bench_typed(const BenchConfig& cfg) {
   std::vector<bench::Row> rows;
   int rc = 0;
   for (auto& c : cs) {
+    if (c->failed()) {
+      rc = 1;
+      rows.push_back(c->row);
+      continue;
+    }
     finish_row(cfg, *s, *c);
-    if (c->row.probe > 100) rc = 3;
+    if (c->row.probe > 100 && rc == 0) rc = 3;
     if (!cfg.timeline.empty()) bench::write_timeline(cfg.timeline, s->mesh, c->row.name, c->events);
     rows.push_back(c->row);
   }

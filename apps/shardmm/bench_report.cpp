@@ -31,6 +31,10 @@ void print_header(const Context& c) {
 }
 
 void print_row(const Context& c, const Row& r) {
+  if (!r.error.empty()) {
+    std::printf("%-10s FAILED: %s\n", r.name.c_str(), r.error.c_str());
+    return;
+  }
   const double med = median(r.times), tot = r.report.seconds_total > 0 ? r.report.seconds_total : 1;
   const double lb = lower_bound_words(c.cfg.m, c.cfg.n, c.cfg.k, c.mesh.size());
   const bool ours = r.name != "scalapack" && r.name != "cores";
@@ -49,6 +53,12 @@ void print_row(const Context& c, const Row& r) {
 
 void append_json(const Context& c, const Row& r, double base) {
   const BenchConfig& cfg = c.cfg;
+  if (!r.error.empty()) {
+    const nlohmann::json j = {{"algorithm", r.name}, {"m", cfg.m}, {"n", cfg.n}, {"k", cfg.k}, {"dtype", cfg.dtype},
+                              {"ranks", c.mesh.size()}, {"mesh", c.mesh.shape().to_string()}, {"error", r.error}};
+    std::ofstream(cfg.json, std::ios::app) << j.dump() << "\n";
+    return;
+  }
   const double med = median(r.times);
   nlohmann::json j = {{"algorithm", r.name}, {"m", cfg.m}, {"n", cfg.n}, {"k", cfg.k}, {"dtype", cfg.dtype},
                       {"transa", cfg.transa}, {"transb", cfg.transb}, {"ranks", c.mesh.size()},
@@ -71,18 +81,22 @@ void append_json(const Context& c, const Row& r, double base) {
 void report(const Context& c, const std::vector<Row>& rows) {
   const bool quiet = c.cfg.quiet;
   if (!quiet) print_header(c);
-  const double base = rows.empty() ? 0 : median(rows.back().times);
+  const Row* last = nullptr;  // the last contender that ran: the time ratios' base
+  for (const Row& r : rows)
+    if (r.error.empty()) last = &r;
+  const double base = last != nullptr ? median(last->times) : 0;
   for (const Row& r : rows) {
     if (!quiet) print_row(c, r);
     if (!c.cfg.json.empty()) append_json(c, r, base);
   }
   if (quiet) return;
-  for (const Row& r : rows) std::printf("plan %-10s %s\n", r.name.c_str(), r.plan.c_str());
+  for (const Row& r : rows)
+    if (r.error.empty()) std::printf("plan %-10s %s\n", r.name.c_str(), r.plan.c_str());
   std::printf("memory: the calls added at most %.1f MiB resident per rank = %.3f x local A+B+C "
               "(peak over the resident operands)\n", c.extra_bytes / 1048576.0, c.extra_ratio);
-  for (std::size_t i = 0; i + 1 < rows.size(); ++i)
-    std::printf("time ratio %s / %s = %.3f (median)\n", rows[i].name.c_str(), rows.back().name.c_str(),
-                median(rows[i].times) / base);
+  for (const Row& r : rows)
+    if (last != nullptr && &r != last && r.error.empty())
+      std::printf("time ratio %s / %s = %.3f (median)\n", r.name.c_str(), last->name.c_str(), median(r.times) / base);
 }
 
 void write_timeline(const std::string& path, const Mesh& mesh, const std::string& contender,

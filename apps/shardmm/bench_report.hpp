@@ -12,6 +12,7 @@ namespace shardmm::cli::bench {
 /// One contender's results (rank 0 prints them).
 struct Row {
   std::string name, plan;
+  std::string error;  ///< why it failed (the same on every rank); empty: it ran
   std::vector<double> times;
   GemmReport report;
   double words_max = 0, words_mean = 0, algo_words_max = 0, probe = -1;

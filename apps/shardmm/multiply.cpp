@@ -1,32 +1,52 @@
-// multiply: validate every file and shape first (headers only, same answer on every rank),
-// then read A, B (and C0) collectively into their layouts, run gemm, and write C to a
-// temporary file that is renamed onto the output only after every rank succeeded.
+// multiply: check the output's destination and every input's header first (rank 0 looks at
+// the files, every rank gets the same answer), then read A, B (and C0) collectively into
+// their layouts, run gemm, and write C to a temporary file that is renamed onto the output only
+// after every rank succeeded. 1-D .npy operands follow numpy's matmul (multiply.hpp).
 #include "multiply.hpp"
 
 #include <mpi.h>
 
+#include <complex>
 #include <cstdio>
-#include <filesystem>
+#include <string>
+#include <unistd.h>
 
+#include "agree.hpp"
+#include "algo_options.hpp"
+#include "multiply_files.hpp"
 #include "shardmm/shardmm.hpp"
 
 namespace shardmm::cli {
 namespace {
 
-struct Shape {
+// An operand as stored: rows x cols, and the number of dimensions its .npy file declares
+// (shape (n,) is n x 1 with ndims 1, shape () is 1 x 1 with ndims 0).
+struct Operand {
   index_t rows = 0, cols = 0;
+  int ndims = 2;
 };
 
-Shape parse_shape(const std::string& text, const char* what) {
+Operand parse_shape(const std::string& text, const char* option) {
+  if (text.empty()) throw InvalidArgument(std::string("--format raw needs ") + option + " RxC (the shape as stored)");
   const auto s = MeshShape::parse(text);  // "RxC" -> sizes (validated digits)
-  if (s.ndims() != 2) throw InvalidArgument(std::string(what) + " must be RxC, got '" + text + "'");
-  return {s.sizes[0], s.sizes[1]};
+  if (s.ndims() != 2) throw InvalidArgument(std::string(option) + " must be RxC, got '" + text + "'");
+  return {s.sizes[0], s.sizes[1], 2};
 }
 
 struct Inputs {
   Dtype dtype = Dtype::F64;
-  Shape a, b, c;
+  Operand a, b, c;
 };
+
+// The header of .npy `path` (same on every rank) and its number of dimensions.
+Operand npy_operand(const std::string& path, Dtype& dtype) {
+  const NpyHeader h = read_npy_header(path, MPI_COMM_WORLD);
+  int ndims = 2;
+  if (int rank = 0; MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank == 0) ndims = files::npy_ndims(path);
+  SHARDMM_CLI_MPI(MPI_Bcast(&ndims, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  dtype = h.dtype;
+  return {h.rows, h.cols, ndims};
+}
 
 // Headers (or raw shapes) of every input, checked before any data moves.
 Inputs inspect(const MultiplyConfig& cfg) {
@@ -38,26 +58,80 @@ Inputs inspect(const MultiplyConfig& cfg) {
     if (!cfg.c_in.empty()) in.c = parse_shape(cfg.shape_c, "--shape-c");
     return in;
   }
-  const NpyHeader ha = read_npy_header(cfg.a, MPI_COMM_WORLD);
-  const NpyHeader hb = read_npy_header(cfg.b, MPI_COMM_WORLD);
-  if (ha.dtype != hb.dtype)
-    throw InvalidArgument("A is " + to_string(ha.dtype) + " but B is " + to_string(hb.dtype) +
+  Dtype db = Dtype::F64, dc = Dtype::F64;
+  in.a = npy_operand(cfg.a, in.dtype);
+  in.b = npy_operand(cfg.b, db);
+  if (in.dtype != db)
+    throw InvalidArgument("A is " + to_string(in.dtype) + " but B is " + to_string(db) +
                           "; both operands must have the same dtype");
-  in = {ha.dtype, {ha.rows, ha.cols}, {hb.rows, hb.cols}, {}};
   if (!cfg.c_in.empty()) {
-    const NpyHeader hc = read_npy_header(cfg.c_in, MPI_COMM_WORLD);
-    if (hc.dtype != ha.dtype) throw InvalidArgument("--c-in is " + to_string(hc.dtype) + " but A is " + to_string(ha.dtype));
-    in.c = {hc.rows, hc.cols};
+    in.c = npy_operand(cfg.c_in, dc);
+    if (dc != in.dtype) throw InvalidArgument("--c-in is " + to_string(dc) + " but A is " + to_string(in.dtype));
   }
   return in;
 }
 
-void refuse_overwriting_inputs(const MultiplyConfig& cfg) {
-  namespace fs = std::filesystem;
-  const fs::path out = fs::weakly_canonical(cfg.output);
-  for (const std::string& in : {cfg.a, cfg.b, cfg.c_in})
-    if (!in.empty() && fs::weakly_canonical(in) == out)
-      throw InvalidArgument("output '" + cfg.output + "' is also an input; choose another path");
+// The 2-D product the files describe: C (m x n, stored) = op1(first) op2(second). Usually A and
+// B as given; numpy's matmul for 1-D operands: A (k,) is a row (1, k), B (k,) a column (k, 1),
+// and C drops what they add (out_ndims 1 or 0; C is stored as a column then: a 1-D A with a 2-D
+// B runs as C^T = op(B)^T a).
+struct Product {
+  std::string first, second, layout1, layout2;
+  Operand s1, s2;
+  Op op1 = Op::N, op2 = Op::N;
+  index_t m = 0, n = 0, k = 0;
+  int out_ndims = 2;
+};
+
+std::string dims(index_t r, index_t c) { return std::to_string(r) + "x" + std::to_string(c); }
+
+// "op(A) is 4x3 (a.npy)", or "A has shape (3,) (a.npy)" for a vector.
+std::string described(const char* name, const Operand& s, Op op, const std::string& path) {
+  if (s.ndims < 2) return std::string(name) + " has shape (" + std::to_string(s.rows) + ",) (" + path + ")";
+  return std::string("op(") + name + ") is " + (op == Op::N ? dims(s.rows, s.cols) : dims(s.cols, s.rows)) + " (" + path + ")";
+}
+
+// Transposes apply to matrices: refused for a vector (numpy has none either) and a scalar.
+void check_vector(const char* name, const Operand& s, Op op, const char* option) {
+  if (s.ndims == 0)
+    throw InvalidArgument(std::string(name) + " has shape (): matmul needs at least one dimension (numpy refuses a 0-d operand too)");
+  if (s.ndims == 1 && op != Op::N)
+    throw InvalidArgument(std::string(name) + " is 1-D (shape (" + std::to_string(s.rows) + ",)): " + option +
+                          " applies to 2-D operands only");
+}
+
+void check_c_in(const Product& p, const Operand& c) {
+  if (p.out_ndims == 2 && c.ndims == 2) {
+    if (c.rows != p.m || c.cols != p.n)
+      throw DimensionMismatch("--c-in is " + dims(c.rows, c.cols) + " but op(A) op(B) is " + dims(p.m, p.n));
+    return;
+  }
+  const std::string want = p.out_ndims == 2 ? "(" + std::to_string(p.m) + ", " + std::to_string(p.n) + ")"
+                                            : files::vector_shape(p.m, p.out_ndims);
+  const std::string got = c.ndims == 2 ? "(" + std::to_string(c.rows) + ", " + std::to_string(c.cols) + ")"
+                                       : files::vector_shape(c.rows, c.ndims);
+  if (want != got) throw DimensionMismatch("--c-in has shape " + got + " but the product has shape " + want);
+}
+
+Product product_of(const MultiplyConfig& cfg, const Inputs& in) {
+  Op opA = parse_op(cfg.transa);
+  const Op opB = parse_op(cfg.transb);
+  check_vector("A", in.a, opA, "--transa");
+  check_vector("B", in.b, opB, "--transb");
+  if (in.a.ndims == 1) opA = Op::T;  // the row (1, k): the stored k x 1 column transposed
+  const index_t m = opA == Op::N ? in.a.rows : in.a.cols, k = opA == Op::N ? in.a.cols : in.a.rows;
+  const index_t kb = opB == Op::N ? in.b.rows : in.b.cols, n = opB == Op::N ? in.b.cols : in.b.rows;
+  if (k != kb)
+    throw DimensionMismatch("inner dimensions differ: " + described("A", in.a, opA, cfg.a) + " but " +
+                            described("B", in.b, opB, cfg.b));
+  Product p{cfg.a, cfg.b, cfg.layout_a, cfg.layout_b, in.a, in.b, opA, opB, m, n, k, 2};
+  p.out_ndims = 2 - (in.a.ndims == 1 ? 1 : 0) - (in.b.ndims == 1 ? 1 : 0);
+  if (in.a.ndims == 1 && in.b.ndims == 2) {  // C^T (n x 1) = op(B)^T a
+    if (opB == Op::C) throw NotSupported("a 1-D A with --transb C: conjugate B in the file instead");
+    p = {cfg.b, cfg.a, cfg.layout_b, cfg.layout_a, in.b, in.a, opB == Op::N ? Op::T : Op::N, Op::N, n, 1, k, 1};
+  }
+  if (!cfg.c_in.empty()) check_c_in(p, in.c);
+  return p;
 }
 
 template <Scalar T>
@@ -66,37 +140,39 @@ void read_into(const MultiplyConfig& cfg, const std::string& path, DistMatrix<T>
   else read_npy(path, X);
 }
 
+// C to the output: raw, a 2-D .npy, or a 1-D / 0-d .npy (multiply_files.hpp).
 template <Scalar T>
-int multiply_typed(const MultiplyConfig& cfg, const Inputs& in) {
-  Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
-  const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
-  const index_t m = opA == Op::N ? in.a.rows : in.a.cols, k = opA == Op::N ? in.a.cols : in.a.rows;
-  const index_t kb = opB == Op::N ? in.b.rows : in.b.cols, n = opB == Op::N ? in.b.cols : in.b.rows;
-  if (k != kb)
-    throw DimensionMismatch("op(A) is " + std::to_string(m) + "x" + std::to_string(k) + " (" + cfg.a +
-                            ") but op(B) is " + std::to_string(kb) + "x" + std::to_string(n) + " (" + cfg.b + ")");
-  if (!cfg.c_in.empty() && (in.c.rows != m || in.c.cols != n))
-    throw DimensionMismatch("--c-in is " + std::to_string(in.c.rows) + "x" + std::to_string(in.c.cols) +
-                            " but op(A) op(B) is " + std::to_string(m) + "x" + std::to_string(n));
+void write_output(const MultiplyConfig& cfg, const Product& p, const DistMatrix<T>& C) {
+  if (cfg.format == "raw") return write_raw(cfg.output, C, cfg.order == "F");
+  if (p.out_ndims == 2) return write_npy(cfg.output, C, cfg.fortran_out);
+  int pid = static_cast<int>(::getpid());
+  SHARDMM_CLI_MPI(MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  const std::string tmp = cfg.output + ".vector." + std::to_string(pid);
+  write_npy(tmp, C, cfg.fortran_out);
+  checked_on_root(MPI_COMM_WORLD,
+                  [&] { files::publish_vector(tmp, cfg.output, p.m, files::vector_shape(p.m, p.out_ndims)); });
+}
+
+template <Scalar T>
+int multiply_typed(const MultiplyConfig& cfg, const Product& p, const Options& o) {
+  Mesh mesh = operand_mesh(cfg);
   auto layout = [&](const std::string& spec, index_t r, index_t c) {
     return spec.empty() ? Layout::block_cyclic(mesh.shape(), r, c, cfg.nb, cfg.nb) : Layout(mesh.shape(), r, c, spec);
   };
-  DistMatrix<T> A(mesh, layout(cfg.layout_a, in.a.rows, in.a.cols));
-  DistMatrix<T> B(mesh, layout(cfg.layout_b, in.b.rows, in.b.cols));
-  DistMatrix<T> C(mesh, layout(cfg.layout_c, m, n));
-  read_into(cfg, cfg.a, A);
-  read_into(cfg, cfg.b, B);
+  DistMatrix<T> X(mesh, layout(p.layout1, p.s1.rows, p.s1.cols));
+  DistMatrix<T> Y(mesh, layout(p.layout2, p.s2.rows, p.s2.cols));
+  DistMatrix<T> C(mesh, layout(cfg.layout_c, p.m, p.n));
+  read_into(cfg, p.first, X);
+  read_into(cfg, p.second, Y);
   if (!cfg.c_in.empty()) read_into(cfg, cfg.c_in, C);
-  Options o;
-  o.algorithm = parse_algorithm(cfg.algo);
-  const T beta = cfg.c_in.empty() ? T(0) : T(static_cast<real_t<T>>(cfg.beta));
-  const GemmReport r = gemm(opA, opB, T(static_cast<real_t<T>>(cfg.alpha)), A, B, beta, C, o);
-  if (cfg.format == "raw") write_raw(cfg.output, C, cfg.order == "F");
-  else write_npy(cfg.output, C, cfg.fortran_out);
+  const double beta = cfg.c_in.empty() ? 0.0 : cfg.beta_given ? cfg.beta : 1.0;
+  const GemmReport r = gemm(p.op1, p.op2, T(static_cast<real_t<T>>(cfg.alpha)), X, Y, T(static_cast<real_t<T>>(beta)), C, o);
+  write_output(cfg, p, C);
+  const std::string shape = p.out_ndims == 2 ? dims(p.m, p.n) : files::vector_shape(p.m, p.out_ndims);
   if (mesh.rank() == 0 && !cfg.quiet)
-    std::printf("wrote %s: %lldx%lld %s = %s(A) %s(B) with %s in %.3f s\n", cfg.output.c_str(), (long long)m,
-                (long long)n, to_string(dtype_of<T>()).c_str(), cfg.transa.c_str(), cfg.transb.c_str(),
-                r.to_string().c_str(), r.seconds_total);
+    std::printf("wrote %s: %s %s = %s(A) %s(B) with %s in %.3f s\n", cfg.output.c_str(), shape.c_str(),
+                to_string(dtype_of<T>()).c_str(), cfg.transa.c_str(), cfg.transb.c_str(), r.to_string().c_str(),
+                r.seconds_total);
   return 0;
 }
 
@@ -105,13 +181,15 @@ int multiply_typed(const MultiplyConfig& cfg, const Inputs& in) {
 int run_multiply(const MultiplyConfig& cfg) {
   if (cfg.c_in.empty() && cfg.beta != 0)
     throw InvalidArgument("--beta needs --c-in (the C0 it scales)");
-  refuse_overwriting_inputs(cfg);
+  checked_on_root(MPI_COMM_WORLD, [&cfg] { files::check_destination(cfg.output, {cfg.a, cfg.b, cfg.c_in}); });
+  const Options o = algo_options(cfg, cfg.algo);
   const Inputs in = inspect(cfg);
+  const Product p = product_of(cfg, in);
   switch (in.dtype) {
-    case Dtype::F32: return multiply_typed<float>(cfg, in);
-    case Dtype::F64: return multiply_typed<double>(cfg, in);
-    case Dtype::C64: return multiply_typed<std::complex<float>>(cfg, in);
-    case Dtype::C128: return multiply_typed<std::complex<double>>(cfg, in);
+    case Dtype::F32: return multiply_typed<float>(cfg, p, o);
+    case Dtype::F64: return multiply_typed<double>(cfg, p, o);
+    case Dtype::C64: return multiply_typed<std::complex<float>>(cfg, p, o);
+    case Dtype::C128: return multiply_typed<std::complex<double>>(cfg, p, o);
   }
   return 1;
 }

@@ -2,7 +2,10 @@
 // and written with collective MPI-IO straight into / out of the distributed layouts.
 #pragma once
 
+#include <cstdint>
 #include <string>
+
+#include "shardmm/types.hpp"
 
 namespace shardmm::cli {
 
@@ -10,6 +13,7 @@ struct MultiplyConfig {
   std::string a, b, output, c_in;
   std::string transa = "N", transb = "N";
   double alpha = 1.0, beta = 0.0;
+  bool beta_given = false;                   ///< --beta was given; else beta is 1 with --c-in
   std::string algo = "auto";
   std::string layout_a, layout_b, layout_c;  ///< notation; empty: bc(nb,nb)
   std::int64_t nb = 64;
@@ -19,8 +23,20 @@ struct MultiplyConfig {
   std::string order = "F";                   ///< raw: C (row-major) or F (column-major) files
   bool fortran_out = true;                   ///< npy output order
   bool quiet = false;
+  // The algorithm options, as bench's (algo_options.hpp).
+  std::string grid;                          ///< "PxQ" operand mesh, or "PxQxC" 2.5D grid
+  index_t panel = 0;                         ///< SUMMA panel width
+  std::string stationary = "auto";           ///< SUMMA variant: auto|A|B|C
+  std::string ring_axis;
+  bool bidirectional = false;
+  std::string memory_limit;                  ///< per rank for the planner, e.g. 512M
+  int blas_threads = 0;                      ///< OpenBLAS threads per rank (0: as set)
 };
 
+/// Checks the output's destination and every input's header (rank 0 looks, every rank throws
+/// the same error) before any data moves; then reads, multiplies and writes C. 1-D .npy
+/// operands follow numpy's matmul: A (k,) is a row, B (k,) a column, and the dimension they
+/// add is dropped from C's shape. Returns 0 or throws.
 int run_multiply(const MultiplyConfig& cfg);
 
 }  // namespace shardmm::cli

@@ -324,6 +324,62 @@ TEST(CliMultiply, InvalidInput) {
   }
 }
 
+// multiply takes bench's algorithm options, declared once: the same help line in both.
+TEST(CliMultiply, AlgorithmOptionsAsBench) {
+  const MultiplyConfig d = Cli().parse({"multiply", "a.npy", "b.npy", "-o", "c.npy"}).c.multiply;
+  EXPECT_EQ(d.grid + d.ring_axis + d.memory_limit + d.stationary, "auto");
+  EXPECT_EQ(d.panel + d.blas_threads + (d.bidirectional ? 1 : 0), 0);
+  const MultiplyConfig m =
+      Cli().parse({"multiply", "a.npy", "b.npy", "-o", "c.npy", "--algo", "ring", "--ring-axis", "y",
+                   "--bidirectional", "--stationary", "B", "--panel", "96", "--grid", "2x2x2",
+                   "--memory-limit", "1G", "--blas-threads", "2"})
+          .c.multiply;
+  EXPECT_EQ(m.algo, "ring");
+  EXPECT_EQ(m.ring_axis, "y");
+  EXPECT_TRUE(m.bidirectional);
+  EXPECT_EQ(m.stationary, "B");
+  EXPECT_EQ(m.panel, 96);
+  EXPECT_EQ(m.grid, "2x2x2");
+  EXPECT_EQ(m.memory_limit, "1G");
+  EXPECT_EQ(m.blas_threads, 2);
+  const std::string bench = expect_success_exit<CLI::CallForHelp>({"bench", "--help"});
+  const std::string mult = expect_success_exit<CLI::CallForHelp>({"multiply", "--help"});
+  auto line_of = [](const std::string& help, const std::string& option) {
+    const std::size_t at = help.find("  " + option);
+    return at == std::string::npos ? std::string("missing") : help.substr(at, help.find("\n  -", at + 1) - at);
+  };
+  for (const char* option : {"--grid", "--panel", "--stationary", "--ring-axis", "--bidirectional",
+                             "--memory-limit", "--blas-threads", "--transa", "--nb", "--layout-a"}) {
+    EXPECT_NE(line_of(mult, option), "missing") << option << ":\n" << mult;
+    EXPECT_EQ(line_of(mult, option), line_of(bench, option)) << option;
+  }
+  for (const Args& extra : {Args{"--stationary", "D"}, Args{"--panel", "-1"}, Args{"--blas-threads", "-2"}}) {
+    Args args = {"multiply", "a.npy", "b.npy", "-o", "c.npy"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    expect_rejected(args);
+  }
+}
+
+// beta_given says whether --beta was given: without it beta is 1 when --c-in is (run_multiply).
+TEST(CliMultiply, BetaGiven) {
+  EXPECT_FALSE(Cli().parse({"multiply", "a", "b", "-o", "c", "--c-in", "c0"}).c.multiply.beta_given);
+  const MultiplyConfig m = Cli().parse({"multiply", "a", "b", "-o", "c", "--beta", "0.5"}).c.multiply;
+  EXPECT_TRUE(m.beta_given);
+  EXPECT_EQ(m.beta, 0.5);
+}
+
+// --help shows the defaults (and what --c-in does to beta's).
+TEST(CliApp, HelpShowsDefaults) {
+  const std::string bench = expect_success_exit<CLI::CallForHelp>({"bench", "--help"});
+  for (const char* shown : {"--m INT:NONNEGATIVE=2048", "--reps INT:POSITIVE=5", "=f64", "--nb INT:POSITIVE=64"})
+    EXPECT_NE(bench.find(shown), std::string::npos) << shown << ":\n" << bench;
+  const std::string mult = expect_success_exit<CLI::CallForHelp>({"multiply", "--help"});
+  for (const char* shown : {"--algo TEXT=auto", "--alpha FLOAT=1", "0, or 1 with --c-in", "--format TEXT:{npy,raw}=npy"})
+    EXPECT_NE(mult.find(shown), std::string::npos) << shown << ":\n" << mult;
+  const std::string plan = expect_success_exit<CLI::CallForHelp>({"plan", "--help"});
+  EXPECT_NE(plan.find("--rows INT:POSITIVE=12"), std::string::npos) << plan;
+}
+
 TEST(ParseBytes, Valid) {
   EXPECT_EQ(parse_bytes("100"), 100);
   EXPECT_EQ(parse_bytes("4K"), 4096);

@@ -1,0 +1,50 @@
+// What bench and multiply share after parsing: the operands' mesh (--grid) and the library
+// Options of the algorithm options (cli.cpp declares them once for both subcommands). Cfg is
+// BenchConfig or MultiplyConfig: both have the fields grid, panel, stationary, ring_axis,
+// bidirectional, memory_limit and blas_threads.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "commands.hpp"
+#include "shardmm/mesh.hpp"
+#include "shardmm/options.hpp"
+
+namespace shardmm::cli {
+
+/// --grid PxQ is the operands' mesh; PxQxC keeps a near-square 2D mesh for the operands and
+/// asks the 2.5D algorithm for that 3D grid; none: near-square.
+template <class Cfg>
+Mesh operand_mesh(const Cfg& cfg) {
+  if (cfg.grid.empty() || MeshShape::parse(cfg.grid).ndims() == 3) return Mesh::grid2d(MPI_COMM_WORLD);
+  MeshShape s = MeshShape::parse(cfg.grid);
+  if (s.ndims() == 2) s = MeshShape({"x", "y"}, s.sizes);
+  return Mesh(MPI_COMM_WORLD, s);
+}
+
+/// The library options of `algorithm` (auto|local|summa|cannon|ring|sharded|25d) with the
+/// algorithm options of `cfg`. Throws InvalidArgument for an unknown name or a bad
+/// --memory-limit.
+template <class Cfg>
+Options algo_options(const Cfg& cfg, const std::string& algorithm) {
+  Options o;
+  o.algorithm = parse_algorithm(algorithm);
+  o.panel = cfg.panel;
+  o.stationary = cfg.stationary == "A"   ? Stationary::A
+                 : cfg.stationary == "B" ? Stationary::B
+                 : cfg.stationary == "C" ? Stationary::C
+                                         : Stationary::Auto;
+  o.ring_axis = cfg.ring_axis;
+  o.bidirectional = cfg.bidirectional;
+  o.blas_threads = cfg.blas_threads;
+  if (!cfg.memory_limit.empty()) o.memory_limit = parse_bytes(cfg.memory_limit);
+  if (!cfg.grid.empty() && MeshShape::parse(cfg.grid).ndims() == 3) {
+    const auto g = MeshShape::parse(cfg.grid).sizes;
+    o.grid_m = g[0], o.grid_n = g[1], o.grid_k = g[2];
+  }
+  return o;
+}
+
+}  // namespace shardmm::cli
