@@ -59,6 +59,8 @@ struct Injection {
   ~Injection() { unsetenv("SHARDMM_FAULT_INJECT"); }
   Injection(const Injection&) = delete;
   Injection& operator=(const Injection&) = delete;
+  Injection(Injection&&) = delete;
+  Injection& operator=(Injection&&) = delete;
 };
 
 // Runs C <- A*B + C on replicated operands of `c` with SHARDMM_FAULT_INJECT = spec. Returns
@@ -146,7 +148,7 @@ TEST(FaultInject, WriteFailureOnOneRankLeavesNoFile) {
   DistMatrix<double> C(mesh, 7, 5, "C[I_X,J_Y]");
   C.fill([](index_t i, index_t j) { return entry<double>(i, j, 4); });
   const std::string path = "fault_inject_out_" + std::to_string(world_size()) + ".npy";
-  if (world_rank() == 0) std::remove(path.c_str());
+  if (world_rank() == 0) (void)std::remove(path.c_str());
   MPI_Barrier(MPI_COMM_WORLD);
   {
     const Injection inject("write@" + std::to_string(world_size() - 1));
@@ -154,13 +156,13 @@ TEST(FaultInject, WriteFailureOnOneRankLeavesNoFile) {
   }
   FILE* f = std::fopen(path.c_str(), "rb");
   EXPECT_EQ(f, nullptr) << path << " exists after a failed write";
-  if (f) std::fclose(f);
+  if (f) (void)std::fclose(f);
   write_npy(path, C);  // and the next write works
   DistMatrix<double> D(mesh, 7, 5, "C[I_X,J_Y]");
   read_npy(path, D);
   EXPECT_EQ(D.gather(), C.gather());
   MPI_Barrier(MPI_COMM_WORLD);
-  if (world_rank() == 0) std::remove(path.c_str());
+  if (world_rank() == 0) (void)std::remove(path.c_str());
 }
 
 }  // namespace

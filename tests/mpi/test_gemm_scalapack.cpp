@@ -59,6 +59,8 @@ class Grid {
   ~Grid() { Cblacs_gridexit(ctxt_); }
   Grid(const Grid&) = delete;
   Grid& operator=(const Grid&) = delete;
+  Grid(Grid&&) = delete;
+  Grid& operator=(Grid&&) = delete;
   [[nodiscard]] const Mesh& mesh() const { return mesh_; }
   [[nodiscard]] int ctxt() const { return ctxt_; }
   [[nodiscard]] std::string name() const {

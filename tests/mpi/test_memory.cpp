@@ -108,7 +108,7 @@ TEST(MemoryBudget, ShardedGathersIntoThePool) {
 // detail::TileAllocator); smaller ones on a 64-byte boundary. Copies are deep and keep both.
 TEST(TileStorage, LargeTilesStartOnHugePageBoundaries) {
   Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
-  const index_t rows = 1024 * mesh.shape().sizes[0], cols = 512 * mesh.shape().sizes[1];  // 4 MiB per rank
+  const index_t rows = index_t{1024} * mesh.shape().sizes[0], cols = index_t{512} * mesh.shape().sizes[1];  // 4 MiB per rank
   DistMatrix<double> big{mesh, rows, cols, "A[I_X,J_Y]"}, small{mesh, 40, 30, "A[I_X,J_Y]"};
   ASSERT_GE(big.local_rows() * big.local_cols() * index_t(sizeof(double)), index_t{2} << 20);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % (std::uintptr_t{2} << 20), 0U);

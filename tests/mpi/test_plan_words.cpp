@@ -34,7 +34,7 @@ double predicted(const std::string& name, const PlanRequest& r) {
 
 // Runs `algo` with A, B, C in the given layouts on `mesh` and checks the words moved.
 void expect_words(const Mesh& mesh, const std::string& la, const std::string& lb, const std::string& lc,
-                  Options o, const std::string& candidate, const PlanRequest& request = base_request()) {
+                  const Options& o, const std::string& candidate, const PlanRequest& request = base_request()) {
   DistMatrix<double> A(mesh, M, K, la), B(mesh, K, N, lb), C(mesh, M, N, lc);
   A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
   B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
@@ -108,7 +108,7 @@ TEST(PlanWords, Gemm3D) {
       Mesh mesh(MPI_COMM_WORLD, MeshShape({"x", "y", "z"}, {pm, pn, pk}));
       const index_t L = std::lcm(pm, pn);
       const index_t slice = (K / pk + L - 1) / L * L;
-      const index_t nb_c = (N + pn * pk - 1) / (pn * pk);
+      const index_t nb_c = (N + index_t{pn} * pk - 1) / (index_t{pn} * pk);
       const std::string bcs = ":bc" + std::to_string(slice / pn);
       Options o;
       o.algorithm = Algorithm::Gemm25D;

@@ -54,7 +54,7 @@ GemmReport run(const Mesh& mesh, Op opA, Op opB, Shape s, const std::string& a,
   C.fill([](index_t i, index_t j) { return entry<T>(i, j, 3); });
   const auto c0 = C.gather();  // sums unreduced partials
   const T alpha(real_t<T>(1.5)), beta(real_t<T>(-0.5));
-  const GemmReport r = gemm(opA, opB, alpha, A, B, beta, C, o);
+  GemmReport r = gemm(opA, opB, alpha, A, B, beta, C, o);
   EXPECT_LE(gemm_error(opA, opB, alpha, A, B, beta, c0, C), 10.0) << what;
   std::int64_t mine[2] = {r.bytes_sent, r.bytes_received}, all[2] = {0, 0};
   MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);  // idle ranks too

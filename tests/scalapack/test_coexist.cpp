@@ -49,13 +49,13 @@ std::string library_of(Pgemm f) {
 // One matrix of the product: descriptor and this process's local array.
 template <class T>
 struct Local {
-  int desc[9];
+  int desc[9] = {};
   std::vector<T> data;
 };
 
 template <class T>
 Local<T> make(int ctxt, int M, int N, int mb, int nb, int rsrc, int csrc, int seed) {
-  int p, q, r, c, info = 0;
+  int p = 0, q = 0, r = 0, c = 0, info = 0;
   Cblacs_gridinfo(ctxt, &p, &q, &r, &c);
   const auto lr = static_cast<int>(numroc(M, mb, r, rsrc, p));
   const auto lc = static_cast<int>(numroc(N, nb, c, csrc, q));
@@ -80,7 +80,7 @@ TYPED_TEST(Coexist, ScaLapackAndPrefixedShardmmAgree) {
   EXPECT_NE(library_of(Entries<T>::scalapack()).find("libscalapack"), std::string::npos);
   EXPECT_NE(library_of(Entries<T>::shardmm()).find("libshardmm_pxgemm"), std::string::npos);
   const int P = world_size(), p = P >= 4 ? 2 : 1, q = P / p;
-  int ctxt = 0, row, col, pp, qq;
+  int ctxt = 0, row = -1, col = -1, pp = 0, qq = 0;
   Cblacs_get(-1, 0, &ctxt);
   Cblacs_gridinit(&ctxt, "Col", p, q);
   Cblacs_gridinfo(ctxt, &pp, &qq, &row, &col);
