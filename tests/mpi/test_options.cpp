@@ -28,7 +28,7 @@ TEST(Options, BlasThreadsAreSetAndReported) {
     const GemmReport r = gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C, o);
     EXPECT_EQ(r.blas_threads, threads);
     EXPECT_EQ(blas::num_threads(), threads);
-    const std::vector<double> zero(96 * 72, 0.0);
+    const std::vector<double> zero(std::size_t{96} * 72, 0.0);
     EXPECT_LE(gemm_error(Op::N, Op::N, 1.0, x.A, x.B, 0.0, zero, x.C), 10.0);
   }
   blas::set_num_threads(before);

@@ -82,7 +82,7 @@ TEST(NpyHeader, Shapes) {
 TEST(NpyHeader, KeyOrderQuotesAndWhitespace) {
   const std::vector<std::string> dicts = {
       "{'shape': (2, 5), 'fortran_order': True, 'descr': '<c8'}",
-      "{\"fortran_order\":True,\"shape\":(2,5),\"descr\":\"<c8\"}",
+      R"({"fortran_order":True,"shape":(2,5),"descr":"<c8"})",
       "{ 'descr' : '<c8' ,\n 'shape' : ( 2 , 5 , ) ,\t'fortran_order' : True , }",
       "{'fortran_order': True, 'descr': '=c8', 'shape': (2, 5),}",  // '=' is native = little
   };
