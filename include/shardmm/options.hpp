@@ -51,7 +51,8 @@ struct Options {
   /// Overlap communication with the local GEMM (non-blocking, double-buffered).
   bool overlap = true;
   /// Ring: the mesh axis to run along (empty: the only mesh axis longer than 1, so a 1 x P
-  /// grid is a line; required when two axes are longer than 1).
+  /// grid is a line; with two or more axes longer than 1, the longest, the first of equal
+  /// ones, the others replicating the ring).
   std::string ring_axis;
   RingForm ring_form = RingForm::Auto;
   /// Ring, AllGather forms: split the circulating tiles along k and send halves both ways.

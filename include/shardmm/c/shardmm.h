@@ -87,7 +87,7 @@ typedef struct shardmm_options {
   int64_t block;                 /* block size of redistributed layouts (0: block layouts) */
   shardmm_stationary stationary; /* SUMMA variant */
   int overlap;                   /* overlap communication with local GEMMs (default 1) */
-  const char *ring_axis;         /* ring: mesh axis (NULL: the only axis of a 1D mesh) */
+  const char *ring_axis;         /* ring: mesh axis (NULL: the longest axis) */
   shardmm_ring_form ring_form;
   int bidirectional;             /* ring, all-gather forms */
   int grid_m, grid_n, grid_k;    /* 2.5D grid (all 0: the planner chooses) */
