@@ -19,7 +19,7 @@
 #include "bench_report.hpp"
 #include "bench_util.hpp"
 #include "commands.hpp"
-#include "local_gemm.hpp"
+#include "shardmm/runtime.hpp"
 #include "probe.hpp"
 #include "scalapack_ref.hpp"
 #include "mpi_util.hpp"

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "local_gemm.hpp"
+#include "shardmm/runtime.hpp"
 #include "mpi_util.hpp"
 
 namespace shardmm::cli {

@@ -8,7 +8,7 @@
 #include <limits>
 #include <random>
 
-#include "local_gemm.hpp"
+#include "shardmm/runtime.hpp"
 #include "mpi_util.hpp"
 
 namespace shardmm::cli {

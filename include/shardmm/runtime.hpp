@@ -1,8 +1,10 @@
-// Process-wide resources the library uses outside any one call: OpenBLAS's thread count and
-// the memory its large buffers (matrix tiles, work buffers) come from.
+// Process-wide resources the library uses outside any one call: OpenBLAS's thread count, the
+// memory its large buffers (matrix tiles, work buffers) come from, and its local kernel.
 #pragma once
 
 #include <cstddef>
+
+#include "shardmm/types.hpp"
 
 namespace shardmm {
 
@@ -19,5 +21,13 @@ void set_blas_threads(int n);
 /// application's own large operands of local BLAS calls, so they get the memory the library's
 /// buffers get. Release with std::free. Throws OutOfMemory.
 [[nodiscard]] void* allocate_buffer(std::size_t bytes);
+
+/// The local kernel every algorithm's inner step calls, on one rank's column-major buffers:
+/// C <- alpha * op(A) * op(B) + beta * C through OpenBLAS, A stored m x k (op N) or k x m.
+/// Zero m or n: nothing; zero k or alpha: C <- beta * C (beta == 0 never reads C). For an
+/// application's own local products (the launcher times one core with it).
+template <Scalar T>
+void local_gemm(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, const T* A, index_t lda,
+                const T* B, index_t ldb, T beta, T* C, index_t ldc);
 
 }  // namespace shardmm
