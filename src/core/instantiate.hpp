@@ -1,10 +1,25 @@
-// Explicit instantiation for the four scalar types: define M(T), then SHARDMM_FOR_EACH_SCALAR(M).
+// The four scalar types, in one place: SHARDMM_FOR_EACH_SCALAR(M) expands M(T) for each (explicit
+// instantiation: define M(T), then SHARDMM_FOR_EACH_SCALAR(M)); SHARDMM_SCALAR_TYPES lists them
+// for typed tests (::testing::Types<SHARDMM_SCALAR_TYPES>).
+//
+// Under scripts/lint (SHARDMM_LINT defined) only double and complex<double> are instantiated:
+// every template body is still analysed, through one real and one complex instantiation, but
+// clang-tidy's static analyser no longer walks each body four times (ring_swap.cpp: 34 s ->
+// 19 s). The build itself always instantiates all four, under -Wall -Wextra -Werror.
 #pragma once
 
 #include <complex>
 
+#ifdef SHARDMM_LINT
+#define SHARDMM_FOR_EACH_SCALAR(M) \
+  M(double)                        \
+  M(std::complex<double>)
+#define SHARDMM_SCALAR_TYPES double, std::complex<double>
+#else
 #define SHARDMM_FOR_EACH_SCALAR(M) \
   M(float)                         \
   M(double)                        \
   M(std::complex<float>)           \
   M(std::complex<double>)
+#define SHARDMM_SCALAR_TYPES float, double, std::complex<float>, std::complex<double>
+#endif

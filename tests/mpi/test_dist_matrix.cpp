@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/instantiate.hpp"
 #include "mpi/mpi_test_util.hpp"
 #include "mpi/ref_layout.hpp"
 
@@ -103,7 +104,7 @@ struct World {
 
 template <class T>
 class DistMatrixTyped : public ::testing::Test {};
-using ScalarTypes = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
+using ScalarTypes = ::testing::Types<SHARDMM_SCALAR_TYPES>;
 TYPED_TEST_SUITE(DistMatrixTyped, ScalarTypes);
 
 TYPED_TEST(DistMatrixTyped, FillGatherScatterRoundTrip) {

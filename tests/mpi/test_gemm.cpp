@@ -2,6 +2,7 @@
 // alpha/beta, with operands in the algorithm's layouts and in foreign (block-cyclic) ones.
 #include <gtest/gtest.h>
 
+#include "core/instantiate.hpp"
 #include "mpi/gemm_check.hpp"
 #include "mpi/ref_layout.hpp"
 
@@ -93,7 +94,7 @@ void sweep(Algorithm algo, const std::vector<std::array<std::string, 3>>& layout
 
 template <class T>
 class GemmTyped : public ::testing::Test {};
-using Types = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
+using Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;
 TYPED_TEST_SUITE(GemmTyped, Types);
 
 using L3 = std::array<std::string, 3>;

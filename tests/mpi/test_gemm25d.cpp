@@ -2,6 +2,7 @@
 // (c = 2 on 2x2x2 at 8 ranks), against the serial OpenBLAS oracle.
 #include <gtest/gtest.h>
 
+#include "core/instantiate.hpp"
 #include "mpi/gemm_check.hpp"
 
 using namespace shardmm;
@@ -46,7 +47,7 @@ void check_grid(Grid g, Op opA, Op opB, index_t m, index_t n, index_t k) {
 
 template <class T>
 class Gemm25DTyped : public ::testing::Test {};
-using Types = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
+using Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;
 TYPED_TEST_SUITE(Gemm25DTyped, Types);
 
 TYPED_TEST(Gemm25DTyped, EveryGridAgreesWithTheOracle) {

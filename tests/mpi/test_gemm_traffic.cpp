@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "core/instantiate.hpp"
 #include "mpi/traffic_util.hpp"
 
 using namespace shardmm;
@@ -17,7 +18,7 @@ namespace {
 
 template <class T>
 class Traffic : public ::testing::Test {};
-using Types = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
+using Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;
 TYPED_TEST_SUITE(Traffic, Types);
 
 // ---------------------------------------------------------------- SUMMA

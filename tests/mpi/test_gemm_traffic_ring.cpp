@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/instantiate.hpp"
 #include "mpi/traffic_util.hpp"
 
 using namespace shardmm;
@@ -16,7 +17,7 @@ namespace {
 
 template <class T>
 class RingTraffic : public ::testing::Test {};
-using Types = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
+using Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;
 TYPED_TEST_SUITE(RingTraffic, Types);
 
 struct RingCase {

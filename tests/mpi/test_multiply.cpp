@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/instantiate.hpp"
 #include "blas/blas.hpp"
 #include "cli.hpp"
 #include "mpi/cli_test_util.hpp"
@@ -159,7 +160,7 @@ void run_case(const Case& c) {
 
 template <class T>
 class Multiply : public ::testing::Test {};
-using Types = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
+using Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;
 TYPED_TEST_SUITE(Multiply, Types);
 
 // Every combination of input and output order, each with another pair of transposes.

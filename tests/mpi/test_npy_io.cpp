@@ -4,6 +4,7 @@
 // representative layout (ref::grid_specs: block, cyclic, I_XY groups, replicas, unreduced,
 // block-cyclic nb 1..5 with non-zero sources). write_npy / write_raw output is compared with
 // the expected byte image. Failures: test_npy_io_errors.cpp.
+#include "core/instantiate.hpp"
 #include "mpi/npy_test_util.hpp"
 
 namespace shardmm::testing {
@@ -16,7 +17,7 @@ using namespace npy;
 
 template <class T>
 class NpyIoTyped : public ::testing::Test {};
-using Scalars = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
+using Scalars = ::testing::Types<SHARDMM_SCALAR_TYPES>;
 TYPED_TEST_SUITE(NpyIoTyped, Scalars);
 
 // Reads test-made files of every dtype, both orders and a few shapes into every layout.

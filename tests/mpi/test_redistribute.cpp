@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/instantiate.hpp"
 #include "mpi/mpi_test_util.hpp"
 #include "mpi/ref_layout.hpp"
 
@@ -138,7 +139,7 @@ TEST(Redistribute, ThousandRows) {
 
 template <class T>
 class RedistributeTyped : public ::testing::Test {};
-using ScalarTypes = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
+using ScalarTypes = ::testing::Types<SHARDMM_SCALAR_TYPES>;
 TYPED_TEST_SUITE(RedistributeTyped, ScalarTypes);
 
 // A smaller set for every scalar type (bytes depend on sizeof(T)).

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/instantiate.hpp"
 #include "mpi/mpi_test_util.hpp"
 #include "shardmm/c/scalapack.h"
 
@@ -72,7 +73,7 @@ Local<T> make(int ctxt, int M, int N, int mb, int nb, int rsrc, int csrc, int se
 
 template <class T>
 class Coexist : public ::testing::Test {};
-using Types = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
+using Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;
 TYPED_TEST_SUITE(Coexist, Types);
 
 TYPED_TEST(Coexist, ScaLapackAndPrefixedShardmmAgree) {

@@ -169,8 +169,8 @@ TEST(Profile, JsonRoundTripAndErrors) {
   {
     FILE* f = std::fopen(path.c_str(), "w");
     ASSERT_NE(f, nullptr);
-    std::fputs(a.to_json().c_str(), f);
-    std::fclose(f);
+    ASSERT_GE(std::fputs(a.to_json().c_str(), f), 0);
+    ASSERT_EQ(std::fclose(f), 0);
   }
   const MachineProfile b = MachineProfile::from_json_file(path);
   EXPECT_DOUBLE_EQ(b.latency_s, 3e-6);
@@ -178,8 +178,9 @@ TEST(Profile, JsonRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(b.gflops[1], 42);
   EXPECT_THROW(MachineProfile::from_json_file(path + ".missing"), IoError);
   FILE* f = std::fopen(path.c_str(), "w");
-  std::fputs("{\"latency_s\": 1}", f);
-  std::fclose(f);
+  ASSERT_NE(f, nullptr);
+  ASSERT_GE(std::fputs("{\"latency_s\": 1}", f), 0);
+  ASSERT_EQ(std::fclose(f), 0);
   EXPECT_THROW(MachineProfile::from_json_file(path), IoError);
 }
 
