@@ -63,9 +63,6 @@ void scale(index_t m, index_t n, T beta, T* C, index_t ldc) {
 
 int num_threads() { return openblas_get_num_threads(); }
 void set_num_threads(int n) { openblas_set_num_threads(n); }
-std::string config() {
-  return std::string(openblas_get_config()) + " (core " + openblas_get_corename() + ")";
-}
 
 #define SHARDMM_INSTANTIATE(T)                                                             \
   template void gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, \

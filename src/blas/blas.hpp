@@ -20,7 +20,5 @@ void scale(index_t m, index_t n, T beta, T* C, index_t ldc);
 /// Number of threads OpenBLAS uses; set explicitly by the library and reported.
 int num_threads();
 void set_num_threads(int n);
-/// "OpenBLAS 0.3.21 ... (Haswell, pthreads)".
-std::string config();
 
 }  // namespace shardmm::blas
