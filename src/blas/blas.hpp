@@ -1,8 +1,6 @@
 // The local kernel: typed wrappers over OpenBLAS. The only place that includes cblas.h.
 #pragma once
 
-#include <string>
-
 #include "shardmm/types.hpp"
 
 namespace shardmm::blas {
