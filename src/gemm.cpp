@@ -21,8 +21,8 @@ namespace shardmm {
 
 std::string GemmReport::to_string() const {
   std::ostringstream s;
-  s << shardmm::to_string(algorithm) << " on " << grid << " [" << detail << "]: sent "
-    << bytes_sent << " B, received " << bytes_received << " B, " << messages << " messages"
+  s << shardmm::to_string(algorithm) << " on " << grid << " [" << detail << "]: sent " << bytes_sent
+    << " B, received " << bytes_received << " B, " << messages << " messages"
     << " (redistribution " << redist_bytes_sent << " B sent); " << seconds_total << " s total, "
     << seconds_gemm << " s gemm, " << seconds_comm << " s comm wait, " << seconds_redist
     << " s redistribution";
@@ -50,7 +50,8 @@ template <Scalar T>
 const DistMatrix<T>& in_layout(const DistMatrix<T>& X, const Layout& L, memory::Slot slot,
                                std::optional<DistMatrix<T>>& tmp) {
   if (X.layout().same_distribution(L)) return X;
-  comm::agreed(X.mesh().comm(), "redistribute", [&] { tmp.emplace(matrix::pooled<T>(X.mesh(), L, slot)); });
+  comm::agreed(X.mesh().comm(), "redistribute",
+               [&] { tmp.emplace(matrix::pooled<T>(X.mesh(), L, slot)); });
   redistribute(X, *tmp);
   return *tmp;
 }
@@ -111,7 +112,8 @@ GemmReport run_remeshed(const MeshShape& shape, Op opA, Op opB, T alpha, const D
   redistribute(A, *A2o);
   redistribute(B, *B2o);
   const double t1 = algo::now();
-  GemmReport rep = run_planned(setup, opA, opB, alpha, *A2o, *B2o, T(0), *C2o, o);  // in place there
+  GemmReport rep =
+      run_planned(setup, opA, opB, alpha, *A2o, *B2o, T(0), *C2o, o);  // in place there
   const double t2 = algo::now();
   redistribute(*C2o, C, T(1), beta);
   rep.seconds_redist += (t1 - t0) + (algo::now() - t2);
@@ -126,7 +128,8 @@ struct Decision {
 };
 
 template <Scalar T>
-Decision decide(const algo::Problem& p, const DistMatrix<T>& C, bool trivial, const Options& options) {
+Decision decide(const algo::Problem& p, const DistMatrix<T>& C, bool trivial,
+                const Options& options) {
   Decision d{{options, std::nullopt, ""}, std::nullopt};
   auto plan = [&] {
     fault::point("plan");
@@ -151,7 +154,8 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   const bool trivial = p.m == 0 || p.n == 0 || p.k == 0 || alpha == T(0);
   const Decision d = decide(p, C, trivial, options);
   GemmReport rep;
-  if (d.setup) rep.algorithm = d.setup->algorithm, rep.grid = d.setup->grid, rep.detail = d.setup->detail;
+  if (d.setup)
+    rep.algorithm = d.setup->algorithm, rep.grid = d.setup->grid, rep.detail = d.setup->detail;
   if (!C.mesh().active() || p.m == 0 || p.n == 0) return rep;
   if (options.blas_threads > 0) blas::set_num_threads(options.blas_threads);
   const double t_start = algo::now();
@@ -182,8 +186,10 @@ template <Scalar T>
 GemmReport gemm_dry_run(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
                         const DistMatrix<T>& C, const Options& options) {
   const algo::Problem p = front::validate(opA, opB, A, B, C);
-  const front::Resolved how = front::resolve(p, front::request_for(p, dtype_of<T>(), options), options);
-  const algo::Setup setup = front::make_setup(how.remesh ? front::remeshed(p, *how.remesh) : p, how.options);
+  const front::Resolved how =
+      front::resolve(p, front::request_for(p, dtype_of<T>(), options), options);
+  const algo::Setup setup =
+      front::make_setup(how.remesh ? front::remeshed(p, *how.remesh) : p, how.options);
   GemmReport rep;
   rep.algorithm = setup.algorithm;
   rep.grid = setup.grid;
@@ -191,10 +197,10 @@ GemmReport gemm_dry_run(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix
   return rep;
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                               \
-  template GemmReport gemm<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,      \
-                              DistMatrix<T>&, const Options&);                               \
-  template GemmReport gemm_dry_run<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&,    \
+#define SHARDMM_INSTANTIATE(T)                                                            \
+  template GemmReport gemm<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,   \
+                              DistMatrix<T>&, const Options&);                            \
+  template GemmReport gemm_dry_run<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&, \
                                       const DistMatrix<T>&, const Options&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE

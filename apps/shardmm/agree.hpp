@@ -49,7 +49,8 @@ inline void broadcast(int& kind, std::string& text, int root, MPI_Comm comm) {
 
 /// Collective over `comm`: nothing when no rank failed (`local` empty everywhere), else the
 /// message of the lowest failing rank, on every rank.
-inline std::optional<std::string> first_failure(MPI_Comm comm, const std::optional<std::string>& local) {
+inline std::optional<std::string> first_failure(MPI_Comm comm,
+                                                const std::optional<std::string>& local) {
   int rank = 0, size = 1;
   SHARDMM_CLI_MPI(MPI_Comm_rank(comm, &rank));
   SHARDMM_CLI_MPI(MPI_Comm_size(comm, &size));

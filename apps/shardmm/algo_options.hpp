@@ -18,7 +18,8 @@ namespace shardmm::cli {
 /// asks the 2.5D algorithm for that 3D grid; none: near-square.
 template <class Cfg>
 Mesh operand_mesh(const Cfg& cfg) {
-  if (cfg.grid.empty() || MeshShape::parse(cfg.grid).ndims() == 3) return Mesh::grid2d(MPI_COMM_WORLD);
+  if (cfg.grid.empty() || MeshShape::parse(cfg.grid).ndims() == 3)
+    return Mesh::grid2d(MPI_COMM_WORLD);
   MeshShape s = MeshShape::parse(cfg.grid);
   if (s.ndims() == 2) s = MeshShape({"x", "y"}, s.sizes);
   return Mesh(MPI_COMM_WORLD, s);

@@ -19,10 +19,10 @@
 #include "bench_report.hpp"
 #include "bench_util.hpp"
 #include "commands.hpp"
-#include "shardmm/runtime.hpp"
+#include "mpi_util.hpp"
 #include "probe.hpp"
 #include "scalapack_ref.hpp"
-#include "mpi_util.hpp"
+#include "shardmm/runtime.hpp"
 
 namespace shardmm::cli {
 namespace {
@@ -33,7 +33,8 @@ using bench::max_over;
 template <Scalar T>
 double local_rate(index_t m, index_t n, index_t k, int P) {
   // The size of each rank's share of the product (up to 2048): small GEMMs run below peak.
-  const index_t s = std::clamp<index_t>(static_cast<index_t>(std::cbrt(double(m) * double(n) * double(k) / P)), 64, 2048);
+  const index_t s = std::clamp<index_t>(
+      static_cast<index_t>(std::cbrt(double(m) * double(n) * double(k) / P)), 64, 2048);
   std::vector<T> a(static_cast<std::size_t>(s * s), T(1)), b(a), c(a);
   double best = 1e30;
   for (int r = 0; r < 3; ++r) {
@@ -61,12 +62,14 @@ std::unique_ptr<Setup<T>> make_setup(const BenchConfig& cfg) {
   const index_t ar = opA == Op::N ? cfg.m : cfg.k, ac = opA == Op::N ? cfg.k : cfg.m;
   const index_t br = opB == Op::N ? cfg.k : cfg.n, bc = opB == Op::N ? cfg.n : cfg.k;
   auto layout = [&](const std::string& spec, index_t r, index_t c) {
-    return spec.empty() ? Layout::block_cyclic(mesh.shape(), r, c, cfg.nb, cfg.nb) : Layout(mesh.shape(), r, c, spec);
+    return spec.empty() ? Layout::block_cyclic(mesh.shape(), r, c, cfg.nb, cfg.nb)
+                        : Layout(mesh.shape(), r, c, spec);
   };
-  auto s = std::unique_ptr<Setup<T>>(new Setup<T>{
-      mesh, opA, opB, bench::value_from<T>(cfg.alpha), bench::value_from<T>(cfg.beta),
-      DistMatrix<T>(mesh, layout(cfg.layout_a, ar, ac)), DistMatrix<T>(mesh, layout(cfg.layout_b, br, bc)),
-      DistMatrix<T>(mesh, layout(cfg.layout_c, cfg.m, cfg.n))});
+  auto s = std::unique_ptr<Setup<T>>(
+      new Setup<T>{mesh, opA, opB, bench::value_from<T>(cfg.alpha), bench::value_from<T>(cfg.beta),
+                   DistMatrix<T>(mesh, layout(cfg.layout_a, ar, ac)),
+                   DistMatrix<T>(mesh, layout(cfg.layout_b, br, bc)),
+                   DistMatrix<T>(mesh, layout(cfg.layout_c, cfg.m, cfg.n))});
   s->A.fill([](index_t i, index_t j) { return bench::entry<T>(i, j, 1); });
   s->B.fill([](index_t i, index_t j) { return bench::entry<T>(i, j, 2); });
   s->C0.fill([](index_t i, index_t j) { return bench::entry<T>(i, j, 3); });
@@ -111,11 +114,12 @@ struct Contender {
   [[nodiscard]] bool failed() const { return !row.error.empty(); }
   void call(const Setup<T>& s) {
     if (cores) {
-      const index_t m = C->local_rows(), n = C->local_cols(), k = core_a.size / std::max<index_t>(m, 1);
+      const index_t m = C->local_rows(), n = C->local_cols(),
+                    k = core_a.size / std::max<index_t>(m, 1);
       const double t0 = MPI_Wtime();
       if (m > 0 && n > 0)
-        local_gemm(Op::N, Op::N, m, n, k, s.alpha, core_a.data, m, core_b.data, std::max<index_t>(k, 1), s.beta,
-                   C->data(), C->ld());
+        local_gemm(Op::N, Op::N, m, n, k, s.alpha, core_a.data, m, core_b.data,
+                   std::max<index_t>(k, 1), s.beta, C->data(), C->ld());
       if (o.timeline) o.timeline->push_back({"gemm", t0, MPI_Wtime(), -1});
     } else if (scalapack) {
       const double t0 = MPI_Wtime();
@@ -133,7 +137,8 @@ Layout bc_like(const Setup<T>& s, const DistMatrix<T>& X, index_t nb) {
 }
 
 template <Scalar T>
-std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup<T>& s, const std::string& name) {
+std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup<T>& s,
+                                             const std::string& name) {
   auto c = std::make_unique<Contender<T>>();
   c->row.name = name;
   c->scalapack = name == "scalapack";
@@ -146,12 +151,15 @@ std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup
     c->core_a.assign(c->C->local_rows() * cfg.k, T(1));
     c->core_b.assign(cfg.k * c->C->local_cols(), T(1));
     if (cfg.blas_threads > 0) set_blas_threads(cfg.blas_threads);
-    c->row.plan = "each rank's C tile times the whole k as one local GEMM, no communication (the P-core ceiling)";
+    c->row.plan = "each rank's C tile times the whole k as one local GEMM, no communication (the "
+                  "P-core ceiling)";
   }
   if (!c->scalapack) return c;
   if (s.mesh.shape().ndims() != 2) throw InvalidArgument("--algo scalapack needs a 2D grid");
-  if (!scalapack_compatible(s.A.layout())) c->a = &c->As.emplace(redistribute(s.A, bc_like(s, s.A, cfg.nb)));
-  if (!scalapack_compatible(s.B.layout())) c->b = &c->Bs.emplace(redistribute(s.B, bc_like(s, s.B, cfg.nb)));
+  if (!scalapack_compatible(s.A.layout()))
+    c->a = &c->As.emplace(redistribute(s.A, bc_like(s, s.A, cfg.nb)));
+  if (!scalapack_compatible(s.B.layout()))
+    c->b = &c->Bs.emplace(redistribute(s.B, bc_like(s, s.B, cfg.nb)));
   c->grid.emplace(s.mesh.comm(), s.mesh.shape().sizes[0], s.mesh.shape().sizes[1]);
   if (cfg.blas_threads > 0) set_blas_threads(cfg.blas_threads);
   c->row.plan = "ScaLAPACK p?gemm on " + std::to_string(s.mesh.shape().sizes[0]) + "x" +
@@ -161,7 +169,8 @@ std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup
 
 // make_contender, or a contender that only reports the error (the same on every rank) in its row.
 template <Scalar T>
-std::unique_ptr<Contender<T>> make_or_report(const BenchConfig& cfg, const Setup<T>& s, const std::string& name) {
+std::unique_ptr<Contender<T>> make_or_report(const BenchConfig& cfg, const Setup<T>& s,
+                                             const std::string& name) {
   std::unique_ptr<Contender<T>> c;
   if (auto error = failure_of(s.mesh.comm(), [&] { c = make_contender(cfg, s, name); })) {
     c = std::make_unique<Contender<T>>();
@@ -173,17 +182,21 @@ std::unique_ptr<Contender<T>> make_or_report(const BenchConfig& cfg, const Setup
 
 // --bare: nothing but the calls (the traffic Open MPI counts is theirs alone), then one line.
 template <Scalar T>
-int run_bare(const BenchConfig& cfg, const Setup<T>& s, std::vector<std::unique_ptr<Contender<T>>>& cs) {
+int run_bare(const BenchConfig& cfg, const Setup<T>& s,
+             std::vector<std::unique_ptr<Contender<T>>>& cs) {
   std::vector<std::optional<std::string>> errors(cs.size());
   for (int r = 0; r < cfg.reps; ++r)
     for (std::size_t i = 0; i < cs.size(); ++i)
-      if (!cs[i]->failed() && !errors[i]) errors[i] = thrown_by([&] { cs[i]->call(s); });  // agreed by the library
+      if (!cs[i]->failed() && !errors[i])
+        errors[i] = thrown_by([&] { cs[i]->call(s); });  // agreed by the library
   std::string summary = "shardmm bench --bare: " + std::to_string(cfg.reps) + " call(s) each on " +
-                        std::to_string(s.mesh.size()) + " ranks, mesh " + s.mesh.shape().to_string() + ":";
+                        std::to_string(s.mesh.size()) + " ranks, mesh " +
+                        s.mesh.shape().to_string() + ":";
   int rc = 0;
   for (std::size_t i = 0; i < cs.size(); ++i) {
     if (auto e = first_failure(s.mesh.comm(), errors[i])) cs[i]->row.error = *e;
-    summary += " " + cs[i]->row.name + (cs[i]->failed() ? " FAILED (" + cs[i]->row.error + ")" : "");
+    summary +=
+        " " + cs[i]->row.name + (cs[i]->failed() ? " FAILED (" + cs[i]->row.error + ")" : "");
     if (cs[i]->failed()) rc = 1;
   }
   if (s.mesh.rank() == 0 && !cfg.quiet) std::printf("%s (no timing, no check)\n", summary.c_str());
@@ -218,18 +231,21 @@ void warm_runtime(const Setup<T>& s, DistMatrix<T>& C) {
     local_gemm(Op::N, Op::N, m, n, w, T(1), s.A.data(), m, s.B.data(), w, T(0), C.data(), C.ld());
   std::vector<double> msg(index_t{1} << 14, 1.0);  // 128 KiB: past the eager limit
   for (int root = 0; root < s.mesh.size(); ++root)
-    SHARDMM_CLI_MPI(MPI_Bcast(msg.data(), static_cast<int>(msg.size()), MPI_DOUBLE, root, s.mesh.comm()));
+    SHARDMM_CLI_MPI(
+        MPI_Bcast(msg.data(), static_cast<int>(msg.size()), MPI_DOUBLE, root, s.mesh.comm()));
 }
 
 // Warm-up then timed calls, the contenders taking turns (one that fails drops out with its
 // error); the last call of each is recorded in its timeline when asked.
 template <Scalar T>
-void run_alternating(const BenchConfig& cfg, const Setup<T>& s, std::vector<std::unique_ptr<Contender<T>>>& cs,
-                     bool progress, double before, double abc) {
+void run_alternating(const BenchConfig& cfg, const Setup<T>& s,
+                     std::vector<std::unique_ptr<Contender<T>>>& cs, bool progress, double before,
+                     double abc) {
   const int total = cfg.warmup + cfg.reps;
   for (int r = 0; r < total; ++r)
     for (auto& c : cs) {
-      if (r == 0 && cs.size() > 1 && c == cs[1]) {  // the first contender's own peak, before the second runs
+      if (r == 0 && cs.size() > 1 &&
+          c == cs[1]) {  // the first contender's own peak, before the second runs
         const double own = std::max(0.0, peak_resident_bytes() - before);
         cs.front()->row.own_extra_ratio = max_over(abc > 0 ? own / abc : 0.0, s.mesh.comm());
       }
@@ -246,7 +262,8 @@ void run_alternating(const BenchConfig& cfg, const Setup<T>& s, std::vector<std:
       }
       if (r >= cfg.warmup) c->row.times.push_back(t);
       if (progress)
-        (void)std::fprintf(stderr, "\r%s: call %d/%d (%.3f s)   ", c->row.name.c_str(), r + 1, total, t);
+        (void)std::fprintf(stderr, "\r%s: call %d/%d (%.3f s)   ", c->row.name.c_str(), r + 1,
+                           total, t);
     }
   if (progress) (void)std::fputc('\n', stderr);
 }
@@ -262,11 +279,13 @@ void finish_row(const BenchConfig& cfg, const Setup<T>& s, Contender<T>& c) {
     const double words = double(row.report.bytes_received) / sizeof(T);
     row.words_max = max_over(words, comm);
     row.words_mean = bench::sum_over(words, comm) / P;
-    const double algo = double(row.report.bytes_received - row.report.redist_bytes_received) / sizeof(T);
+    const double algo =
+        double(row.report.bytes_received - row.report.redist_bytes_received) / sizeof(T);
     row.algo_words_max = max_over(algo, comm);
   }
   row.blas_threads = shardmm::blas_threads();
-  if (cfg.check && !c.cores) row.probe = probe_error(s.opA, s.opB, s.alpha, *c.a, *c.b, s.beta, s.C0, *c.C);
+  if (cfg.check && !c.cores)
+    row.probe = probe_error(s.opA, s.opB, s.alpha, *c.a, *c.b, s.beta, s.C0, *c.C);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   row.peak_kb = static_cast<long>(max_over(double(ru.ru_maxrss), comm));
@@ -276,16 +295,20 @@ template <Scalar T>
 int bench_typed(const BenchConfig& cfg) {
   const auto s = make_setup<T>(cfg);
   std::vector<std::unique_ptr<Contender<T>>> cs;
-  for (const std::string& name : cfg.algos) (void)options_of(cfg, name);  // a bad name is the command's error
+  for (const std::string& name : cfg.algos)
+    (void)options_of(cfg, name);  // a bad name is the command's error
   for (const std::string& name : cfg.algos) cs.push_back(make_or_report(cfg, *s, name));
   if (cfg.bare) return run_bare(cfg, *s, cs);
   const int me = s->mesh.rank();
-  const bool progress = !cfg.quiet && cfg.json.empty() && me == 0 && (cfg.progress || isatty(STDERR_FILENO));
+  const bool progress =
+      !cfg.quiet && cfg.json.empty() && me == 0 && (cfg.progress || isatty(STDERR_FILENO));
   bench::Context ctx{cfg, s->mesh, s->A.layout(), s->B.layout(), s->C0.layout(), 0, 0};
   ctx.work = bench::flops(cfg.m, cfg.n, cfg.k, is_complex_v<T>);
   // Memory the calls add on top of the operands (all allocated and touched by now).
-  const double abc = double(s->A.local_rows() * s->A.local_cols() + s->B.local_rows() * s->B.local_cols() +
-                            s->C0.local_rows() * s->C0.local_cols()) * sizeof(T);
+  const double abc =
+      double(s->A.local_rows() * s->A.local_cols() + s->B.local_rows() * s->B.local_cols() +
+             s->C0.local_rows() * s->C0.local_cols()) *
+      sizeof(T);
   for (auto& c : cs)
     if (!c->failed()) {
       warm_runtime(*s, *c->C);
@@ -294,10 +317,12 @@ int bench_typed(const BenchConfig& cfg) {
   const double before = resident_bytes();
   run_alternating(cfg, *s, cs, progress, before, abc);
   const double extra = std::max(0.0, peak_resident_bytes() - before);
-  if (cs.size() == 1) cs.front()->row.own_extra_ratio = max_over(abc > 0 ? extra / abc : 0.0, s->mesh.comm());
+  if (cs.size() == 1)
+    cs.front()->row.own_extra_ratio = max_over(abc > 0 ? extra / abc : 0.0, s->mesh.comm());
   ctx.extra_bytes = max_over(extra, s->mesh.comm());
   ctx.extra_ratio = max_over(abc > 0 ? extra / abc : 0.0, s->mesh.comm());
-  ctx.rate = local_rate<T>(cfg.m, cfg.n, cfg.k, s->mesh.size());  // after: its buffers are not the calls'
+  ctx.rate =
+      local_rate<T>(cfg.m, cfg.n, cfg.k, s->mesh.size());  // after: its buffers are not the calls'
 
   std::vector<bench::Row> rows;
   int rc = 0;

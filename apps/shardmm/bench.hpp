@@ -13,23 +13,23 @@ struct BenchConfig {
   std::string dtype = "f64";
   std::vector<std::string> algos = {"auto", "scalapack"};  ///< run in this order, same data
   std::string grid;  ///< "PxQ" operand mesh, or "PxQxC" 2.5D grid; empty: near-square
-  index_t nb = 64;                                         ///< block size of the input layouts
-  std::string layout_a, layout_b, layout_c;                ///< notation; empty: bc(nb,nb)
+  index_t nb = 64;   ///< block size of the input layouts
+  std::string layout_a, layout_b, layout_c;  ///< notation; empty: bc(nb,nb)
   std::string transa = "N", transb = "N";
   double alpha = 1.0, beta = 0.0;
   int reps = 5, warmup = 1;
   bool check = true;
-  std::string json;      ///< append one JSON record per algorithm
-  index_t panel = 0;     ///< SUMMA panel width
+  std::string json;                 ///< append one JSON record per algorithm
+  index_t panel = 0;                ///< SUMMA panel width
   std::string stationary = "auto";  ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
   bool bidirectional = false;
   std::string memory_limit;  ///< per rank for the planner, e.g. 512M
   bool progress = false, quiet = false;
-  int blas_threads = 0;      ///< OpenBLAS threads per rank for every contender (0: as set)
-  std::string timeline;      ///< write every rank's per-phase intervals (JSON lines) to FILE
-  bool bare = false;         ///< only the calls (no reset, barrier, timing, check): for traffic
-                             ///< counting with Open MPI's monitoring
+  int blas_threads = 0;         ///< OpenBLAS threads per rank for every contender (0: as set)
+  std::string timeline;         ///< write every rank's per-phase intervals (JSON lines) to FILE
+  bool bare = false;            ///< only the calls (no reset, barrier, timing, check): for traffic
+                                ///< counting with Open MPI's monitoring
   bool tune_scalapack = false;  ///< time ScaLAPACK on every grid and block size, print the best
 };
 

@@ -19,15 +19,18 @@ std::string fmt(const char* f, double v) {
 
 void print_header(const Context& c) {
   const BenchConfig& cfg = c.cfg;
-  std::printf("shardmm bench: m=%lld n=%lld k=%lld %s op=%s%s alpha=%g beta=%g on %d ranks, mesh %s\n",
-              (long long)cfg.m, (long long)cfg.n, (long long)cfg.k, cfg.dtype.c_str(), cfg.transa.c_str(),
-              cfg.transb.c_str(), cfg.alpha, cfg.beta, c.mesh.size(), c.mesh.shape().to_string().c_str());
-  std::printf("inputs A %s, B %s, C %s; local GEMM rate %.1f GFLOP/s per rank; lower bound %.4g words/rank\n",
-              c.A.spec().to_string().c_str(), c.B.spec().to_string().c_str(), c.C.spec().to_string().c_str(),
-              c.rate * 1e-9, lower_bound_words(cfg.m, cfg.n, cfg.k, c.mesh.size()));
-  std::printf("%-10s %9s %9s %9s %8s %6s %12s %12s %6s %7s %6s %6s %6s %9s %4s %8s\n", "algorithm", "median_s",
-              "min_s", "max_s", "GFLOP/s", "%peak", "words_max", "words_mean", "/LB", "algo/LB", "gemm%", "comm%",
-              "redis%", "peak_MiB", "thr", "check");
+  std::printf(
+      "shardmm bench: m=%lld n=%lld k=%lld %s op=%s%s alpha=%g beta=%g on %d ranks, mesh %s\n",
+      (long long)cfg.m, (long long)cfg.n, (long long)cfg.k, cfg.dtype.c_str(), cfg.transa.c_str(),
+      cfg.transb.c_str(), cfg.alpha, cfg.beta, c.mesh.size(), c.mesh.shape().to_string().c_str());
+  std::printf("inputs A %s, B %s, C %s; local GEMM rate %.1f GFLOP/s per rank; lower bound %.4g "
+              "words/rank\n",
+              c.A.spec().to_string().c_str(), c.B.spec().to_string().c_str(),
+              c.C.spec().to_string().c_str(), c.rate * 1e-9,
+              lower_bound_words(cfg.m, cfg.n, cfg.k, c.mesh.size()));
+  std::printf("%-10s %9s %9s %9s %8s %6s %12s %12s %6s %7s %6s %6s %6s %9s %4s %8s\n", "algorithm",
+              "median_s", "min_s", "max_s", "GFLOP/s", "%peak", "words_max", "words_mean", "/LB",
+              "algo/LB", "gemm%", "comm%", "redis%", "peak_MiB", "thr", "check");
 }
 
 void print_row(const Context& c, const Row& r) {
@@ -39,39 +42,65 @@ void print_row(const Context& c, const Row& r) {
   const double lb = lower_bound_words(c.cfg.m, c.cfg.n, c.cfg.k, c.mesh.size());
   const bool ours = r.name != "scalapack" && r.name != "cores";
   auto mine = [&](const std::string& s) { return ours ? s : std::string("-"); };
-  std::printf("%-10s %9.4f %9.4f %9.4f %8.2f %6.1f %12s %12s %6s %7s %6s %6s %6s %9.1f %4d %8s\n", r.name.c_str(), med,
-              *std::min_element(r.times.begin(), r.times.end()), *std::max_element(r.times.begin(), r.times.end()),
-              c.work / med * 1e-9, 100 * c.work / med / (c.rate * c.mesh.size()),
-              mine(fmt("%.4g", r.words_max)).c_str(), mine(fmt("%.4g", r.words_mean)).c_str(),
+  std::printf("%-10s %9.4f %9.4f %9.4f %8.2f %6.1f %12s %12s %6s %7s %6s %6s %6s %9.1f %4d %8s\n",
+              r.name.c_str(), med, *std::min_element(r.times.begin(), r.times.end()),
+              *std::max_element(r.times.begin(), r.times.end()), c.work / med * 1e-9,
+              100 * c.work / med / (c.rate * c.mesh.size()), mine(fmt("%.4g", r.words_max)).c_str(),
+              mine(fmt("%.4g", r.words_mean)).c_str(),
               mine(lb > 0 ? fmt("%.3f", r.words_max / lb) : "-").c_str(),
               mine(lb > 0 ? fmt("%.3f", r.algo_words_max / lb) : "-").c_str(),
               mine(fmt("%.0f", 100 * r.report.seconds_gemm / tot)).c_str(),
               mine(fmt("%.0f", 100 * r.report.seconds_comm / tot)).c_str(),
-              mine(fmt("%.0f", 100 * r.report.seconds_redist / tot)).c_str(), double(r.peak_kb) / 1024.0,
-              r.blas_threads, r.probe < 0 ? "-" : (r.probe <= 100 ? "PASS" : "FAIL"));
+              mine(fmt("%.0f", 100 * r.report.seconds_redist / tot)).c_str(),
+              double(r.peak_kb) / 1024.0, r.blas_threads,
+              r.probe < 0 ? "-" : (r.probe <= 100 ? "PASS" : "FAIL"));
 }
 
 void append_json(const Context& c, const Row& r, double base) {
   const BenchConfig& cfg = c.cfg;
   if (!r.error.empty()) {
-    const nlohmann::json j = {{"algorithm", r.name}, {"m", cfg.m}, {"n", cfg.n}, {"k", cfg.k}, {"dtype", cfg.dtype},
-                              {"ranks", c.mesh.size()}, {"mesh", c.mesh.shape().to_string()}, {"error", r.error}};
+    const nlohmann::json j = {{"algorithm", r.name},
+                              {"m", cfg.m},
+                              {"n", cfg.n},
+                              {"k", cfg.k},
+                              {"dtype", cfg.dtype},
+                              {"ranks", c.mesh.size()},
+                              {"mesh", c.mesh.shape().to_string()},
+                              {"error", r.error}};
     std::ofstream(cfg.json, std::ios::app) << j.dump() << "\n";
     return;
   }
   const double med = median(r.times);
-  nlohmann::json j = {{"algorithm", r.name}, {"m", cfg.m}, {"n", cfg.n}, {"k", cfg.k}, {"dtype", cfg.dtype},
-                      {"transa", cfg.transa}, {"transb", cfg.transb}, {"ranks", c.mesh.size()},
-                      {"mesh", c.mesh.shape().to_string()}, {"nb", cfg.nb}, {"times_s", r.times}, {"median_s", med},
-                      {"gflops", c.work / med * 1e-9}, {"percent_of_peak", 100 * c.work / med / (c.rate * c.mesh.size())},
+  nlohmann::json j = {{"algorithm", r.name},
+                      {"m", cfg.m},
+                      {"n", cfg.n},
+                      {"k", cfg.k},
+                      {"dtype", cfg.dtype},
+                      {"transa", cfg.transa},
+                      {"transb", cfg.transb},
+                      {"ranks", c.mesh.size()},
+                      {"mesh", c.mesh.shape().to_string()},
+                      {"nb", cfg.nb},
+                      {"times_s", r.times},
+                      {"median_s", med},
+                      {"gflops", c.work / med * 1e-9},
+                      {"percent_of_peak", 100 * c.work / med / (c.rate * c.mesh.size())},
                       {"local_gemm_gflops", c.rate * 1e-9},
                       {"lower_bound_words", lower_bound_words(cfg.m, cfg.n, cfg.k, c.mesh.size())},
-                      {"words_max", r.words_max}, {"words_mean", r.words_mean}, {"algo_words_max", r.algo_words_max},
-                      {"peak_rss_kib", r.peak_kb}, {"blas_threads", r.blas_threads}, {"probe_error_eps", r.probe},
-                      {"plan", r.plan}, {"time_ratio_to_last", med / base},
-                      {"seconds_gemm", r.report.seconds_gemm}, {"seconds_comm", r.report.seconds_comm},
-                      {"seconds_redist", r.report.seconds_redist}, {"seconds_total", r.report.seconds_total},
-                      {"extra_resident_bytes", c.extra_bytes}, {"extra_over_local_abc", c.extra_ratio},
+                      {"words_max", r.words_max},
+                      {"words_mean", r.words_mean},
+                      {"algo_words_max", r.algo_words_max},
+                      {"peak_rss_kib", r.peak_kb},
+                      {"blas_threads", r.blas_threads},
+                      {"probe_error_eps", r.probe},
+                      {"plan", r.plan},
+                      {"time_ratio_to_last", med / base},
+                      {"seconds_gemm", r.report.seconds_gemm},
+                      {"seconds_comm", r.report.seconds_comm},
+                      {"seconds_redist", r.report.seconds_redist},
+                      {"seconds_total", r.report.seconds_total},
+                      {"extra_resident_bytes", c.extra_bytes},
+                      {"extra_over_local_abc", c.extra_ratio},
                       {"own_extra_over_local_abc", r.own_extra_ratio}};
   std::ofstream(cfg.json, std::ios::app) << j.dump() << "\n";
 }
@@ -93,10 +122,12 @@ void report(const Context& c, const std::vector<Row>& rows) {
   for (const Row& r : rows)
     if (r.error.empty()) std::printf("plan %-10s %s\n", r.name.c_str(), r.plan.c_str());
   std::printf("memory: the calls added at most %.1f MiB resident per rank = %.3f x local A+B+C "
-              "(peak over the resident operands)\n", c.extra_bytes / 1048576.0, c.extra_ratio);
+              "(peak over the resident operands)\n",
+              c.extra_bytes / 1048576.0, c.extra_ratio);
   for (const Row& r : rows)
     if (last != nullptr && &r != last && r.error.empty())
-      std::printf("time ratio %s / %s = %.3f (median)\n", r.name.c_str(), last->name.c_str(), median(r.times) / base);
+      std::printf("time ratio %s / %s = %.3f (median)\n", r.name.c_str(), last->name.c_str(),
+                  median(r.times) / base);
 }
 
 void write_timeline(const std::string& path, const Mesh& mesh, const std::string& contender,
@@ -108,17 +139,24 @@ void write_timeline(const std::string& path, const Mesh& mesh, const std::string
   SHARDMM_CLI_MPI(MPI_Allreduce(&first, &t0, 1, MPI_DOUBLE, MPI_MIN, comm));
   std::string lines;
   for (const auto& e : events)
-    lines += nlohmann::json({{"algorithm", contender}, {"rank", mesh.rank()}, {"what", e.what}, {"step", e.step},
-                             {"start", e.start - t0}, {"end", e.end - t0}})
-                 .dump() + "\n";
+    lines += nlohmann::json({{"algorithm", contender},
+                             {"rank", mesh.rank()},
+                             {"what", e.what},
+                             {"step", e.step},
+                             {"start", e.start - t0},
+                             {"end", e.end - t0}})
+                 .dump() +
+             "\n";
   // Rank 0 gathers every rank's lines (timelines are small: a few events per step).
   const int P = mesh.size();
   int len = static_cast<int>(lines.size());
   std::vector<int> lens(P), displs(P);
   SHARDMM_CLI_MPI(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
   for (int r = 1; r < P; ++r) displs[r] = displs[r - 1] + lens[r - 1];
-  std::string all(mesh.rank() == 0 ? static_cast<std::size_t>(displs[P - 1] + lens[P - 1]) : 0, '\0');
-  SHARDMM_CLI_MPI(MPI_Gatherv(lines.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm));
+  std::string all(mesh.rank() == 0 ? static_cast<std::size_t>(displs[P - 1] + lens[P - 1]) : 0,
+                  '\0');
+  SHARDMM_CLI_MPI(MPI_Gatherv(lines.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(),
+                              MPI_CHAR, 0, comm));
   if (mesh.rank() == 0) std::ofstream(path, std::ios::app) << all;
 }
 

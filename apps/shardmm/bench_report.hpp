@@ -28,8 +28,8 @@ struct Context {
   const BenchConfig& cfg;
   const Mesh& mesh;
   const Layout &A, &B, &C;
-  double rate = 0;  ///< one core's GEMM rate measured in this run (flop/s)
-  double work = 0;  ///< flops of one call
+  double rate = 0;         ///< one core's GEMM rate measured in this run (flop/s)
+  double work = 0;         ///< flops of one call
   double extra_bytes = 0;  ///< peak resident memory the calls added (max over ranks)
   double extra_ratio = 0;  ///< ... over the rank's local A + B + C bytes (max over ranks)
 };

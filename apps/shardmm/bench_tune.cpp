@@ -6,8 +6,8 @@
 #include "bench.hpp"
 #include "bench_util.hpp"
 #include "commands.hpp"
-#include "scalapack_ref.hpp"
 #include "mpi_util.hpp"
+#include "scalapack_ref.hpp"
 
 namespace shardmm::cli {
 namespace {
@@ -54,12 +54,14 @@ int tune(const BenchConfig& cfg) {
     if (P % p != 0) continue;
     for (const index_t nb : {64, 128, 256}) {
       const double t = time_scalapack<T>(cfg, p, P / p, nb);
-      if (me == 0 && !cfg.quiet) std::printf("scalapack grid %dx%d nb %lld: median %.4f s\n", p, P / p, (long long)nb, t);
+      if (me == 0 && !cfg.quiet)
+        std::printf("scalapack grid %dx%d nb %lld: median %.4f s\n", p, P / p, (long long)nb, t);
       if (t < best.median) best = {p, P / p, nb, t};
     }
   }
   if (me == 0)
-    std::printf("scalapack best: grid %dx%d nb %lld median %.4f s\n", best.p, best.q, (long long)best.nb, best.median);
+    std::printf("scalapack best: grid %dx%d nb %lld median %.4f s\n", best.p, best.q,
+                (long long)best.nb, best.median);
   return 0;
 }
 

@@ -13,16 +13,18 @@
 namespace shardmm::cli::bench {
 
 template <Scalar T>
-T value_from(double v) { return T(static_cast<real_t<T>>(v)); }
+T value_from(double v) {
+  return T(static_cast<real_t<T>>(v));
+}
 
 /// Deterministic entry (i, j) of operand `seed`, independent of P.
 template <Scalar T>
 T entry(index_t i, index_t j, int seed) {
   const double x = std::sin(0.37 * double(i) + 1.13 * double(j) + 0.71 * seed);
   if constexpr (is_complex_v<T>)
-    return T(static_cast<real_t<T>>(x), static_cast<real_t<T>>(std::cos(0.5 * double(i) - 0.3 * double(j) + seed)));
-  else
-    return static_cast<T>(x);
+    return T(static_cast<real_t<T>>(x),
+             static_cast<real_t<T>>(std::cos(0.5 * double(i) - 0.3 * double(j) + seed)));
+  else return static_cast<T>(x);
 }
 
 inline double max_over(double v, MPI_Comm comm) {

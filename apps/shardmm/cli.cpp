@@ -16,8 +16,10 @@ template <class Cfg>
 void add_operand_options(CLI::App* s, Cfg& c) {
   s->add_option("--transa", c.transa, kOps)->check(CLI::IsMember(op_names()));
   s->add_option("--transb", c.transb, kOps)->check(CLI::IsMember(op_names()));
-  s->add_option("--nb", c.nb, "block size of the default bc(nb,nb) layouts")->check(CLI::PositiveNumber);
-  s->add_option("--layout-a", c.layout_a, "layout of A, e.g. A[I_X,J] or bc(64,64) (default bc(nb,nb))");
+  s->add_option("--nb", c.nb, "block size of the default bc(nb,nb) layouts")
+      ->check(CLI::PositiveNumber);
+  s->add_option("--layout-a", c.layout_a,
+                "layout of A, e.g. A[I_X,J] or bc(64,64) (default bc(nb,nb))");
   s->add_option("--layout-b", c.layout_b, "layout of B (default bc(nb,nb))");
   s->add_option("--layout-c", c.layout_c, "layout of C (default bc(nb,nb))");
 }
@@ -26,29 +28,38 @@ void add_operand_options(CLI::App* s, Cfg& c) {
 // bench and multiply.
 template <class Cfg>
 void add_algo_options(CLI::App* s, Cfg& c) {
-  s->add_option("--grid", c.grid, "process grid PxQ of the operands, or PxQxC for --algo 25d (default near-square)");
+  s->add_option("--grid", c.grid,
+                "process grid PxQ of the operands, or PxQxC for --algo 25d (default near-square)");
   s->add_option("--panel", c.panel, "SUMMA panel width; the ring's k-chunk at p = 2 (0: chosen)")
       ->check(CLI::NonNegativeNumber);
   s->add_option("--stationary", c.stationary, "SUMMA variant: auto|A|B|C (the matrix that stays)")
       ->check(CLI::IsMember({"auto", "A", "B", "C"}));
-  s->add_option("--ring-axis", c.ring_axis,
-                "mesh axis the ring runs along (default: the only axis longer than 1, else the longest)");
+  s->add_option(
+      "--ring-axis", c.ring_axis,
+      "mesh axis the ring runs along (default: the only axis longer than 1, else the longest)");
   s->add_flag("--bidirectional", c.bidirectional, "ring: send halves both ways");
-  s->add_option("--memory-limit", c.memory_limit, "per-rank memory limit for the planner, e.g. 512M");
-  s->add_option("--blas-threads", c.blas_threads, "OpenBLAS threads per rank (0: OPENBLAS_NUM_THREADS)")
+  s->add_option("--memory-limit", c.memory_limit,
+                "per-rank memory limit for the planner, e.g. 512M");
+  s->add_option("--blas-threads", c.blas_threads,
+                "OpenBLAS threads per rank (0: OPENBLAS_NUM_THREADS)")
       ->check(CLI::NonNegativeNumber);
 }
 
 void add_bench(CLI::App& app, BenchConfig& c) {
   auto* b = app.add_subcommand("bench", "time shardmm (and ScaLAPACK) on generated operands");
   // --size first: CLI11 applies options in declaration order, so an explicit --m/--n/--k wins.
-  b->add_option_function<shardmm::index_t>("--size", [&c](shardmm::index_t s) { c.m = c.n = c.k = s; },
-                                           "m = n = k")->check(CLI::NonNegativeNumber);
+  b->add_option_function<shardmm::index_t>(
+       "--size", [&c](shardmm::index_t s) { c.m = c.n = c.k = s; }, "m = n = k")
+      ->check(CLI::NonNegativeNumber);
   b->add_option("--m", c.m, "rows of C")->check(CLI::NonNegativeNumber);
   b->add_option("--n", c.n, "columns of C")->check(CLI::NonNegativeNumber);
   b->add_option("--k", c.k, "inner dimension")->check(CLI::NonNegativeNumber);
-  b->add_option("--dtype", c.dtype, "f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
-  b->add_option("--algo", c.algos, "comma list of auto|local|summa|cannon|ring|sharded|25d|scalapack|cores (cores: each rank's share as one local GEMM, the P-core ceiling); one that fails reports its error in its row")
+  b->add_option("--dtype", c.dtype, "f32|f64|c64|c128")
+      ->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
+  b->add_option(
+       "--algo", c.algos,
+       "comma list of auto|local|summa|cannon|ring|sharded|25d|scalapack|cores (cores: each rank's "
+       "share as one local GEMM, the P-core ceiling); one that fails reports its error in its row")
       ->delimiter(',');
   add_operand_options(b, c);
   add_algo_options(b, c);
@@ -60,42 +71,53 @@ void add_bench(CLI::App& app, BenchConfig& c) {
   b->add_option("--json", c.json, "append one JSON record per algorithm to FILE");
   b->add_flag("--progress", c.progress, "show progress on stderr");
   b->add_flag("--quiet", c.quiet, "print nothing (use with --json)");
-  b->add_option("--timeline", c.timeline, "write each rank's gemm/wait/bcast intervals to FILE (JSON lines)");
-  b->add_flag("--bare", c.bare,
-              "only the calls, nothing else communicates (for traffic monitoring); prints one line");
+  b->add_option("--timeline", c.timeline,
+                "write each rank's gemm/wait/bcast intervals to FILE (JSON lines)");
+  b->add_flag(
+      "--bare", c.bare,
+      "only the calls, nothing else communicates (for traffic monitoring); prints one line");
   b->add_flag("--tune-scalapack", c.tune_scalapack,
               "time ScaLAPACK on every PxQ grid and nb in 64..256; print the best");
 }
 
 void add_plan(CLI::App& app, PlanConfig& c) {
-  auto* p = app.add_subcommand("plan", "show the planner's candidates and choice (no communication)");
+  auto* p =
+      app.add_subcommand("plan", "show the planner's candidates and choice (no communication)");
   p->add_option("--m", c.m, "rows of C")->required()->check(CLI::NonNegativeNumber);
   p->add_option("--n", c.n, "columns of C")->required()->check(CLI::NonNegativeNumber);
   p->add_option("--k", c.k, "inner dimension")->required()->check(CLI::NonNegativeNumber);
   p->add_option("--ranks", c.ranks, "number of ranks P")->required()->check(CLI::PositiveNumber);
-  p->add_option("--dtype", c.dtype, "f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
+  p->add_option("--dtype", c.dtype, "f32|f64|c64|c128")
+      ->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
   p->add_option("--memory-limit", c.memory_limit, "bytes per rank, e.g. 512M");
   p->add_option("--profile", c.profile, "machine profile JSON from `shardmm calibrate`");
   p->add_option("--rows", c.rows, "candidates to list")->check(CLI::PositiveNumber);
-  p->add_option("--grid", c.grid, "PxQ: inputs already block-cyclic on this grid (as bench's defaults)");
-  p->add_option("--nb", c.nb, "with --grid: block size of those bc(nb,nb) inputs")->check(CLI::PositiveNumber);
-  p->add_option("--transa", c.transa, "N|T|C: op(A), for what --grid saves")->check(CLI::IsMember(op_names()));
-  p->add_option("--transb", c.transb, "N|T|C: op(B), for what --grid saves")->check(CLI::IsMember(op_names()));
+  p->add_option("--grid", c.grid,
+                "PxQ: inputs already block-cyclic on this grid (as bench's defaults)");
+  p->add_option("--nb", c.nb, "with --grid: block size of those bc(nb,nb) inputs")
+      ->check(CLI::PositiveNumber);
+  p->add_option("--transa", c.transa, "N|T|C: op(A), for what --grid saves")
+      ->check(CLI::IsMember(op_names()));
+  p->add_option("--transb", c.transb, "N|T|C: op(B), for what --grid saves")
+      ->check(CLI::IsMember(op_names()));
   p->add_flag("--json", c.json, "print one JSON object (chosen, candidates, profile, lower bound)");
 }
 
 void add_calibrate(CLI::App& app, CalibrateConfig& c) {
-  auto* p = app.add_subcommand("calibrate", "measure latency, bandwidth and GEMM rates for the planner");
+  auto* p =
+      app.add_subcommand("calibrate", "measure latency, bandwidth and GEMM rates for the planner");
   p->add_option("-o,--output", c.output, "write the profile JSON to FILE");
   p->add_option("--reps", c.reps, "ping-pong repetitions")->check(CLI::PositiveNumber);
 }
 
 void add_multiply(CLI::App& app, MultiplyConfig& c) {
-  auto* p = app.add_subcommand("multiply", "C = alpha op(A) op(B) + beta C0 from .npy (or raw) files; "
-                                           "1-D .npy operands follow numpy's matmul");
+  auto* p =
+      app.add_subcommand("multiply", "C = alpha op(A) op(B) + beta C0 from .npy (or raw) files; "
+                                     "1-D .npy operands follow numpy's matmul");
   p->add_option("A", c.a, "A.npy")->required();
   p->add_option("B", c.b, "B.npy")->required();
-  p->add_option("-o,--output", c.output, "C.npy (written atomically; checked before any work)")->required();
+  p->add_option("-o,--output", c.output, "C.npy (written atomically; checked before any work)")
+      ->required();
   p->add_option("--c-in", c.c_in, "C0 file (C = alpha op(A) op(B) + beta C0; beta defaults to 1)");
   p->add_option("--alpha", c.alpha, "alpha (real)");
   p->add_option("--beta", c.beta, "beta (real; needs --c-in)")
@@ -108,8 +130,10 @@ void add_multiply(CLI::App& app, MultiplyConfig& c) {
   p->add_option("--shape-a", c.shape_a, "raw: shape of A, RxC (required with --format raw)");
   p->add_option("--shape-b", c.shape_b, "raw: shape of B, RxC (required with --format raw)");
   p->add_option("--shape-c", c.shape_c, "raw: shape of C0, RxC (required with --c-in)");
-  p->add_option("--dtype", c.dtype, "raw: f32|f64|c64|c128")->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
-  p->add_option("--order", c.order, "raw files: C (row-major) or F (column-major)")->check(CLI::IsMember({"C", "F"}));
+  p->add_option("--dtype", c.dtype, "raw: f32|f64|c64|c128")
+      ->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
+  p->add_option("--order", c.order, "raw files: C (row-major) or F (column-major)")
+      ->check(CLI::IsMember({"C", "F"}));
   p->add_flag("--fortran-order,!--c-order", c.fortran_out, "npy output order (default Fortran)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   p->add_flag("--quiet", c.quiet, "print nothing");

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "shardmm/runtime.hpp"
 #include "mpi_util.hpp"
+#include "shardmm/runtime.hpp"
 
 namespace shardmm::cli {
 
@@ -27,7 +27,11 @@ std::int64_t parse_bytes(const std::string& text) {
     used = 0;
   }
   const std::string unit = text.substr(used);
-  const double f = unit.empty() ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : 0;
+  const double f = unit.empty()  ? 1
+                   : unit == "K" ? 1024.0
+                   : unit == "M" ? 1048576.0
+                   : unit == "G" ? 1073741824.0
+                                 : 0;
   const double bytes = v * f;  // NaN, inf, < 1 byte and > int64 all fail the range test
   if (used == 0 || f == 0 || !(bytes >= 1 && bytes < 9.2e18))
     throw InvalidArgument("bad byte count '" + text + "' (e.g. 512M, 2G)");
@@ -38,30 +42,47 @@ int run_plan(const PlanConfig& cfg) {
   PlanRequest r;
   r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
   if (!cfg.memory_limit.empty()) r.memory_limit = parse_bytes(cfg.memory_limit);
-  r.profile = cfg.profile.empty() ? MachineProfile::from_environment() : MachineProfile::from_json_file(cfg.profile);
+  r.profile = cfg.profile.empty() ? MachineProfile::from_environment()
+                                  : MachineProfile::from_json_file(cfg.profile);
   if (!cfg.grid.empty()) {  // what gemm's Auto sees for ScaLAPACK-style inputs on that grid
     const MeshShape g = MeshShape::parse(cfg.grid);
     if (g.ndims() != 2 || g.size() != cfg.ranks)
-      throw InvalidArgument("plan --grid " + cfg.grid + ": need PxQ with P*Q = --ranks " + std::to_string(cfg.ranks));
-    r = block_cyclic_request(r, parse_op(cfg.transa), parse_op(cfg.transb), g.sizes[0], g.sizes[1], cfg.nb);
+      throw InvalidArgument("plan --grid " + cfg.grid + ": need PxQ with P*Q = --ranks " +
+                            std::to_string(cfg.ranks));
+    r = block_cyclic_request(r, parse_op(cfg.transa), parse_op(cfg.transb), g.sizes[0], g.sizes[1],
+                             cfg.nb);
   }
   const GemmPlan plan = plan_gemm(r);
   int rank = 0;
   SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   if (rank != 0) return 0;
   if (!cfg.json) {
-    if (std::fputs(plan.explain(static_cast<std::size_t>(cfg.rows)).c_str(), stdout) < 0) throw IoError("cannot write the plan to stdout");
+    if (std::fputs(plan.explain(static_cast<std::size_t>(cfg.rows)).c_str(), stdout) < 0)
+      throw IoError("cannot write the plan to stdout");
     return 0;
   }
   auto candidate = [](const Candidate& c) {
-    return nlohmann::json{{"name", c.name()}, {"algorithm", to_string(c.algorithm)}, {"pm", c.pm}, {"pn", c.pn},
-                          {"pk", c.pk}, {"seconds", c.seconds}, {"words", c.words},
-                          {"redist_words", c.redist_words}, {"messages", c.messages}, {"flops", c.flops},
-                          {"memory_bytes", c.memory_bytes}, {"fits", c.fits}};
+    return nlohmann::json{{"name", c.name()},
+                          {"algorithm", to_string(c.algorithm)},
+                          {"pm", c.pm},
+                          {"pn", c.pn},
+                          {"pk", c.pk},
+                          {"seconds", c.seconds},
+                          {"words", c.words},
+                          {"redist_words", c.redist_words},
+                          {"messages", c.messages},
+                          {"flops", c.flops},
+                          {"memory_bytes", c.memory_bytes},
+                          {"fits", c.fits}};
   };
-  nlohmann::json out = {{"m", r.m}, {"n", r.n}, {"k", r.k}, {"ranks", r.ranks}, {"dtype", cfg.dtype},
+  nlohmann::json out = {{"m", r.m},
+                        {"n", r.n},
+                        {"k", r.k},
+                        {"ranks", r.ranks},
+                        {"dtype", cfg.dtype},
                         {"profile", nlohmann::json::parse(r.profile.to_json())},
-                        {"lower_bound_words", plan.lower_bound}, {"chosen", candidate(plan.chosen)},
+                        {"lower_bound_words", plan.lower_bound},
+                        {"chosen", candidate(plan.chosen)},
                         {"candidates", nlohmann::json::array()}};
   for (std::size_t i = 0; i < plan.candidates.size() && i < static_cast<std::size_t>(cfg.rows); ++i)
     out["candidates"].push_back(candidate(plan.candidates[i]));
@@ -99,7 +120,8 @@ double pingpong(int peer, std::size_t bytes, int reps) {
     const double t0 = MPI_Wtime();
     if (rank == 0) {  // rank 0 -> peer -> rank 0
       SHARDMM_CLI_MPI(MPI_Send(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD));
-      SHARDMM_CLI_MPI(MPI_Recv(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      SHARDMM_CLI_MPI(
+          MPI_Recv(buf.data(), n, MPI_CHAR, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     } else {
       SHARDMM_CLI_MPI(MPI_Recv(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
       SHARDMM_CLI_MPI(MPI_Send(buf.data(), n, MPI_CHAR, 0, 0, MPI_COMM_WORLD));
@@ -152,9 +174,11 @@ int run_calibrate(const CalibrateConfig& cfg) {
   p.gflops[3] = gemm_gflops<std::complex<double>>();
   p.source = cfg.output.empty() ? "calibrate" : cfg.output;
   if (rank == 0)
-    std::printf("calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s, GEMM GFLOP/s per rank "
-                "f32 %.1f f64 %.1f c64 %.1f c128 %.1f\n",
-                size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, p.gflops[0], p.gflops[1], p.gflops[2], p.gflops[3]);
+    std::printf(
+        "calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s, GEMM GFLOP/s per rank "
+        "f32 %.1f f64 %.1f c64 %.1f c128 %.1f\n",
+        size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, p.gflops[0], p.gflops[1], p.gflops[2],
+        p.gflops[3]);
   if (cfg.output.empty()) return 0;
   int failed = 0;  // rank 0 writes (temporary file, then rename); every rank reports the outcome
   if (rank == 0) {
@@ -167,7 +191,9 @@ int run_calibrate(const CalibrateConfig& cfg) {
   }
   SHARDMM_CLI_MPI(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
   if (failed) throw IoError("cannot write profile '" + cfg.output + "'");
-  if (rank == 0) std::printf("profile written to %s (use with --profile or SHARDMM_PROFILE)\n", cfg.output.c_str());
+  if (rank == 0)
+    std::printf("profile written to %s (use with --profile or SHARDMM_PROFILE)\n",
+                cfg.output.c_str());
   return 0;
 }
 

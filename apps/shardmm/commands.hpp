@@ -14,11 +14,11 @@ struct PlanConfig {
   std::string memory_limit;  ///< bytes, or with K/M/G suffix
   std::string profile;       ///< JSON from `calibrate`; default SHARDMM_PROFILE or built-ins
   int rows = 12;
-  bool json = false;         ///< one JSON object instead of the table
+  bool json = false;                       ///< one JSON object instead of the table
   std::string transa = "N", transb = "N";  ///< op(A), op(B), for what --grid saves
-  std::string grid;          ///< "PxQ": the operands are block-cyclic on this grid already (as
-                             ///< gemm sees ScaLAPACK-style inputs), so SUMMA there moves nothing in
-  index_t nb = 64;           ///< with grid: the block size of those bc(nb, nb) operands
+  std::string grid;  ///< "PxQ": the operands are block-cyclic on this grid already (as
+                     ///< gemm sees ScaLAPACK-style inputs), so SUMMA there moves nothing in
+  index_t nb = 64;   ///< with grid: the block size of those bc(nb, nb) operands
 };
 
 /// Prints the candidate table and the choice on rank 0; no communication.

@@ -12,11 +12,10 @@
 #include "shardmm/error.hpp"
 #include "shardmm/types.hpp"
 
-#define SHARDMM_CLI_MPI(call)                                  \
-  do {                                                         \
-    const int shardmm_cli_rc_ = (call);                        \
-    if (shardmm_cli_rc_ != MPI_SUCCESS)                        \
-      throw ::shardmm::MpiError(#call, shardmm_cli_rc_);       \
+#define SHARDMM_CLI_MPI(call)                                                              \
+  do {                                                                                     \
+    const int shardmm_cli_rc_ = (call);                                                    \
+    if (shardmm_cli_rc_ != MPI_SUCCESS) throw ::shardmm::MpiError(#call, shardmm_cli_rc_); \
   } while (0)
 
 namespace shardmm::cli {

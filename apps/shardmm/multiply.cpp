@@ -6,10 +6,10 @@
 
 #include <mpi.h>
 
+#include <unistd.h>
 #include <complex>
 #include <cstdio>
 #include <string>
-#include <unistd.h>
 
 #include "agree.hpp"
 #include "algo_options.hpp"
@@ -27,9 +27,12 @@ struct Operand {
 };
 
 Operand parse_shape(const std::string& text, const char* option) {
-  if (text.empty()) throw InvalidArgument(std::string("--format raw needs ") + option + " RxC (the shape as stored)");
+  if (text.empty())
+    throw InvalidArgument(std::string("--format raw needs ") + option +
+                          " RxC (the shape as stored)");
   const auto s = MeshShape::parse(text);  // "RxC" -> sizes (validated digits)
-  if (s.ndims() != 2) throw InvalidArgument(std::string(option) + " must be RxC, got '" + text + "'");
+  if (s.ndims() != 2)
+    throw InvalidArgument(std::string(option) + " must be RxC, got '" + text + "'");
   return {s.sizes[0], s.sizes[1], 2};
 }
 
@@ -42,7 +45,8 @@ struct Inputs {
 Operand npy_operand(const std::string& path, Dtype& dtype) {
   const NpyHeader h = read_npy_header(path, MPI_COMM_WORLD);
   int ndims = 2;
-  if (int rank = 0; MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank == 0) ndims = files::npy_ndims(path);
+  if (int rank = 0; MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS && rank == 0)
+    ndims = files::npy_ndims(path);
   SHARDMM_CLI_MPI(MPI_Bcast(&ndims, 1, MPI_INT, 0, MPI_COMM_WORLD));
   dtype = h.dtype;
   return {h.rows, h.cols, ndims};
@@ -66,7 +70,8 @@ Inputs inspect(const MultiplyConfig& cfg) {
                           "; both operands must have the same dtype");
   if (!cfg.c_in.empty()) {
     in.c = npy_operand(cfg.c_in, dc);
-    if (dc != in.dtype) throw InvalidArgument("--c-in is " + to_string(dc) + " but A is " + to_string(in.dtype));
+    if (dc != in.dtype)
+      throw InvalidArgument("--c-in is " + to_string(dc) + " but A is " + to_string(in.dtype));
   }
   return in;
 }
@@ -87,30 +92,38 @@ std::string dims(index_t r, index_t c) { return std::to_string(r) + "x" + std::t
 
 // "op(A) is 4x3 (a.npy)", or "A has shape (3,) (a.npy)" for a vector.
 std::string described(const char* name, const Operand& s, Op op, const std::string& path) {
-  if (s.ndims < 2) return std::string(name) + " has shape (" + std::to_string(s.rows) + ",) (" + path + ")";
-  return std::string("op(") + name + ") is " + (op == Op::N ? dims(s.rows, s.cols) : dims(s.cols, s.rows)) + " (" + path + ")";
+  if (s.ndims < 2)
+    return std::string(name) + " has shape (" + std::to_string(s.rows) + ",) (" + path + ")";
+  return std::string("op(") + name + ") is " +
+         (op == Op::N ? dims(s.rows, s.cols) : dims(s.cols, s.rows)) + " (" + path + ")";
 }
 
 // Transposes apply to matrices: refused for a vector (numpy has none either) and a scalar.
 void check_vector(const char* name, const Operand& s, Op op, const char* option) {
   if (s.ndims == 0)
-    throw InvalidArgument(std::string(name) + " has shape (): matmul needs at least one dimension (numpy refuses a 0-d operand too)");
+    throw InvalidArgument(
+        std::string(name) +
+        " has shape (): matmul needs at least one dimension (numpy refuses a 0-d operand too)");
   if (s.ndims == 1 && op != Op::N)
-    throw InvalidArgument(std::string(name) + " is 1-D (shape (" + std::to_string(s.rows) + ",)): " + option +
-                          " applies to 2-D operands only");
+    throw InvalidArgument(std::string(name) + " is 1-D (shape (" + std::to_string(s.rows) +
+                          ",)): " + option + " applies to 2-D operands only");
 }
 
 void check_c_in(const Product& p, const Operand& c) {
   if (p.out_ndims == 2 && c.ndims == 2) {
     if (c.rows != p.m || c.cols != p.n)
-      throw DimensionMismatch("--c-in is " + dims(c.rows, c.cols) + " but op(A) op(B) is " + dims(p.m, p.n));
+      throw DimensionMismatch("--c-in is " + dims(c.rows, c.cols) + " but op(A) op(B) is " +
+                              dims(p.m, p.n));
     return;
   }
-  const std::string want = p.out_ndims == 2 ? "(" + std::to_string(p.m) + ", " + std::to_string(p.n) + ")"
-                                            : files::vector_shape(p.m, p.out_ndims);
-  const std::string got = c.ndims == 2 ? "(" + std::to_string(c.rows) + ", " + std::to_string(c.cols) + ")"
-                                       : files::vector_shape(c.rows, c.ndims);
-  if (want != got) throw DimensionMismatch("--c-in has shape " + got + " but the product has shape " + want);
+  const std::string want = p.out_ndims == 2
+                               ? "(" + std::to_string(p.m) + ", " + std::to_string(p.n) + ")"
+                               : files::vector_shape(p.m, p.out_ndims);
+  const std::string got = c.ndims == 2
+                              ? "(" + std::to_string(c.rows) + ", " + std::to_string(c.cols) + ")"
+                              : files::vector_shape(c.rows, c.ndims);
+  if (want != got)
+    throw DimensionMismatch("--c-in has shape " + got + " but the product has shape " + want);
 }
 
 Product product_of(const MultiplyConfig& cfg, const Inputs& in) {
@@ -122,13 +135,25 @@ Product product_of(const MultiplyConfig& cfg, const Inputs& in) {
   const index_t m = opA == Op::N ? in.a.rows : in.a.cols, k = opA == Op::N ? in.a.cols : in.a.rows;
   const index_t kb = opB == Op::N ? in.b.rows : in.b.cols, n = opB == Op::N ? in.b.cols : in.b.rows;
   if (k != kb)
-    throw DimensionMismatch("inner dimensions differ: " + described("A", in.a, opA, cfg.a) + " but " +
-                            described("B", in.b, opB, cfg.b));
+    throw DimensionMismatch("inner dimensions differ: " + described("A", in.a, opA, cfg.a) +
+                            " but " + described("B", in.b, opB, cfg.b));
   Product p{cfg.a, cfg.b, cfg.layout_a, cfg.layout_b, in.a, in.b, opA, opB, m, n, k, 2};
   p.out_ndims = 2 - (in.a.ndims == 1 ? 1 : 0) - (in.b.ndims == 1 ? 1 : 0);
   if (in.a.ndims == 1 && in.b.ndims == 2) {  // C^T (n x 1) = op(B)^T a
-    if (opB == Op::C) throw NotSupported("a 1-D A with --transb C: conjugate B in the file instead");
-    p = {cfg.b, cfg.a, cfg.layout_b, cfg.layout_a, in.b, in.a, opB == Op::N ? Op::T : Op::N, Op::N, n, 1, k, 1};
+    if (opB == Op::C)
+      throw NotSupported("a 1-D A with --transb C: conjugate B in the file instead");
+    p = {cfg.b,
+         cfg.a,
+         cfg.layout_b,
+         cfg.layout_a,
+         in.b,
+         in.a,
+         opB == Op::N ? Op::T : Op::N,
+         Op::N,
+         n,
+         1,
+         k,
+         1};
   }
   if (!cfg.c_in.empty()) check_c_in(p, in.c);
   return p;
@@ -149,15 +174,17 @@ void write_output(const MultiplyConfig& cfg, const Product& p, const DistMatrix<
   SHARDMM_CLI_MPI(MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD));
   const std::string tmp = cfg.output + ".vector." + std::to_string(pid);
   write_npy(tmp, C, cfg.fortran_out);
-  checked_on_root(MPI_COMM_WORLD,
-                  [&] { files::publish_vector(tmp, cfg.output, p.m, files::vector_shape(p.m, p.out_ndims)); });
+  checked_on_root(MPI_COMM_WORLD, [&] {
+    files::publish_vector(tmp, cfg.output, p.m, files::vector_shape(p.m, p.out_ndims));
+  });
 }
 
 template <Scalar T>
 int multiply_typed(const MultiplyConfig& cfg, const Product& p, const Options& o) {
   Mesh mesh = operand_mesh(cfg);
   auto layout = [&](const std::string& spec, index_t r, index_t c) {
-    return spec.empty() ? Layout::block_cyclic(mesh.shape(), r, c, cfg.nb, cfg.nb) : Layout(mesh.shape(), r, c, spec);
+    return spec.empty() ? Layout::block_cyclic(mesh.shape(), r, c, cfg.nb, cfg.nb)
+                        : Layout(mesh.shape(), r, c, spec);
   };
   DistMatrix<T> X(mesh, layout(p.layout1, p.s1.rows, p.s1.cols));
   DistMatrix<T> Y(mesh, layout(p.layout2, p.s2.rows, p.s2.cols));
@@ -166,13 +193,15 @@ int multiply_typed(const MultiplyConfig& cfg, const Product& p, const Options& o
   read_into(cfg, p.second, Y);
   if (!cfg.c_in.empty()) read_into(cfg, cfg.c_in, C);
   const double beta = cfg.c_in.empty() ? 0.0 : cfg.beta_given ? cfg.beta : 1.0;
-  const GemmReport r = gemm(p.op1, p.op2, T(static_cast<real_t<T>>(cfg.alpha)), X, Y, T(static_cast<real_t<T>>(beta)), C, o);
+  const GemmReport r = gemm(p.op1, p.op2, T(static_cast<real_t<T>>(cfg.alpha)), X, Y,
+                            T(static_cast<real_t<T>>(beta)), C, o);
   write_output(cfg, p, C);
-  const std::string shape = p.out_ndims == 2 ? dims(p.m, p.n) : files::vector_shape(p.m, p.out_ndims);
+  const std::string shape =
+      p.out_ndims == 2 ? dims(p.m, p.n) : files::vector_shape(p.m, p.out_ndims);
   if (mesh.rank() == 0 && !cfg.quiet)
-    std::printf("wrote %s: %s %s = %s(A) %s(B) with %s in %.3f s\n", cfg.output.c_str(), shape.c_str(),
-                to_string(dtype_of<T>()).c_str(), cfg.transa.c_str(), cfg.transb.c_str(), r.to_string().c_str(),
-                r.seconds_total);
+    std::printf("wrote %s: %s %s = %s(A) %s(B) with %s in %.3f s\n", cfg.output.c_str(),
+                shape.c_str(), to_string(dtype_of<T>()).c_str(), cfg.transa.c_str(),
+                cfg.transb.c_str(), r.to_string().c_str(), r.seconds_total);
   return 0;
 }
 
@@ -181,7 +210,9 @@ int multiply_typed(const MultiplyConfig& cfg, const Product& p, const Options& o
 int run_multiply(const MultiplyConfig& cfg) {
   if (cfg.c_in.empty() && cfg.beta != 0)
     throw InvalidArgument("--beta needs --c-in (the C0 it scales)");
-  checked_on_root(MPI_COMM_WORLD, [&cfg] { files::check_destination(cfg.output, {cfg.a, cfg.b, cfg.c_in}); });
+  checked_on_root(MPI_COMM_WORLD, [&cfg] {
+    files::check_destination(cfg.output, {cfg.a, cfg.b, cfg.c_in});
+  });
   const Options o = algo_options(cfg, cfg.algo);
   const Inputs in = inspect(cfg);
   const Product p = product_of(cfg, in);

@@ -13,24 +13,24 @@ struct MultiplyConfig {
   std::string a, b, output, c_in;
   std::string transa = "N", transb = "N";
   double alpha = 1.0, beta = 0.0;
-  bool beta_given = false;                   ///< --beta was given; else beta is 1 with --c-in
+  bool beta_given = false;  ///< --beta was given; else beta is 1 with --c-in
   std::string algo = "auto";
   std::string layout_a, layout_b, layout_c;  ///< notation; empty: bc(nb,nb)
   std::int64_t nb = 64;
-  std::string format = "npy";                ///< npy | raw
-  std::string shape_a, shape_b, shape_c;     ///< raw: "RxC"
-  std::string dtype = "f64";                 ///< raw: element type
-  std::string order = "F";                   ///< raw: C (row-major) or F (column-major) files
-  bool fortran_out = true;                   ///< npy output order
+  std::string format = "npy";             ///< npy | raw
+  std::string shape_a, shape_b, shape_c;  ///< raw: "RxC"
+  std::string dtype = "f64";              ///< raw: element type
+  std::string order = "F";                ///< raw: C (row-major) or F (column-major) files
+  bool fortran_out = true;                ///< npy output order
   bool quiet = false;
   // The algorithm options, as bench's (algo_options.hpp).
-  std::string grid;                          ///< "PxQ" operand mesh, or "PxQxC" 2.5D grid
-  index_t panel = 0;                         ///< SUMMA panel width
-  std::string stationary = "auto";           ///< SUMMA variant: auto|A|B|C
+  std::string grid;                 ///< "PxQ" operand mesh, or "PxQxC" 2.5D grid
+  index_t panel = 0;                ///< SUMMA panel width
+  std::string stationary = "auto";  ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
   bool bidirectional = false;
-  std::string memory_limit;                  ///< per rank for the planner, e.g. 512M
-  int blas_threads = 0;                      ///< OpenBLAS threads per rank (0: as set)
+  std::string memory_limit;  ///< per rank for the planner, e.g. 512M
+  int blas_threads = 0;      ///< OpenBLAS threads per rank (0: as set)
 };
 
 /// Checks the output's destination and every input's header (rank 0 looks, every rank throws

@@ -60,7 +60,8 @@ inline std::string file_start(const std::string& path, std::size_t bytes) {
 /// The number of dimensions (0, 1 or 2) of the shape tuple in the .npy header of `path`,
 /// whose header read_npy_header already accepted; 2 when it cannot tell.
 inline int npy_ndims(const std::string& path) {
-  const std::string head = file_start(path, static_cast<std::size_t>(npy_header_size(file_start(path, 12))));
+  const std::string head =
+      file_start(path, static_cast<std::size_t>(npy_header_size(file_start(path, 12))));
   const std::size_t key = head.find("shape");
   const std::size_t open = head.find('(', key), close = head.find(')', open);
   if (key == std::string::npos || open == std::string::npos || close == std::string::npos) return 2;
@@ -81,10 +82,12 @@ inline std::string vector_shape(index_t rows, int ndims) {
 
 /// Rewrites the header of `tmp` (a rows x 1 matrix from write_npy) to numpy shape `shape` at the
 /// same length and renames it onto `out`; removes `tmp` and throws IoError on failure.
-inline void publish_vector(const std::string& tmp, const std::string& out, index_t rows, const std::string& shape) {
+inline void publish_vector(const std::string& tmp, const std::string& out, index_t rows,
+                           const std::string& shape) {
   std::error_code ec;
   try {
-    std::string head = file_start(tmp, static_cast<std::size_t>(npy_header_size(file_start(tmp, 12))));
+    std::string head =
+        file_start(tmp, static_cast<std::size_t>(npy_header_size(file_start(tmp, 12))));
     const std::string old = "(" + std::to_string(rows) + ", 1)";
     const std::size_t at = head.find(old);
     if (at == std::string::npos || head.empty() || head.back() != '\n')

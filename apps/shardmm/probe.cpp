@@ -8,8 +8,8 @@
 #include <limits>
 #include <random>
 
-#include "shardmm/runtime.hpp"
 #include "mpi_util.hpp"
+#include "shardmm/runtime.hpp"
 
 namespace shardmm::cli {
 namespace {
@@ -37,7 +37,8 @@ double fro(const DistMatrix<T>& M) {
   double s = 0;
   if (M.mesh().active() && M.layout().is_primary(M.mesh().coords()))
     for (index_t j = 0; j < M.local_cols(); ++j)
-      for (index_t i = 0; i < M.local_rows(); ++i) s += std::norm(std::complex<double>(M.local(i, j)));
+      for (index_t i = 0; i < M.local_rows(); ++i)
+        s += std::norm(std::complex<double>(M.local(i, j)));
   double total = 0;
   SHARDMM_CLI_MPI(MPI_Allreduce(&s, &total, 1, MPI_DOUBLE, MPI_SUM, M.mesh().comm()));
   return std::sqrt(total);
@@ -53,8 +54,8 @@ double norm2(const std::vector<T>& v) {
 }  // namespace
 
 template <Scalar T>
-double probe_error(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B,
-                   T beta, const DistMatrix<T>& C0, const DistMatrix<T>& C) {
+double probe_error(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+                   const DistMatrix<T>& C0, const DistMatrix<T>& C) {
   // The same probe vector on every rank and in every run: a fixed seed on purpose.
   std::mt19937_64 gen(12345);  // NOLINT(cert-msc32-c,cert-msc51-cpp)
   std::uniform_real_distribution<double> u(-1, 1);
@@ -68,15 +69,16 @@ double probe_error(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMa
   for (std::size_t i = 0; i < Cx.size(); ++i) diff[i] = Cx[i] - (alpha * ABx[i] + beta * C0x[i]);
   const index_t k = opA == Op::N ? A.cols() : A.rows();
   const double scale = (std::sqrt(double(k) + 2) * std::abs(alpha) * fro(A) * fro(B) +
-                        2 * std::abs(beta) * fro(C0)) * norm2(x);
+                        2 * std::abs(beta) * fro(C0)) *
+                       norm2(x);
   const double eps = std::numeric_limits<real_t<T>>::epsilon();
   const double num = norm2(diff);
   if (!std::isfinite(num)) return std::numeric_limits<double>::infinity();
   return num == 0 ? 0 : num / (scale * eps);
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                                 \
-  template double probe_error<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,     \
+#define SHARDMM_INSTANTIATE(T)                                                             \
+  template double probe_error<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T, \
                                  const DistMatrix<T>&, const DistMatrix<T>&);
 SHARDMM_INSTANTIATE(float)
 SHARDMM_INSTANTIATE(double)

@@ -9,7 +9,7 @@ namespace shardmm::cli {
 
 /// Scaled probe error (in units of machine epsilon of T); identical on every rank.
 template <Scalar T>
-double probe_error(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B,
-                   T beta, const DistMatrix<T>& C0, const DistMatrix<T>& C);
+double probe_error(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+                   const DistMatrix<T>& C0, const DistMatrix<T>& C);
 
 }  // namespace shardmm::cli

@@ -13,8 +13,8 @@ void Cblacs_gridexit(int context);
 void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb,
                const int* irsrc, const int* icsrc, const int* ictxt, const int* lld, int* info);
 #define SHARDMM_PGEMM(name, T)                                                               \
-  void name(const char* ta, const char* tb, const int* m, const int* n, const int* k,       \
-            const T* alpha, const T* a, const int* ia, const int* ja, const int* desca,     \
+  void name(const char* ta, const char* tb, const int* m, const int* n, const int* k,        \
+            const T* alpha, const T* a, const int* ia, const int* ja, const int* desca,      \
             const T* b, const int* ib, const int* jb, const int* descb, const T* beta, T* c, \
             const int* ic, const int* jc, const int* descc);
 SHARDMM_PGEMM(psgemm_, float)
@@ -41,7 +41,8 @@ bool scalapack_compatible(const Layout& L) {
   const auto& s = L.spec();
   const auto bc = [](const DimSpec& d) { return d.kind == DimSpec::Kind::BlockCyclic; };
   return L.mesh().ndims() == 2 && L.mesh().order == MeshShape::Order::RowMajor && bc(s.dims[0]) &&
-         bc(s.dims[1]) && L.dim_axes(0) == std::vector<int>{0} && L.dim_axes(1) == std::vector<int>{1};
+         bc(s.dims[1]) && L.dim_axes(0) == std::vector<int>{0} &&
+         L.dim_axes(1) == std::vector<int>{1};
 }
 
 namespace {
@@ -52,11 +53,13 @@ struct Desc {
 
 Desc describe(const Layout& L, index_t ld, int ctxt) {
   if (!scalapack_compatible(L))
-    throw InvalidArgument("ScaLAPACK needs bc(mb,nb) layouts on a row-major 2D mesh, got " + L.to_string());
+    throw InvalidArgument("ScaLAPACK needs bc(mb,nb) layouts on a row-major 2D mesh, got " +
+                          L.to_string());
   Desc x{};
   const int m = static_cast<int>(L.rows()), n = static_cast<int>(L.cols());
   const int mb = static_cast<int>(L.row_map().nb), nb = static_cast<int>(L.col_map().nb);
-  const int rs = L.row_map().src, cs = L.col_map().src, lld = static_cast<int>(std::max<index_t>(ld, 1));
+  const int rs = L.row_map().src, cs = L.col_map().src,
+            lld = static_cast<int>(std::max<index_t>(ld, 1));
   int info = 0;
   descinit_(x.d, &m, &n, &mb, &nb, &rs, &cs, &ctxt, &lld, &info);
   if (info != 0) throw InvalidArgument("descinit_ failed with info " + std::to_string(info));
@@ -67,9 +70,12 @@ template <class T>
 void pgemm(const char* ta, const char* tb, const int* m, const int* n, const int* k, const T* al,
            const T* a, const int* da, const T* b, const int* db, const T* be, T* c, const int* dc) {
   const int one = 1;
-  if constexpr (std::is_same_v<T, float>) psgemm_(ta, tb, m, n, k, al, a, &one, &one, da, b, &one, &one, db, be, c, &one, &one, dc);
-  else if constexpr (std::is_same_v<T, double>) pdgemm_(ta, tb, m, n, k, al, a, &one, &one, da, b, &one, &one, db, be, c, &one, &one, dc);
-  else if constexpr (std::is_same_v<T, std::complex<float>>) pcgemm_(ta, tb, m, n, k, al, a, &one, &one, da, b, &one, &one, db, be, c, &one, &one, dc);
+  if constexpr (std::is_same_v<T, float>)
+    psgemm_(ta, tb, m, n, k, al, a, &one, &one, da, b, &one, &one, db, be, c, &one, &one, dc);
+  else if constexpr (std::is_same_v<T, double>)
+    pdgemm_(ta, tb, m, n, k, al, a, &one, &one, da, b, &one, &one, db, be, c, &one, &one, dc);
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    pcgemm_(ta, tb, m, n, k, al, a, &one, &one, da, b, &one, &one, db, be, c, &one, &one, dc);
   else pzgemm_(ta, tb, m, n, k, al, a, &one, &one, da, b, &one, &one, db, be, c, &one, &one, dc);
 }
 
@@ -88,9 +94,19 @@ void scalapack_gemm(const BlacsGrid& grid, Op opA, Op opB, T alpha, const DistMa
            C.data(), dc.d);
 }
 
-template void scalapack_gemm<float>(const BlacsGrid&, Op, Op, float, const DistMatrix<float>&, const DistMatrix<float>&, float, DistMatrix<float>&);
-template void scalapack_gemm<double>(const BlacsGrid&, Op, Op, double, const DistMatrix<double>&, const DistMatrix<double>&, double, DistMatrix<double>&);
-template void scalapack_gemm<std::complex<float>>(const BlacsGrid&, Op, Op, std::complex<float>, const DistMatrix<std::complex<float>>&, const DistMatrix<std::complex<float>>&, std::complex<float>, DistMatrix<std::complex<float>>&);
-template void scalapack_gemm<std::complex<double>>(const BlacsGrid&, Op, Op, std::complex<double>, const DistMatrix<std::complex<double>>&, const DistMatrix<std::complex<double>>&, std::complex<double>, DistMatrix<std::complex<double>>&);
+template void scalapack_gemm<float>(const BlacsGrid&, Op, Op, float, const DistMatrix<float>&,
+                                    const DistMatrix<float>&, float, DistMatrix<float>&);
+template void scalapack_gemm<double>(const BlacsGrid&, Op, Op, double, const DistMatrix<double>&,
+                                     const DistMatrix<double>&, double, DistMatrix<double>&);
+template void scalapack_gemm<std::complex<float>>(const BlacsGrid&, Op, Op, std::complex<float>,
+                                                  const DistMatrix<std::complex<float>>&,
+                                                  const DistMatrix<std::complex<float>>&,
+                                                  std::complex<float>,
+                                                  DistMatrix<std::complex<float>>&);
+template void scalapack_gemm<std::complex<double>>(const BlacsGrid&, Op, Op, std::complex<double>,
+                                                   const DistMatrix<std::complex<double>>&,
+                                                   const DistMatrix<std::complex<double>>&,
+                                                   std::complex<double>,
+                                                   DistMatrix<std::complex<double>>&);
 
 }  // namespace shardmm::cli

@@ -86,7 +86,7 @@ class DistMatrix {
   Layout layout_;
   index_t local_rows_ = 0, local_cols_ = 0, ld_ = 1;
   std::vector<T, detail::TileAllocator<T>> storage_;  // owning case; copies are deep
-  T* view_ = nullptr;       // view case: caller memory (null allowed for an empty tile)
+  T* view_ = nullptr;  // view case: caller memory (null allowed for an empty tile)
   bool is_view_ = false;
 };
 

@@ -18,11 +18,11 @@ struct GemmReport {
   std::int64_t bytes_sent = 0;            ///< by this rank, algorithm + redistribution
   std::int64_t bytes_received = 0;
   std::int64_t messages = 0;
-  std::int64_t redist_bytes_sent = 0;     ///< part of bytes_sent spent redistributing (in and
-                                          ///< out of the algorithm's layouts, any mesh)
+  std::int64_t redist_bytes_sent = 0;  ///< part of bytes_sent spent redistributing (in and
+                                       ///< out of the algorithm's layouts, any mesh)
   std::int64_t redist_bytes_received = 0;
   double seconds_total = 0, seconds_gemm = 0, seconds_comm = 0, seconds_redist = 0;
-  int blas_threads = 0;                   ///< OpenBLAS threads the local GEMMs ran with
+  int blas_threads = 0;  ///< OpenBLAS threads the local GEMMs ran with
   [[nodiscard]] std::string to_string() const;
 };
 
@@ -36,13 +36,14 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
 /// stay 0), without running it: pure, no communication. Throws as gemm does on a bad call.
 template <Scalar T>
 GemmReport gemm_dry_run(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
-                     const DistMatrix<T>& C, const Options& options = {});
+                        const DistMatrix<T>& C, const Options& options = {});
 
 /// The planner request gemm's Auto makes for op(A) * op(B) when A, B and C are held 2D
 /// block-cyclic bc(nb, nb) (ScaLAPACK's layout) on a pm x pn grid: `current_pm/pn` when SUMMA
 /// can use them there as they are (with `current_summa_words` from those tiles), and
 /// `ring_in_place` when the grid is a line. Pure; `shardmm plan --grid --nb --transa
 /// --transb` prints the plan of this request.
-PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn, index_t nb = 64);
+PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn,
+                                 index_t nb = 64);
 
 }  // namespace shardmm

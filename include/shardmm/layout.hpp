@@ -21,33 +21,33 @@ namespace shardmm {
 /// How one matrix dimension is distributed (independent of its extent).
 struct DimSpec {
   enum class Kind { Replicated, Block, Cyclic, BlockCyclic };
-  std::string label = "I";          ///< dimension letter in the notation (cosmetic)
+  std::string label = "I";  ///< dimension letter in the notation (cosmetic)
   Kind kind = Kind::Replicated;
-  std::vector<std::string> axes;    ///< mesh axes, first is major; empty when replicated
-  index_t nb = 0;                   ///< block size (BlockCyclic only)
-  int src = 0;                      ///< coordinate owning the first block (BlockCyclic only)
+  std::vector<std::string> axes;  ///< mesh axes, first is major; empty when replicated
+  index_t nb = 0;                 ///< block size (BlockCyclic only)
+  int src = 0;                    ///< coordinate owning the first block (BlockCyclic only)
   bool operator==(const DimSpec&) const = default;
 };
 
 /// A sharding written in the notation: name[dim, dim]{U_axes}. Independent of shape and mesh.
 struct ShardingSpec {
-  std::string name;                     ///< matrix name, may be empty
-  std::array<DimSpec, 2> dims;          ///< rows, columns
-  std::vector<std::string> unreduced;   ///< axes with pending partial sums
+  std::string name;                    ///< matrix name, may be empty
+  std::array<DimSpec, 2> dims;         ///< rows, columns
+  std::vector<std::string> unreduced;  ///< axes with pending partial sums
   bool operator==(const ShardingSpec&) const = default;
 
-  /// Parses A[I_X,J], A[I_XY,J_Z:bc64+1], C[I_X,K_Y]{U_Z}, bc(64,64) (first two mesh axes). Throws ParseError
-  /// pointing at the bad character.
+  /// Parses A[I_X,J], A[I_XY,J_Z:bc64+1], C[I_X,K_Y]{U_Z}, bc(64,64) (first two mesh axes). Throws
+  /// ParseError pointing at the bad character.
   static ShardingSpec parse(std::string_view text);
   [[nodiscard]] std::string to_string() const;
 };
 
 /// Block-cyclic math of one dimension after binding to an extent and a process count.
 struct DimMap {
-  index_t extent = 0;   ///< global size of the dimension
-  int nprocs = 1;       ///< processes along the dimension (product of its axes)
-  index_t nb = 1;       ///< block size (>= 1)
-  int src = 0;          ///< process holding the first block
+  index_t extent = 0;  ///< global size of the dimension
+  int nprocs = 1;      ///< processes along the dimension (product of its axes)
+  index_t nb = 1;      ///< block size (>= 1)
+  int src = 0;         ///< process holding the first block
 
   [[nodiscard]] int owner(index_t i_glob) const;
   [[nodiscard]] index_t to_local(index_t i_glob) const;
@@ -72,8 +72,8 @@ class Layout {
       : Layout(std::move(mesh), m, n, ShardingSpec::parse(spec)) {}
 
   /// 2D block-cyclic over the first two mesh axes (ScaLAPACK's layout).
-  static Layout block_cyclic(const MeshShape& mesh, index_t m, index_t n, index_t mb,
-                             index_t nb, int rsrc = 0, int csrc = 0);
+  static Layout block_cyclic(const MeshShape& mesh, index_t m, index_t n, index_t mb, index_t nb,
+                             int rsrc = 0, int csrc = 0);
   static Layout replicated(const MeshShape& mesh, index_t m, index_t n);
 
   [[nodiscard]] const MeshShape& mesh() const { return mesh_; }

@@ -27,7 +27,7 @@ struct MeshShape {
   static MeshShape parse(std::string_view text);
 
   [[nodiscard]] int ndims() const { return static_cast<int>(sizes.size()); }
-  [[nodiscard]] int size() const;  ///< product of axis sizes
+  [[nodiscard]] int size() const;                             ///< product of axis sizes
   [[nodiscard]] int axis_index(std::string_view name) const;  ///< throws if unknown
   /// Of `axes` (indices), those longer than 1: the ones that split anything (an axis of size 1
   /// places everything on its one process, as if it were not used).
@@ -57,9 +57,9 @@ class Mesh {
                      const std::string& col_axis = "y");
 
   [[nodiscard]] const MeshShape& shape() const;
-  [[nodiscard]] bool active() const;  ///< false on idle surplus ranks
+  [[nodiscard]] bool active() const;    ///< false on idle surplus ranks
   [[nodiscard]] MPI_Comm comm() const;  ///< active ranks only (MPI_COMM_NULL when idle)
-  [[nodiscard]] int rank() const;  ///< rank in comm() (-1 when idle)
+  [[nodiscard]] int rank() const;       ///< rank in comm() (-1 when idle)
   [[nodiscard]] int size() const { return shape().size(); }
   [[nodiscard]] const std::vector<int>& coords() const;
   [[nodiscard]] int coord(std::string_view axis) const;

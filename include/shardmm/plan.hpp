@@ -42,14 +42,14 @@ struct Candidate {
   Algorithm algorithm = Algorithm::Auto;
   Stationary stationary = Stationary::C;  ///< SUMMA variant
   RingForm ring_form = RingForm::Auto;
-  int pm = 1, pn = 1, pk = 1;             ///< grid: rows x cols x k-slices (ring: pm = P)
-  double words = 0;                       ///< received by the busiest rank inside the algorithm
-  double redist_words = 0;                ///< plus these to move into / out of its layouts
+  int pm = 1, pn = 1, pk = 1;  ///< grid: rows x cols x k-slices (ring: pm = P)
+  double words = 0;            ///< received by the busiest rank inside the algorithm
+  double redist_words = 0;     ///< plus these to move into / out of its layouts
   double messages = 0;
-  double flops = 0;                       ///< per rank
-  std::int64_t memory_bytes = 0;          ///< peak per rank: operands, result, buffers
-  double seconds = 0;                     ///< predicted time
-  bool fits = true;                       ///< within the memory limit
+  double flops = 0;                        ///< per rank
+  std::int64_t memory_bytes = 0;           ///< peak per rank: operands, result, buffers
+  double seconds = 0;                      ///< predicted time
+  bool fits = true;                        ///< within the memory limit
   [[nodiscard]] std::string name() const;  ///< e.g. "25d 2x2x2", "summa(A) 1x4", "ring(RS) 4"
 };
 
@@ -81,7 +81,7 @@ struct GemmPlan {
   PlanRequest request;
   std::vector<Candidate> candidates;  ///< cheapest first
   Candidate chosen;
-  double lower_bound = 0;             ///< words per rank
+  double lower_bound = 0;  ///< words per rank
   /// Table of candidates and the choice, with predicted words / lower bound.
   [[nodiscard]] std::string explain(std::size_t max_rows = 12) const;
 };

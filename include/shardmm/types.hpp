@@ -14,11 +14,11 @@ using index_t = std::int64_t;
 
 template <class T>
 concept Scalar = std::same_as<T, float> || std::same_as<T, double> ||
-                 std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>;
+    std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>>;
 
 template <class T>
-inline constexpr bool is_complex_v = std::is_same_v<T, std::complex<float>> ||
-                                     std::is_same_v<T, std::complex<double>>;
+inline constexpr bool is_complex_v =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
 
 /// Real type underlying a scalar (float for complex<float>, ...).
 template <class T>

@@ -15,8 +15,8 @@
 
 #include "comm/agree.hpp"
 #include "core/fault.hpp"
-#include "shardmm/dist_matrix.hpp"
 #include "core/instantiate.hpp"
+#include "shardmm/dist_matrix.hpp"
 #include "shardmm/options.hpp"
 
 namespace shardmm::algo {
@@ -38,16 +38,16 @@ struct Setup {
   std::string ring_axis;
   bool ring_stream = false;  // p = 2 AllGather form: the other operand's k split streamed
   Stationary stationary = Stationary::C;  // SUMMA variant
-  int pm = 1, pn = 1, pk = 1;              // 2.5D grid
+  int pm = 1, pn = 1, pk = 1;             // 2.5D grid
 };
 
 double now();  // seconds, MPI_Wtime
 
 /// Where a call's time goes, per rank: every interval is measured with `timed`.
 struct Timers {
-  double gemm = 0;    // local BLAS
-  double comm = 0;    // waiting for communication
-  double redist = 0;  // redistribution inside the algorithm (2.5D)
+  double gemm = 0;                               // local BLAS
+  double comm = 0;                               // waiting for communication
+  double redist = 0;                             // redistribution inside the algorithm (2.5D)
   std::vector<TimelineEvent>* events = nullptr;  // Options::timeline
   void record(const char* what, double start, double end, int step = -1) const {
     if (events) events->push_back({what, start, end, step});
@@ -100,7 +100,9 @@ struct Operands {
 Layout stored_layout(Op op, const MeshShape& mesh, index_t rows, index_t cols,
                      const ShardingSpec& spec);
 /// Dimension of stored X that holds op(X)'s dimension `logical_dim`.
-inline int stored_dim(Op op, int logical_dim) { return op == Op::N ? logical_dim : 1 - logical_dim; }
+inline int stored_dim(Op op, int logical_dim) {
+  return op == Op::N ? logical_dim : 1 - logical_dim;
+}
 
 /// The multiply phase's boundary: `take` gets the run's work buffers (rank-local work, no
 /// communication); then every rank of `comm` (C's mesh) agrees before the first message

@@ -24,9 +24,10 @@ namespace shardmm::algo {
 
 Setup cannon_setup(const Problem& p, const Options&) {
   if (p.mesh.ndims() != 2 || p.mesh.sizes[0] != p.mesh.sizes[1])
-    throw NotSupported("Cannon needs a square p x p mesh (2 axes of equal size), got " +
-                       p.mesh.to_string() + ": its shifts pair every row block of A with every "
-                       "column block of B only on a square grid; use SUMMA, which runs on any grid");
+    throw NotSupported(
+        "Cannon needs a square p x p mesh (2 axes of equal size), got " + p.mesh.to_string() +
+        ": its shifts pair every row block of A with every "
+        "column block of B only on a square grid; use SUMMA, which runs on any grid");
   const std::string X = p.mesh.names[0], Y = p.mesh.names[1];
   auto block = [](const std::string& label, const std::string& axis) {
     return DimSpec{label, DimSpec::Kind::Block, {axis}, 0, 0};
@@ -43,7 +44,7 @@ Setup cannon_setup(const Problem& p, const Options&) {
   const int q = p.mesh.sizes[0];
   setup.grid = std::to_string(q) + "x" + std::to_string(q);
   setup.detail = "skew, then " + std::to_string(q) + " GEMM steps with " + std::to_string(q - 1) +
-                " overlapped shifts";
+                 " overlapped shifts";
   return setup;
 }
 
@@ -87,8 +88,10 @@ void cannon_run(const Operands<T>& x, const Setup&, const Options& o, Timers& t)
   T* abuf[2] = {};
   T* bbuf[2] = {};
   prologue(mesh.comm(), [&] {
-    abuf[0] = memory::get<T>(memory::Slot::Panel0, a_max), abuf[1] = memory::get<T>(memory::Slot::Panel1, a_max);
-    bbuf[0] = memory::get<T>(memory::Slot::Panel2, b_max), bbuf[1] = memory::get<T>(memory::Slot::Panel3, b_max);
+    abuf[0] = memory::get<T>(memory::Slot::Panel0, a_max),
+    abuf[1] = memory::get<T>(memory::Slot::Panel1, a_max);
+    bbuf[0] = memory::get<T>(memory::Slot::Panel2, b_max),
+    bbuf[1] = memory::get<T>(memory::Slot::Panel3, b_max);
   });
   const int mod = q;
   auto wrap = [mod](int v) { return ((v % mod) + mod) % mod; };

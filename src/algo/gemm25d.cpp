@@ -37,7 +37,8 @@ struct Grid25D {
 
 Grid25D make_grid(const Setup& setup, index_t n, index_t k) {
   Grid25D g{setup.pm, setup.pn, setup.pk, 0, 0, 0, 0};
-  if (g.pm < 1 || g.pn < 1 || g.pk < 1) throw InvalidArgument("2.5D grid " + setup.grid + " has an empty dimension");
+  if (g.pm < 1 || g.pn < 1 || g.pk < 1)
+    throw InvalidArgument("2.5D grid " + setup.grid + " has an empty dimension");
   const index_t L = std::lcm<index_t>(g.pm, g.pn);
   const index_t per = (k + g.pk - 1) / g.pk;
   g.slice = std::max<index_t>(L, (per + L - 1) / L * L);
@@ -76,8 +77,10 @@ Setup gemm25d_setup(const Problem& p, const Options& o) {
   setup.A = p.A;  // moved onto the 3D mesh inside the run
   setup.B = p.B;
   setup.C = p.C;
-  setup.grid = std::to_string(setup.pm) + "x" + std::to_string(setup.pn) + "x" + std::to_string(setup.pk);
-  setup.detail = "k split in " + std::to_string(setup.pk) + " slices, SUMMA per slice, reduce-scatter along z";
+  setup.grid =
+      std::to_string(setup.pm) + "x" + std::to_string(setup.pn) + "x" + std::to_string(setup.pk);
+  setup.detail =
+      "k split in " + std::to_string(setup.pk) + " slices, SUMMA per slice, reduce-scatter along z";
   return setup;
 }
 
@@ -86,12 +89,20 @@ namespace {
 // Slice z's SUMMA on views of its tiles (A3, B3, Cp on the 3D mesh; S the slice's x-y mesh):
 // exactly SUMMA's own layouts for that k range, so nothing moves before its panels.
 template <Scalar T>
-void slice_summa(const Operands<T>& x, const Mesh& S, const Grid25D& g, index_t m, index_t n, index_t kz,
-                 DistMatrix<T>& A3, DistMatrix<T>& B3, DistMatrix<T>& Cp, const Options& o,
-                 Timers& t) {
-  const auto Az = DistMatrix<T>::view(S, stored_layout(x.opA, S.shape(), m, kz, spec_of(block("I", {"x"}), bc("K", {"y"}, g.nb_a))), A3.data(), A3.ld());
-  const auto Bz = DistMatrix<T>::view(S, stored_layout(x.opB, S.shape(), kz, n, spec_of(bc("K", {"x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))), B3.data(), B3.ld());
-  auto Cz = DistMatrix<T>::view(S, Layout(S.shape(), m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c))), Cp.data(), Cp.ld());
+void slice_summa(const Operands<T>& x, const Mesh& S, const Grid25D& g, index_t m, index_t n,
+                 index_t kz, DistMatrix<T>& A3, DistMatrix<T>& B3, DistMatrix<T>& Cp,
+                 const Options& o, Timers& t) {
+  const auto Az = DistMatrix<T>::view(
+      S, stored_layout(x.opA, S.shape(), m, kz, spec_of(block("I", {"x"}), bc("K", {"y"}, g.nb_a))),
+      A3.data(), A3.ld());
+  const auto Bz = DistMatrix<T>::view(
+      S,
+      stored_layout(x.opB, S.shape(), kz, n,
+                    spec_of(bc("K", {"x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))),
+      B3.data(), B3.ld());
+  auto Cz = DistMatrix<T>::view(
+      S, Layout(S.shape(), m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c))),
+      Cp.data(), Cp.ld());
   Options inner = o;
   inner.algorithm = Algorithm::Summa;
   inner.stationary = Stationary::C;
@@ -99,8 +110,11 @@ void slice_summa(const Operands<T>& x, const Mesh& S, const Grid25D& g, index_t 
   const Setup setup = summa_setup(slice, inner);
   if (!setup.A.same_distribution(Az.layout()) || !setup.B.same_distribution(Bz.layout()) ||
       !setup.C.same_distribution(Cz.layout()))
-    throw NotSupported("2.5D: SUMMA does not run on the slice's tiles as they are (internal error)");
-  if (kz == 0) return blas::scale(Cz.local_rows(), Cz.local_cols(), T(0), Cz.data(), Cz.ld());  // an empty slice
+    throw NotSupported(
+        "2.5D: SUMMA does not run on the slice's tiles as they are (internal error)");
+  if (kz == 0)
+    return blas::scale(Cz.local_rows(), Cz.local_cols(), T(0), Cz.data(),
+                       Cz.ld());  // an empty slice
 
   summa_run(Operands<T>{x.opA, x.opB, x.alpha, Az, Bz, T(0), Cz}, setup, inner, t);
 }
@@ -123,9 +137,18 @@ void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Tim
   t.timed(&Timers::redist, [&] {
     const comm::RedistributionRole moving_in(true);
     prologue(M3.comm(), [&] {  // the three 3D tiles (workspace), taken before anything moves
-      A3.emplace(matrix::pooled<T>(M3, stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))), memory::Slot::StagedA0));
-      B3.emplace(matrix::pooled<T>(M3, stored_layout(x.opB, sh, k, n, spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))), memory::Slot::StagedB0));
-      Cp.emplace(matrix::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})), memory::Slot::StagedC0));
+      A3.emplace(matrix::pooled<T>(
+          M3,
+          stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))),
+          memory::Slot::StagedA0));
+      B3.emplace(matrix::pooled<T>(
+          M3,
+          stored_layout(x.opB, sh, k, n,
+                        spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))),
+          memory::Slot::StagedB0));
+      Cp.emplace(matrix::pooled<T>(
+          M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})),
+          memory::Slot::StagedC0));
     });
     redistribute(x.A, *A3);
     redistribute(x.B, *B3);
@@ -137,7 +160,9 @@ void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Tim
   // Partial sums reduce-scattered along z, then C into the caller's layout with beta folded in.
   t.timed(&Timers::comm, [&] {
     prologue(M3.comm(), [&] {
-      Cf.emplace(matrix::pooled<T>(M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c))), memory::Slot::StagedC1));
+      Cf.emplace(matrix::pooled<T>(
+          M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c))),
+          memory::Slot::StagedC1));
     });
     reduce_partials(*Cp, T(0), *Cf);
   });

@@ -87,7 +87,8 @@ namespace pack_detail {
 // put(s, n, d) for every stretch of consecutive rows of src (its columns ld_src apart) and
 // their places, the rows `runs` of dst's first `cols` columns.
 template <class T, class Put>
-void to_row_runs(const T* src, index_t ld_src, const Runs& runs, index_t cols, T* dst, index_t ld_dst, Put put) {
+void to_row_runs(const T* src, index_t ld_src, const Runs& runs, index_t cols, T* dst,
+                 index_t ld_dst, Put put) {
   for (index_t j = 0; j < cols; ++j) {
     const T* s = src + j * ld_src;
     for (auto [b, e] : runs) {
@@ -100,7 +101,8 @@ void to_row_runs(const T* src, index_t ld_src, const Runs& runs, index_t cols, T
 // put(s, n, d) for every column of src (`rows` each, in order) and its place among the
 // columns `runs` of dst.
 template <class T, class Put>
-void to_col_runs(const T* src, index_t ld_src, const Runs& runs, index_t rows, T* dst, index_t ld_dst, Put put) {
+void to_col_runs(const T* src, index_t ld_src, const Runs& runs, index_t rows, T* dst,
+                 index_t ld_dst, Put put) {
   for (auto [b, e] : runs)
     for (index_t j = b; j < e; ++j, src += ld_src) put(src, rows, dst + j * ld_dst);
 }
@@ -115,27 +117,31 @@ void copy_n(const T* src, index_t n, T* dst) {
 /// The inverse of pack_row_runs: src's consecutive rows (its columns ld_src apart) into the
 /// rows `runs` of dst's first `cols` columns.
 template <class T>
-void place_row_runs(const T* src, index_t ld_src, const Runs& runs, index_t cols, T* dst, index_t ld_dst) {
+void place_row_runs(const T* src, index_t ld_src, const Runs& runs, index_t cols, T* dst,
+                    index_t ld_dst) {
   pack_detail::to_row_runs(src, ld_src, runs, cols, dst, ld_dst, pack_detail::copy_n<T>);
 }
 
 /// The inverse of pack_col_runs: src's consecutive columns (`rows` each) into the columns
 /// `runs` of dst.
 template <class T>
-void place_col_runs(const T* src, index_t ld_src, const Runs& runs, index_t rows, T* dst, index_t ld_dst) {
+void place_col_runs(const T* src, index_t ld_src, const Runs& runs, index_t rows, T* dst,
+                    index_t ld_dst) {
   pack_detail::to_col_runs(src, ld_src, runs, rows, dst, ld_dst, pack_detail::copy_n<T>);
 }
 
 /// dst's rows `runs` (of its first `cols` columns) += src's consecutive rows: a product
 /// computed for scattered rows added into their places.
 template <class T>
-void add_row_runs(const T* src, index_t ld_src, const Runs& runs, index_t cols, T* dst, index_t ld_dst) {
+void add_row_runs(const T* src, index_t ld_src, const Runs& runs, index_t cols, T* dst,
+                  index_t ld_dst) {
   pack_detail::to_row_runs(src, ld_src, runs, cols, dst, ld_dst, add_n<T>);
 }
 
 /// dst's columns `runs` (`rows` each) += src's consecutive columns.
 template <class T>
-void add_col_runs(const T* src, index_t ld_src, const Runs& runs, index_t rows, T* dst, index_t ld_dst) {
+void add_col_runs(const T* src, index_t ld_src, const Runs& runs, index_t rows, T* dst,
+                  index_t ld_dst) {
   pack_detail::to_col_runs(src, ld_src, runs, rows, dst, ld_dst, add_n<T>);
 }
 

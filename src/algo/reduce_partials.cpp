@@ -85,8 +85,8 @@ void reduce_partials(DistMatrix<T>& P, T beta, DistMatrix<T>& C) {
                         C.mesh().axis_comm(axis_names(LP.mesh(), LP.unreduced_axes())));
     ShardingSpec s = LP.spec();
     s.unreduced.clear();
-    const auto summed = DistMatrix<T>::view(P.mesh(), Layout(LP.mesh(), LP.rows(), LP.cols(), s),
-                                            P.data(), P.ld());
+    const auto summed =
+        DistMatrix<T>::view(P.mesh(), Layout(LP.mesh(), LP.rows(), LP.cols(), s), P.data(), P.ld());
     redistribute(summed, C, T(1), beta);
     return;
   }

@@ -23,7 +23,9 @@ struct Ring {
 };
 
 /// Mesh axes of L's dim d that split it (axes of size 1 dropped).
-inline std::vector<int> splitting(const Layout& L, int d) { return L.mesh().long_axes(L.dim_axes(d)); }
+inline std::vector<int> splitting(const Layout& L, int d) {
+  return L.mesh().long_axes(L.dim_axes(d));
+}
 
 /// Packs rows or columns [k0, k0+kw) along X's k dimension into `out` (ld = extent packed).
 template <Scalar T>
@@ -58,13 +60,15 @@ struct TileGemm {
   bool ag_a = true;
   const T* y = nullptr;
   index_t ldy = 0, y_k0 = 0;
-  void operator()(const T* tile, index_t ld, index_t ext, index_t k0, index_t kw, T* out, index_t ldo,
-                  T beta) const {
+  void operator()(const T* tile, index_t ld, index_t ext, index_t k0, index_t kw, T* out,
+                  index_t ldo, T beta) const {
     const auto [yk, ldk] = other_at(k0);
     if (ag_a)
-      blas::gemm(x.opA, x.opB, ext, x.C.local_cols(), kw, x.alpha, tile, ld, yk, ldk, beta, out, ldo);
+      blas::gemm(x.opA, x.opB, ext, x.C.local_cols(), kw, x.alpha, tile, ld, yk, ldk, beta, out,
+                 ldo);
     else
-      blas::gemm(x.opA, x.opB, x.C.local_rows(), ext, kw, x.alpha, yk, ldk, tile, ld, beta, out, ldo);
+      blas::gemm(x.opA, x.opB, x.C.local_rows(), ext, kw, x.alpha, yk, ldk, tile, ld, beta, out,
+                 ldo);
   }
   // The other operand Y as the caller holds it, and whether its k runs along its stored rows
   // (op(B) = B, op(A) = A^T).
@@ -87,8 +91,10 @@ void multiply_block(const TileGemm<T>& g, const T* tile, index_t ld, const DimMa
                     index_t k0, index_t kw, T* tmp) {
   const index_t ext = map.local_extent(b);
   const Runs runs = map.owned_ranges(b);
-  if (runs.size() <= 1) return g(tile, ld, ext, k0, kw, g.at(runs.empty() ? 0 : runs[0].first), g.x.C.ld(), T(1));
-  const index_t ldt = std::max<index_t>(g.ag_a ? ext : g.other(), 1);  // tmp: ext x other or other x ext
+  if (runs.size() <= 1)
+    return g(tile, ld, ext, k0, kw, g.at(runs.empty() ? 0 : runs[0].first), g.x.C.ld(), T(1));
+  const index_t ldt =
+      std::max<index_t>(g.ag_a ? ext : g.other(), 1);  // tmp: ext x other or other x ext
   g(tile, ld, ext, k0, kw, tmp, ldt, T(0));
   if (g.ag_a) add_row_runs(tmp, ldt, runs, g.other(), g.x.C.data(), g.x.C.ld());
   else add_col_runs(tmp, ldt, runs, g.other(), g.x.C.data(), g.x.C.ld());
@@ -97,14 +103,14 @@ void multiply_block(const TileGemm<T>& g, const T* tile, index_t ld, const DimMa
 /// AllGather forms at p > 2 (ring_allgather.cpp): op(X)'s tiles (split along `map`, k along
 /// X's columns when k_is_col) travel round the ring, each multiplied into C by g.
 template <Scalar T>
-void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map, index_t k,
-               const TileGemm<T>& g, const Options& o, Timers& t);
+void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
+               index_t k, const TileGemm<T>& g, const Options& o, Timers& t);
 
 /// AllGather forms at p = 2 (ring_swap.cpp): the same, the two tiles swapped in k-chunks;
 /// `stream`: the other operand is split along k and streamed with them (Setup::ring_stream).
 template <Scalar T>
-void swap_tiles(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map, index_t k,
-                const TileGemm<T>& g, bool stream, const Options& o, Timers& t);
+void swap_tiles(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
+                index_t k, const TileGemm<T>& g, bool stream, const Options& o, Timers& t);
 
 /// The ReduceScatter form (ring_reduce_scatter.cpp): partial sums of C travel round the ring.
 template <Scalar T>

@@ -82,7 +82,7 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
   }
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                                  \
+#define SHARDMM_INSTANTIATE(T)                                                                \
   template void circulate<T>(const Ring&, const DistMatrix<T>&, bool, const DimMap&, index_t, \
                              const TileGemm<T>&, const Options&, Timers&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)

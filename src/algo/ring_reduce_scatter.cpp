@@ -11,9 +11,9 @@
 //   (reduce_scatter_swap): each chunk sent to the peer overlaps the own chunk's GEMM.
 #include <algorithm>
 
-#include "core/blocking.hpp"
 #include "algo/ring.hpp"
 #include "comm/collectives.hpp"
+#include "core/blocking.hpp"
 #include "core/instantiate.hpp"
 #include "memory/workspace.hpp"
 
@@ -24,8 +24,8 @@ namespace {
 // pointer and ld for BLAS with `op`: into X itself when they are one run, else packed into
 // `buf` in X's stored orientation. The listed dim must be whole in X (local = global index).
 template <Scalar T>
-std::pair<const T*, index_t> op_slice(const DistMatrix<T>& X, Op op, int op_dim, const Runs& runs, index_t count,
-                                      T* buf) {
+std::pair<const T*, index_t> op_slice(const DistMatrix<T>& X, Op op, int op_dim, const Runs& runs,
+                                      index_t count, T* buf) {
   const int d = stored_dim(op, op_dim);
   if (runs.size() <= 1) {
     const index_t g0 = runs.empty() ? 0 : runs[0].first;
@@ -75,8 +75,8 @@ void block_product(const Operands<T>& x, int cd, const DimMap& cmap, int b, inde
 // own block straight into C (with beta) and adds the peer's chunk j, arriving meanwhile.
 // Buffers: two outgoing chunks, one incoming, and a scattered chunk's packed slice.
 template <Scalar T>
-void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t w, const Options& o,
-                         Timers& t) {
+void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t w,
+                         const Options& o, Timers& t) {
   const DimMap& cmap = x.C.layout().map(cd);
   const int peer = ring.at(1), tag = 9;
   const index_t other = cd == 0 ? x.C.cols() : x.C.rows();
@@ -96,7 +96,9 @@ void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t
     const index_t cp = width(theirs, j), cm = width(mine, j), lo = j * w;
     t.timed(&Timers::comm, [&] { sent[j % 2].wait(); });  // out[j % 2] left two chunks ago
     t.timed(&Timers::gemm, "gemm", j, [&] {
-      if (cp > 0) block_product(x, cd, cmap, peer, lo, cp, pack, T(0), out[j % 2], cd == 0 ? cp : std::max<index_t>(other, 1));
+      if (cp > 0)
+        block_product(x, cd, cmap, peer, lo, cp, pack, T(0), out[j % 2],
+                      cd == 0 ? cp : std::max<index_t>(other, 1));
     });
     comm::isend(out[j % 2], cp * other, peer, tag, ring.comm, sent[j % 2]);
     comm::Requests recv;
@@ -129,7 +131,8 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
   const index_t kl = x.opA == Op::N ? x.A.local_cols() : x.A.local_rows();
   if (ring.p == 2) {  // chunked (Options::panel wide, else rs_chunk_width from global extents)
     const double k_widest = double(widest(x.A.layout().map(x.opA == Op::N ? 1 : 0)));
-    const index_t w = o.panel > 0 ? o.panel : blocking::rs_chunk_width(double(other), k_widest, abc_share(x, 2));
+    const index_t w =
+        o.panel > 0 ? o.panel : blocking::rs_chunk_width(double(other), k_widest, abc_share(x, 2));
     return reduce_scatter_swap(ring, x, cd, w, o, t);
   }
   T* work[2] = {};
@@ -153,7 +156,8 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
       if (s > 0) comm::irecv(incoming, cb * other, ring.at(1), 9, ring.comm, recv);
       if (!o.overlap) recv.wait();
     });
-    t.timed(&Timers::gemm, "gemm", s, [&] { block_product(x, cd, cmap, b, 0, cb, pack, last ? x.beta : T(0), out, ldo); });
+    t.timed(&Timers::gemm, "gemm", s,
+            [&] { block_product(x, cd, cmap, b, 0, cb, pack, last ? x.beta : T(0), out, ldo); });
     t.timed(&Timers::comm, "wait", s, [&] { recv.wait(); });
     const index_t rows = cd == 0 ? cb : other, cols = cd == 0 ? other : cb;
     // The running sum from r+1, in the block's local order (ld = rows).

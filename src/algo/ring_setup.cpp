@@ -17,11 +17,14 @@ using ring_detail::splitting;
 DimSpec over(const std::string& label, const std::string& axis) {
   return DimSpec{label, DimSpec::Kind::Block, {axis}, 0, 0};
 }
-DimSpec whole(const std::string& label) { return DimSpec{label, DimSpec::Kind::Replicated, {}, 0, 0}; }
+DimSpec whole(const std::string& label) {
+  return DimSpec{label, DimSpec::Kind::Replicated, {}, 0, 0};
+}
 
 // The caller's own spec for op(X)'s dim `op_dim` when it is split over axis X alone (any block
 // size: block, cyclic, block-cyclic) and op(X)'s other dim is whole; else nothing.
-std::optional<DimSpec> caller_split(const Layout& L, Op op, int op_dim, int axis, const std::string& label) {
+std::optional<DimSpec> caller_split(const Layout& L, Op op, int op_dim, int axis,
+                                    const std::string& label) {
   const int d = stored_dim(op, op_dim);
   if (L.is_unreduced() || splitting(L, d) != std::vector<int>{axis} || !splitting(L, 1 - d).empty())
     return std::nullopt;
@@ -93,9 +96,9 @@ Setup ring_setup(const Problem& p, const Options& o) {
     a.dims = {whole("I"), K};
     b.dims = {K, whole("J")};
     const auto ci = caller_split(p.C, Op::N, 0, x, "I"), cj = caller_split(p.C, Op::N, 1, x, "J");
-    c.dims = ci ? std::array<DimSpec, 2>{*ci, whole("J")}
-           : cj ? std::array<DimSpec, 2>{whole("I"), *cj}
-                : std::array<DimSpec, 2>{over("I", X), whole("J")};
+    c.dims = ci   ? std::array<DimSpec, 2>{*ci, whole("J")}
+             : cj ? std::array<DimSpec, 2>{whole("I"), *cj}
+                  : std::array<DimSpec, 2>{over("I", X), whole("J")};
     setup.detail = "matmul-reducescatter: partial C blocks circulate";
   } else if (setup.ring_form == RingForm::AllGatherA) {
     const DimSpec I = either(caller_split(p.A, p.opA, 0, x, "I"), std::nullopt, "I");

@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <optional>
 
-#include "core/blocking.hpp"
 #include "algo/ring.hpp"
 #include "comm/collectives.hpp"
+#include "core/blocking.hpp"
 #include "core/instantiate.hpp"
 #include "memory/workspace.hpp"
 
@@ -23,7 +23,8 @@ namespace {
 // Block b's k-chunk `src` (ld ldsrc, X's stored orientation) into its places in the chunk of
 // the whole of op(X) `full` (ld ldf): rows of every column (k along columns) or whole columns.
 template <Scalar T>
-void place_runs(const T* src, index_t ldsrc, bool k_is_col, const Runs& runs, index_t kw, T* full, index_t ldf) {
+void place_runs(const T* src, index_t ldsrc, bool k_is_col, const Runs& runs, index_t kw, T* full,
+                index_t ldf) {
   if (k_is_col) place_row_runs(src, ldsrc, runs, kw, full, ldf);
   else place_col_runs(src, ldsrc, runs, kw, full, ldf);
 }
@@ -37,8 +38,8 @@ void place_runs(const T* src, index_t ldsrc, bool k_is_col, const Runs& runs, in
 template <Scalar T>
 class SplitStream {
  public:
-  SplitStream(const Ring& ring, const DistMatrix<T>& Y, bool k_rows, const DimMap& kmap, const DimMap& cmap,
-              index_t k, index_t w)
+  SplitStream(const Ring& ring, const DistMatrix<T>& Y, bool k_rows, const DimMap& kmap,
+              const DimMap& cmap, index_t k, index_t w)
       : ring_(ring), Y_(Y), k_rows_(k_rows), kmap_(kmap), cmap_(cmap), k_(k), w_(w) {}
 
   // Buffers, sized for the largest chunk (inside the prologue).
@@ -61,10 +62,12 @@ class SplitStream {
     const Runs theirs = cmap_.owned_ranges(peer());  // Y's other dim is whole: global = local
     const index_t n_own = count(own), yours = cmap_.local_extent(peer());
     sent_[j % 2].wait();  // out_[j % 2] left two chunks ago
-    if (k_rows_) pack_runs(Y_.data(), Y_.ld(), own, theirs, out_[j % 2], std::max<index_t>(n_own, 1));
+    if (k_rows_)
+      pack_runs(Y_.data(), Y_.ld(), own, theirs, out_[j % 2], std::max<index_t>(n_own, 1));
     else pack_runs(Y_.data(), Y_.ld(), theirs, own, out_[j % 2], std::max<index_t>(yours, 1));
     comm::isend(out_[j % 2], n_own * yours, peer(), kTag, ring_.comm, sent_[j % 2]);
-    comm::irecv(in_, count(k_in(peer(), j)) * cmap_.local_extent(ring_.r), peer(), kTag, ring_.comm, recv_);
+    comm::irecv(in_, count(k_in(peer(), j)) * cmap_.local_extent(ring_.r), peer(), kTag, ring_.comm,
+                recv_);
   }
 
   // Chunk j of Y complete in `chunk` (own rows copied, then the peer's placed once they
@@ -126,9 +129,18 @@ class SplitStream {
 template <Scalar T>
 class ChunkSwap {
  public:
-  ChunkSwap(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map, index_t k, index_t w)
-      : ring_(ring), X_(X), k_is_col_(k_is_col), map_(map), k_(k), w_(w), mine_(map.local_extent(ring.r)),
-        theirs_(map.local_extent(ring.at(1))), chunks_(k == 0 ? 0 : (k + w - 1) / w), wmax_(std::min(w, k)) {
+  ChunkSwap(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map, index_t k,
+            index_t w)
+      : ring_(ring),
+        X_(X),
+        k_is_col_(k_is_col),
+        map_(map),
+        k_(k),
+        w_(w),
+        mine_(map.local_extent(ring.r)),
+        theirs_(map.local_extent(ring.at(1))),
+        chunks_(k == 0 ? 0 : (k + w - 1) / w),
+        wmax_(std::min(w, k)) {
     const bool dense = X.ld() == X.local_rows() || X.local_cols() <= 1;
     in_place_ = k_is_col ? dense : dense && chunks_ <= 1;
   }
@@ -143,7 +155,8 @@ class ChunkSwap {
       buf_[j] = memory::get<T>(in[j], theirs_ * wmax_);
       if (!in_place_) pack_[j] = memory::get<T>(out[j], mine_ * wmax_);
     }
-    if (scattered(map_) && chunks_ > 0) full_ = memory::get<T>(memory::Slot::Partial, map_.extent * wmax_);
+    if (scattered(map_) && chunks_ > 0)
+      full_ = memory::get<T>(memory::Slot::Partial, map_.extent * wmax_);
   }
   // The first sends: every chunk when they leave in place, else chunk 0.
   void start() {
@@ -153,7 +166,9 @@ class ChunkSwap {
   void send_next(index_t j) {
     if (j + 1 < chunks_ && !in_place_) send(j + 1);
   }
-  void post(index_t j) { comm::irecv(buf_[j % 2], theirs_ * width(j), peer(), kTag, ring_.comm, recv_[j % 2]); }
+  void post(index_t j) {
+    comm::irecv(buf_[j % 2], theirs_ * width(j), peer(), kTag, ring_.comm, recv_[j % 2]);
+  }
   void wait(index_t j) { recv_[j % 2].wait(); }
   // The own chunk j: multiplied into C, or placed into `full` for a scattered split.
   void multiply_own(const TileGemm<T>& g, index_t j) {
@@ -164,7 +179,9 @@ class ChunkSwap {
   // The peer's chunk j (arrived): multiplied, or placed and then the whole chunk multiplied.
   void multiply_peer(const TileGemm<T>& g, index_t j) {
     const index_t ldp = packed_ld(k_is_col_, theirs_, width(j));
-    if (!full_) return multiply_block(g, buf_[j % 2], ldp, map_, peer(), j * w_, width(j), static_cast<T*>(nullptr));
+    if (!full_)
+      return multiply_block(g, buf_[j % 2], ldp, map_, peer(), j * w_, width(j),
+                            static_cast<T*>(nullptr));
     place_runs(buf_[j % 2], ldp, k_is_col_, map_.owned_ranges(peer()), width(j), full_, ldf());
     g(full_, ldf(), map_.extent, j * w_, width(j), g.at(0), g.x.C.ld(), T(1));
   }
@@ -181,7 +198,8 @@ class ChunkSwap {
   // Own chunk j, X's columns or rows [j w, j w + width(j)): in X itself, or packed.
   [[nodiscard]] std::pair<const T*, index_t> own(index_t j) const {
     if (!in_place_) return {pack_[j % 2], packed_ld(k_is_col_, mine_, width(j))};
-    return {k_is_col_ ? X_.data() + j * w_ * X_.ld() : X_.data() + j * w_, std::max<index_t>(X_.ld(), 1)};
+    return {k_is_col_ ? X_.data() + j * w_ * X_.ld() : X_.data() + j * w_,
+            std::max<index_t>(X_.ld(), 1)};
   }
   void send(index_t j) {
     if (!in_place_) {
@@ -206,7 +224,8 @@ class ChunkSwap {
 // alongside, one chunk ahead, its chunk j complete before chunk j's GEMMs. Without overlap
 // every receive is posted just before it is waited for.
 template <Scalar T>
-void swap_in_chunks(ChunkSwap<T>& xs, const TileGemm<T>& g, SplitStream<T>* ys, const Options& o, Timers& t) {
+void swap_in_chunks(ChunkSwap<T>& xs, const TileGemm<T>& g, SplitStream<T>* ys, const Options& o,
+                    Timers& t) {
   const index_t n = xs.chunks();
   prologue(g.x.C.mesh().comm(), [&] {
     xs.take();
@@ -241,8 +260,8 @@ void swap_in_chunks(ChunkSwap<T>& xs, const TileGemm<T>& g, SplitStream<T>* ys, 
 }  // namespace
 
 template <Scalar T>
-void swap_tiles(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map, index_t k,
-                const TileGemm<T>& g, bool stream, const Options& o, Timers& t) {
+void swap_tiles(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
+                index_t k, const TileGemm<T>& g, bool stream, const Options& o, Timers& t) {
   // The other operand Y is streamed when it is split along k (Setup::ring_stream): its k
   // split and C's split of its other dimension say which rows go where.
   const Operands<T>& x = g.x;
@@ -250,14 +269,16 @@ void swap_tiles(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const D
   const bool y_k_rows = g.y_k_rows();
   const DimMap& cmap = x.C.layout().map(g.ag_a ? 1 : 0);
   const double y_per_k = stream ? 2.5 * double(widest(cmap)) : 0.0;
-  const index_t chunk = o.panel > 0 ? o.panel : blocking::ring_chunk_width(double(widest(map)), abc_share(x, 2), y_per_k);
+  const index_t chunk =
+      o.panel > 0 ? o.panel
+                  : blocking::ring_chunk_width(double(widest(map)), abc_share(x, 2), y_per_k);
   std::optional<SplitStream<T>> ys;
   if (stream) ys.emplace(ring, Y, y_k_rows, Y.layout().map(y_k_rows ? 0 : 1), cmap, k, chunk);
   ChunkSwap<T> xs(ring, X, k_is_col, map, k, chunk);
   swap_in_chunks(xs, g, ys ? &*ys : nullptr, o, t);
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                                   \
+#define SHARDMM_INSTANTIATE(T)                                                                 \
   template void swap_tiles<T>(const Ring&, const DistMatrix<T>&, bool, const DimMap&, index_t, \
                               const TileGemm<T>&, bool, const Options&, Timers&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)

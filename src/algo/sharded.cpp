@@ -20,9 +20,9 @@
 #include "algo/reduce_partials.hpp"
 #include "algo/sharded_steps.hpp"
 #include "blas/blas.hpp"
-#include "shardmm/error.hpp"
 #include "matrix/pooled.hpp"
 #include "memory/workspace.hpp"
+#include "shardmm/error.hpp"
 #include "shardmm/redistribute.hpp"
 
 namespace shardmm::algo {
@@ -54,9 +54,10 @@ Setup sharded_setup(const Problem& p, const Options&) {
   setup.B = as_block(p.B);
   setup.C = as_block(p.C);
   setup.grid = p.mesh.to_string();
-  setup.detail = "sharding rules: " + setup.A.spec().to_string() + (p.opA == Op::N ? "" : "^" + to_string(p.opA)) +
-                " . " + setup.B.spec().to_string() + (p.opB == Op::N ? "" : "^" + to_string(p.opB)) +
-                " -> " + setup.C.spec().to_string();
+  setup.detail = "sharding rules: " + setup.A.spec().to_string() +
+                 (p.opA == Op::N ? "" : "^" + to_string(p.opA)) + " . " +
+                 setup.B.spec().to_string() + (p.opB == Op::N ? "" : "^" + to_string(p.opB)) +
+                 " -> " + setup.C.spec().to_string();
   return setup;
 }
 
@@ -72,8 +73,12 @@ void sharded_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) 
   auto gather = [&](bool of_a, int dim) {
     using memory::Slot;
     t.timed(&Timers::comm, [&] {
-      if (of_a) A = &Ag.emplace(sharded::allgather_dim(*A, dim, gathers_a++ % 2 == 0 ? Slot::StagedA0 : Slot::StagedA1));
-      else B = &Bg.emplace(sharded::allgather_dim(*B, dim, gathers_b++ % 2 == 0 ? Slot::StagedB0 : Slot::StagedB1));
+      if (of_a)
+        A = &Ag.emplace(sharded::allgather_dim(
+            *A, dim, gathers_a++ % 2 == 0 ? Slot::StagedA0 : Slot::StagedA1));
+      else
+        B = &Bg.emplace(sharded::allgather_dim(
+            *B, dim, gathers_b++ % 2 == 0 ? Slot::StagedB0 : Slot::StagedB1));
     });
   };
   const double size_a = double(x.A.rows()) * double(x.A.cols());
@@ -81,15 +86,16 @@ void sharded_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) 
   // 1. k sharded differently on both sides.
   {
     const Axes ka = A->layout().dim_axes(da), kb = B->layout().dim_axes(db);
-    if (!ka.empty() && !kb.empty() && ka != kb) gather(size_a <= size_b, size_a <= size_b ? da : db);
+    if (!ka.empty() && !kb.empty() && ka != kb)
+      gather(size_a <= size_b, size_a <= size_b ? da : db);
   }
   // 2. case 4: a mesh axis shards both non-contracting dimensions.
   if (sharded::intersects(A->layout().dim_axes(ia), B->layout().dim_axes(jb))) {
     const Axes& c_rows = x.C.layout().dim_axes(0);
     const bool c_wants_rows = sharded::intersects(c_rows, A->layout().dim_axes(ia));
-    const bool gather_b = c_wants_rows || (!sharded::intersects(x.C.layout().dim_axes(1),
-                                                                B->layout().dim_axes(jb)) &&
-                                           size_b <= size_a);
+    const bool gather_b =
+        c_wants_rows || (!sharded::intersects(x.C.layout().dim_axes(1), B->layout().dim_axes(jb)) &&
+                         size_b <= size_a);
     gather(!gather_b, gather_b ? jb : ia);
   }
   // 3. only one side sharded on k: gather it, or slice the other side and reduce later.
@@ -101,9 +107,9 @@ void sharded_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) 
       const int kd = a_side ? da : db;
       const double gather_words = double(X.layout().rows()) * double(X.layout().cols()) /
                                   double(X.layout().map(1 - kd).nprocs);
-      const double reduce_words = sharded::reduce_words(x.C.layout(), x.C.rows(), x.C.cols(),
-                                                        A->layout().dim_axes(ia),
-                                                        B->layout().dim_axes(jb), a_side ? ka : kb);
+      const double reduce_words =
+          sharded::reduce_words(x.C.layout(), x.C.rows(), x.C.cols(), A->layout().dim_axes(ia),
+                                B->layout().dim_axes(jb), a_side ? ka : kb);
       // Slicing the other operand along k is impossible when its own sharding uses K's axes.
       const Axes& other = a_side ? B->layout().dim_axes(jb) : A->layout().dim_axes(ia);
       if (sharded::intersects(a_side ? ka : kb, other) || gather_words <= reduce_words)

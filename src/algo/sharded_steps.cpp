@@ -8,11 +8,11 @@
 #include "algo/reduce_partials.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
+#include "core/instantiate.hpp"
+#include "matrix/pooled.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
-#include "matrix/pooled.hpp"
 #include "shardmm/redistribute.hpp"
-#include "core/instantiate.hpp"
 
 namespace shardmm::algo::sharded {
 namespace {
@@ -25,7 +25,8 @@ DimSpec block_dim(const std::string& label, const MeshShape& mesh, const Axes& a
 }  // namespace
 
 bool intersects(const Axes& a, const Axes& b) {
-  return std::any_of(a.begin(), a.end(), [&](int x) { return std::find(b.begin(), b.end(), x) != b.end(); });
+  return std::any_of(a.begin(), a.end(),
+                     [&](int x) { return std::find(b.begin(), b.end(), x) != b.end(); });
 }
 
 template <Scalar T>
@@ -88,8 +89,8 @@ Layout product_layout(const DistMatrix<T>& A, Op opA, const DistMatrix<T>& B, Op
 }
 
 template <Scalar T>
-void local_multiply(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B,
-                    T beta, DistMatrix<T>& C) {
+void local_multiply(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+                    DistMatrix<T>& C) {
   const int da = stored_dim(opA, 1), db = stored_dim(opB, 0);
   const DimMap& ka = A.layout().map(da);
   const DimMap& kb = B.layout().map(db);
@@ -109,11 +110,11 @@ void local_multiply(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistM
              C.data(), C.ld());
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                                 \
-  template DistMatrix<T> allgather_dim<T>(const DistMatrix<T>&, int, memory::Slot);                        \
-  template Layout product_layout<T>(const DistMatrix<T>&, Op, const DistMatrix<T>&, Op,       \
-                                    const MeshShape&);                                        \
-  template void local_multiply<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,   \
+#define SHARDMM_INSTANTIATE(T)                                                              \
+  template DistMatrix<T> allgather_dim<T>(const DistMatrix<T>&, int, memory::Slot);         \
+  template Layout product_layout<T>(const DistMatrix<T>&, Op, const DistMatrix<T>&, Op,     \
+                                    const MeshShape&);                                      \
+  template void local_multiply<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T, \
                                   DistMatrix<T>&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE

@@ -30,7 +30,7 @@ Layout product_layout(const DistMatrix<T>& A, Op opA, const DistMatrix<T>& B, Op
 /// C_loc = alpha * op(A_loc) * op(B_loc) + beta * C_loc, slicing the k-replicated operand to
 /// the other's local k range.
 template <Scalar T>
-void local_multiply(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B,
-                    T beta, DistMatrix<T>& C);
+void local_multiply(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+                    DistMatrix<T>& C);
 
 }  // namespace shardmm::algo::sharded

@@ -30,10 +30,10 @@
 
 #include "algo/algo.hpp"
 #include "algo/pack.hpp"
-#include "core/blocking.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
+#include "core/blocking.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
 
@@ -90,11 +90,11 @@ Setup summa_setup(const Problem& p, const Options& o) {
   // The front end resolves Stationary::Auto with the planner (front/resolve.cpp); a setup
   // asked for its layouts alone (Auto) describes the C-stationary variant.
   setup.stationary = o.stationary == Stationary::Auto ? Stationary::C : o.stationary;
-  setup.detail = setup.stationary == Stationary::C
-                    ? "C-stationary, panel broadcasts along rows and columns"
-                    : setup.stationary == Stationary::A
-                          ? "A-stationary: B gathered to A's k split, partial C reduce-scattered along rows"
-                          : "B-stationary: A gathered to B's k split, partial C reduce-scattered along columns";
+  setup.detail =
+      setup.stationary == Stationary::C ? "C-stationary, panel broadcasts along rows and columns"
+      : setup.stationary == Stationary::A
+          ? "A-stationary: B gathered to A's k split, partial C reduce-scattered along rows"
+          : "B-stationary: A gathered to B's k split, partial C reduce-scattered along columns";
   return setup;
 }
 
@@ -143,7 +143,8 @@ void pack_panel(const DistMatrix<T>& X, bool k_is_col, const Panel& p, bool a_si
 std::vector<Panel> panels(const DimMap& ka, const DimMap& kb, index_t k, index_t width) {
   std::map<std::pair<int, int>, std::vector<Panel>> groups;
   for (index_t k0 = 0; k0 < k;) {
-    const index_t end = std::min({k, (k0 / ka.nb + 1) * ka.nb, (k0 / kb.nb + 1) * kb.nb, k0 + width});
+    const index_t end =
+        std::min({k, (k0 / ka.nb + 1) * ka.nb, (k0 / kb.nb + 1) * kb.nb, k0 + width});
     auto& g = groups[{ka.owner(k0), kb.owner(k0)}];
     if (g.empty() || g.back().w + (end - k0) > width) {
       g.emplace_back();
@@ -165,8 +166,8 @@ std::vector<Panel> panels(const DimMap& ka, const DimMap& kb, index_t k, index_t
 // extent of a dimension over its processes), equal on every rank.
 index_t default_width(const DimMap& rows, const DimMap& cols, const DimMap& ka, const DimMap& kb,
                       SideBuffers a_bufs, SideBuffers b_bufs) {
-  return summa_panel_width(double(widest(rows)), double(widest(cols)), double(widest(ka)), double(widest(kb)),
-                           a_bufs, b_bufs);
+  return summa_panel_width(double(widest(rows)), double(widest(cols)), double(widest(ka)),
+                           double(widest(kb)), a_bufs, b_bufs);
 }
 
 // Panel buffers a side needs: two when broadcast (one filling while one multiplies); one when
@@ -175,7 +176,8 @@ index_t default_width(const DimMap& rows, const DimMap& cols, const DimMap& ka, 
 // broadcasting from the owners' storage (k along the stored columns) with the other
 // operand's k whole takes turns panel by panel at widths that are multiples of its k block
 // (SideBuffers::pair_nb). From the layouts only, so every rank picks the same width.
-SideBuffers buffers(int size, bool k_is_col, const DimMap& own_k, const DimMap& other_k, index_t narrowest_block) {
+SideBuffers buffers(int size, bool k_is_col, const DimMap& own_k, const DimMap& other_k,
+                    index_t narrowest_block) {
   if (size > 1) return {2, size == 2 && k_is_col && other_k.nprocs == 1 ? own_k.nb : 0};
   return other_k.nprocs > 1 && narrowest_block < kMinPanel ? 1 : 0;
 }
@@ -221,7 +223,8 @@ struct Side {
   View<T> post(const Panel& p, int b, comm::Requests& reqs) const {
     if (in_place(p)) {
       const index_t k0 = a_side ? p.segs.front().kl_a : p.segs.front().kl_b;
-      T* data = const_cast<T*>(X.data()) + (k_is_col ? k0 * X.ld() : k0);  // NOLINT: the root's buffer is only read
+      T* data = const_cast<T*>(X.data()) +
+                (k_is_col ? k0 * X.ld() : k0);  // NOLINT: the root's buffer is only read
       if (size > 1) comm::ibcast(data, other * p.w, owner(p), comm, reqs);
       return {X.data(), X.ld(), true};
     }
@@ -273,8 +276,8 @@ std::vector<Piece> pieces(const Panel& p, bool a_in_place, bool b_in_place) {
   return out;
 }
 
-// C_loc = alpha * op(A_panel) * op(B_panel) + beta * C_loc for one panel, piece by piece, testing `next`
-// (the next panel's broadcasts) between pieces so they progress; a one-piece panel goes in
+// C_loc = alpha * op(A_panel) * op(B_panel) + beta * C_loc for one panel, piece by piece, testing
+// `next` (the next panel's broadcasts) between pieces so they progress; a one-piece panel goes in
 // two column halves when something is in flight. Returns whether `next` was seen complete.
 template <Scalar T>
 bool panel_gemm(const Operands<T>& x, const Side<T>& A, const Side<T>& B, const View<T>& va,
@@ -290,7 +293,8 @@ bool panel_gemm(const Operands<T>& x, const Side<T>& A, const Side<T>& B, const 
       const index_t j0 = n * h / halves, nj = n * (h + 1) / halves - j0;
       const T* bj = B.k_is_col ? b + j0 : b + j0 * vb.ld;
       const T b0 = &pc == &list.front() ? beta : T(1);  // C's beta goes into its first update
-      blas::gemm(x.opA, x.opB, m, nj, pc.w, x.alpha, a, va.ld, bj, vb.ld, b0, x.C.data() + j0 * x.C.ld(), x.C.ld());
+      blas::gemm(x.opA, x.opB, m, nj, pc.w, x.alpha, a, va.ld, bj, vb.ld, b0,
+                 x.C.data() + j0 * x.C.ld(), x.C.ld());
       if (!done) done = next->test();
     }
   }
@@ -328,7 +332,9 @@ void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const
     if (va[b].deferred) va[b] = A.pack_now(steps[s]);  // local packing, as the owners' in start()
     if (vb[b].deferred) vb[b] = B.pack_now(steps[s]);
     t.timed(&Timers::gemm, "gemm", s, [&] {
-      if (panel_gemm(x, A, B, va[b], vb[b], steps[s], s == 0 ? x.beta : T(1), more ? &inflight[1 - b] : nullptr) && more)
+      if (panel_gemm(x, A, B, va[b], vb[b], steps[s], s == 0 ? x.beta : T(1),
+                     more ? &inflight[1 - b] : nullptr) &&
+          more)
         completed(s + 1);
     });
   }
@@ -345,8 +351,20 @@ void summa_run(const Operands<T>& x, const Setup& setup, const Options& o, Timer
   const MPI_Comm row_comm = mesh.axis_comm(axis_names(shape, LC.dim_axes(1)));  // along Q
   const MPI_Comm col_comm = mesh.axis_comm(axis_names(shape, LC.dim_axes(0)));  // along R
   const index_t m_loc = x.C.local_rows(), n_loc = x.C.local_cols();
-  Side<T> A{x.A, x.opA == Op::N, true, m_loc, row_comm, comm::comm_size(row_comm), LC.dim_coord(1, mesh.coords())};
-  Side<T> B{x.B, x.opB != Op::N, false, n_loc, col_comm, comm::comm_size(col_comm), LC.dim_coord(0, mesh.coords())};
+  Side<T> A{x.A,
+            x.opA == Op::N,
+            true,
+            m_loc,
+            row_comm,
+            comm::comm_size(row_comm),
+            LC.dim_coord(1, mesh.coords())};
+  Side<T> B{x.B,
+            x.opB != Op::N,
+            false,
+            n_loc,
+            col_comm,
+            comm::comm_size(col_comm),
+            LC.dim_coord(0, mesh.coords())};
   const DimMap& ka = x.A.layout().map(A.k_is_col ? 1 : 0);
   const DimMap& kb = x.B.layout().map(B.k_is_col ? 1 : 0);
   const index_t narrowest = std::min(ka.nb, kb.nb);

@@ -17,12 +17,12 @@
 
 #include "algo/algo.hpp"
 #include "algo/pack.hpp"
-#include "matrix/pooled.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
+#include "core/instantiate.hpp"
+#include "matrix/pooled.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/redistribute.hpp"
-#include "core/instantiate.hpp"
 
 namespace shardmm::algo {
 namespace {
@@ -37,7 +37,8 @@ DistMatrix<T> align_k(const DistMatrix<T>& M, int km, const Layout& S, int ks) {
   spec.dims[1 - km] = DimSpec{km == 0 ? "J" : "I", DimSpec::Kind::Replicated, {}, 0, 0};
   const Layout L(M.layout().mesh(), M.rows(), M.cols(), spec);
   std::optional<DistMatrix<T>> out;
-  prologue(M.mesh().comm(), [&] { out.emplace(matrix::pooled<T>(M.mesh(), L, memory::Slot::Realigned)); });
+  prologue(M.mesh().comm(),
+           [&] { out.emplace(matrix::pooled<T>(M.mesh(), L, memory::Slot::Realigned)); });
   redistribute(M, *out);
   return std::move(*out);
 }
@@ -55,7 +56,8 @@ template <Scalar T>
 void pack_by_owner(const T* D, index_t rows, index_t cols, const DimMap& map, int dim, T* out) {
   for (int c = 0; c < map.nprocs; ++c) {
     const Runs ranges = map.owned_ranges(c);
-    out = dim == 1 ? pack_col_runs(D, rows, ranges, rows, out) : pack_row_runs(D, rows, ranges, cols, out);
+    out = dim == 1 ? pack_col_runs(D, rows, ranges, rows, out)
+                   : pack_row_runs(D, rows, ranges, cols, out);
   }
 }
 
@@ -68,8 +70,8 @@ void summa_stationary_run(const Operands<T>& x, const Setup& setup, Timers& t) {
   const DistMatrix<T>& S = a_stays ? x.A : x.B;
   const int ks = stored_dim(a_stays ? x.opA : x.opB, a_stays ? 1 : 0);
   const int km = stored_dim(a_stays ? x.opB : x.opA, a_stays ? 0 : 1);
-  const DistMatrix<T> M =
-      t.timed(&Timers::comm, "align", -1, [&] { return align_k(a_stays ? x.B : x.A, km, S.layout(), ks); });
+  const DistMatrix<T> M = t.timed(&Timers::comm, "align", -1,
+                                  [&] { return align_k(a_stays ? x.B : x.A, km, S.layout(), ks); });
 
   // D = alpha * op(A) * op(B) on the local pieces: m_loc x n (A stays) or m x n_loc (B stays).
   const DistMatrix<T>& A = a_stays ? x.A : M;

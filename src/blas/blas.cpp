@@ -5,8 +5,8 @@
 #include <climits>
 #include <complex>
 
-#include "shardmm/error.hpp"
 #include "core/instantiate.hpp"
+#include "shardmm/error.hpp"
 
 namespace shardmm::blas {
 namespace {
@@ -45,8 +45,7 @@ void gemm(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, const T* A, 
     cblas_dgemm(CblasColMajor, ta, tb, M, N, K, alpha, A, LDA, B, LDB, beta, C, LDC);
   else if constexpr (std::is_same_v<T, std::complex<float>>)
     cblas_cgemm(CblasColMajor, ta, tb, M, N, K, &alpha, A, LDA, B, LDB, &beta, C, LDC);
-  else
-    cblas_zgemm(CblasColMajor, ta, tb, M, N, K, &alpha, A, LDA, B, LDB, &beta, C, LDC);
+  else cblas_zgemm(CblasColMajor, ta, tb, M, N, K, &alpha, A, LDA, B, LDB, &beta, C, LDC);
 }
 
 template <Scalar T>

@@ -90,19 +90,20 @@ int shardmm_mesh_create(MPI_Comm comm, const char* shape, shardmm_mesh* mesh) {
   });
 }
 
-int shardmm_mesh_create_axes(MPI_Comm comm, int ndims, const char* const* names,
-                             const int* sizes, int column_major, shardmm_mesh* mesh) {
+int shardmm_mesh_create_axes(MPI_Comm comm, int ndims, const char* const* names, const int* sizes,
+                             int column_major, shardmm_mesh* mesh) {
   return guarded([&] {
     require(mesh, "mesh (output)");
     *mesh = nullptr;
-    if (ndims < 1) throw shardmm::InvalidArgument("ndims must be >= 1, got " + std::to_string(ndims));
+    if (ndims < 1)
+      throw shardmm::InvalidArgument("ndims must be >= 1, got " + std::to_string(ndims));
     require(names, "names");
     require(sizes, "sizes");
     std::vector<std::string> n;
     n.reserve(static_cast<std::size_t>(ndims));
     for (int a = 0; a < ndims; ++a) n.emplace_back(require(names[a], "an axis name"));
-    const auto order = column_major ? shardmm::MeshShape::Order::ColMajor
-                                    : shardmm::MeshShape::Order::RowMajor;
+    const auto order =
+        column_major ? shardmm::MeshShape::Order::ColMajor : shardmm::MeshShape::Order::RowMajor;
     shardmm::MeshShape shape(std::move(n), std::vector<int>(sizes, sizes + ndims), order);
     *mesh = new shardmm_mesh_s{shardmm::Mesh(comm, std::move(shape))};
   });

@@ -37,7 +37,8 @@ Op parse_trans(char t, const char* which) {
     case 'N': return Op::N;
     case 'T': return Op::T;
     case 'C': return Op::C;
-    default: throw InvalidArgument(std::string(which) + " must be 'N', 'T' or 'C', got '" + t + "'");
+    default:
+      throw InvalidArgument(std::string(which) + " must be 'N', 'T' or 'C', got '" + t + "'");
   }
 }
 
@@ -52,17 +53,19 @@ Options to_options(const shardmm_options* o) {
   Options r;
   if (o == nullptr) return r;
   using A = Algorithm;
-  r.algorithm = pick<A>(o->algorithm, {A::Auto, A::Local, A::Summa, A::Cannon, A::Ring,
-                                             A::Sharded, A::Gemm25D}, "algorithm");
+  r.algorithm = pick<A>(o->algorithm,
+                        {A::Auto, A::Local, A::Summa, A::Cannon, A::Ring, A::Sharded, A::Gemm25D},
+                        "algorithm");
   r.panel = o->panel;
   r.block = o->block;
   r.stationary = pick<Stationary>(
       o->stationary, {Stationary::Auto, Stationary::A, Stationary::B, Stationary::C}, "stationary");
   r.overlap = o->overlap != 0;
   r.ring_axis = o->ring_axis ? o->ring_axis : "";
-  r.ring_form = pick<RingForm>(o->ring_form, {RingForm::Auto, RingForm::AllGatherA,
-                                                    RingForm::AllGatherB, RingForm::ReduceScatter},
-                                     "ring form");
+  r.ring_form = pick<RingForm>(
+      o->ring_form,
+      {RingForm::Auto, RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter},
+      "ring form");
   r.bidirectional = o->bidirectional != 0;
   r.grid_m = o->grid_m, r.grid_n = o->grid_n, r.grid_k = o->grid_k;
   r.memory_limit = o->memory_limit;
@@ -74,10 +77,9 @@ int common_dtype(shardmm_matrix A, shardmm_matrix B, shardmm_matrix C) {
   const auto a = require(A, "A")->matrix.index(), b = require(B, "B")->matrix.index(),
              c = require(C, "C")->matrix.index();
   if (a != b || a != c)
-    throw InvalidArgument("gemm: A, B and C must have one dtype, got " +
-                          to_string(static_cast<Dtype>(a)) + ", " +
-                          to_string(static_cast<Dtype>(b)) + ", " +
-                          to_string(static_cast<Dtype>(c)));
+    throw InvalidArgument(
+        "gemm: A, B and C must have one dtype, got " + to_string(static_cast<Dtype>(a)) + ", " +
+        to_string(static_cast<Dtype>(b)) + ", " + to_string(static_cast<Dtype>(c)));
   return static_cast<int>(a);
 }
 
@@ -90,8 +92,9 @@ void agreed_arguments(shardmm_matrix A, shardmm_matrix B, shardmm_matrix C, F&& 
   MPI_Comm comm = MPI_COMM_NULL;
   for (shardmm_matrix X : {A, B, C})
     if (X != nullptr && comm == MPI_COMM_NULL)
-      comm = std::visit([](const auto& M) { return M.mesh().active() ? M.mesh().comm() : MPI_COMM_NULL; },
-                        X->matrix);
+      comm = std::visit(
+          [](const auto& M) { return M.mesh().active() ? M.mesh().comm() : MPI_COMM_NULL; },
+          X->matrix);
   if (comm == MPI_COMM_NULL) return check();
   comm::agreed(comm, "gemm arguments", check);
 }
@@ -133,14 +136,14 @@ int shardmm_matrix_create(shardmm_mesh mesh, shardmm_dtype dtype, int64_t m, int
   });
 }
 
-int shardmm_matrix_create_block_cyclic(shardmm_mesh mesh, shardmm_dtype dtype, int64_t m,
-                                       int64_t n, int64_t mb, int64_t nb, int rsrc, int csrc,
-                                       void* data, int64_t ld, shardmm_matrix* matrix) {
+int shardmm_matrix_create_block_cyclic(shardmm_mesh mesh, shardmm_dtype dtype, int64_t m, int64_t n,
+                                       int64_t mb, int64_t nb, int rsrc, int csrc, void* data,
+                                       int64_t ld, shardmm_matrix* matrix) {
   return guarded([&] {
     require(matrix, "matrix (output)");
     *matrix = nullptr;
-    const Layout L = Layout::block_cyclic(require(mesh, "mesh")->mesh.shape(), m, n, mb, nb,
-                                          rsrc, csrc);
+    const Layout L =
+        Layout::block_cyclic(require(mesh, "mesh")->mesh.shape(), m, n, mb, nb, rsrc, csrc);
     *matrix = create(mesh, dtype, L, data, ld);
   });
 }
@@ -211,7 +214,8 @@ int shardmm_plan(char transa, char transb, shardmm_matrix A, shardmm_matrix B, s
     const Options o = to_options(options);
     const GemmReport r = with_type(common_dtype(A, B, C), [&]<Scalar T>() {
       return gemm_dry_run(ta, tb, std::get<DistMatrix<T>>(A->matrix),
-                       std::get<DistMatrix<T>>(B->matrix), std::get<DistMatrix<T>>(C->matrix), o);
+                          std::get<DistMatrix<T>>(B->matrix), std::get<DistMatrix<T>>(C->matrix),
+                          o);
     });
     const std::string text = to_string(r.algorithm) + " on " + r.grid + " [" + r.detail + "]";
     if (length) *length = text.size();

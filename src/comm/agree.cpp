@@ -13,7 +13,15 @@
 namespace shardmm::comm {
 namespace {
 
-enum class Kind : int { Error, InvalidArgument, DimensionMismatch, NotSupported, OutOfMemory, IoError, Other };
+enum class Kind : int {
+  Error,
+  InvalidArgument,
+  DimensionMismatch,
+  NotSupported,
+  OutOfMemory,
+  IoError,
+  Other
+};
 
 // Kind and text of a caught exception. ParseError and MpiError keep their base kinds
 // (their extra fields are rank-local details).
@@ -75,8 +83,9 @@ void agree(MPI_Comm comm, std::string_view phase, const std::exception_ptr& loca
   int k = static_cast<int>(kind);
   SHARDMM_MPI(MPI_Bcast(&k, 1, MPI_INT, root, comm));
   bcast_string(comm, text, root);
-  raise(static_cast<Kind>(k), strip_suffix(text) + " [" + std::string(phase) + ": first failing rank " +
-                                  std::to_string(root) + " of " + std::to_string(P) + "]");
+  raise(static_cast<Kind>(k), strip_suffix(text) + " [" + std::string(phase) +
+                                  ": first failing rank " + std::to_string(root) + " of " +
+                                  std::to_string(P) + "]");
 }
 
 }  // namespace shardmm::comm

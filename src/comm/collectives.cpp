@@ -115,12 +115,14 @@ namespace {
 // MPI_Reduce_scatter allocates its temporaries on every call, and first-touching fresh pages
 // costs about 14 us per 4 KiB on these machines.
 template <class T>
-void ring_reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& counts, MPI_Comm comm) {
+void ring_reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& counts,
+                         MPI_Comm comm) {
   const int P = comm_size(comm), me = comm_rank(comm);
   std::vector<std::int64_t> displs(counts.size(), 0);
   for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
   const std::int64_t widest = *std::max_element(counts.begin(), counts.end());
-  T* ring[2] = {memory::get<T>(memory::Slot::Reduction0, widest), memory::get<T>(memory::Slot::Reduction1, widest)};
+  T* ring[2] = {memory::get<T>(memory::Slot::Reduction0, widest),
+                memory::get<T>(memory::Slot::Reduction1, widest)};
   auto block = [P](int b) { return ((b % P) + P) % P; };
   const T* out = send + displs[block(me - 1)];  // step 0 sends my own part of block r-1
   for (int s = 0; s + 1 < P; ++s) {

@@ -43,8 +43,7 @@ void allgatherv(T* recv, const std::vector<std::int64_t>& counts,
 /// live in the workspace (slots Ring0/Ring1): nothing is allocated per call once
 /// reserve_reduce_scatter has grown them.
 template <class T>
-void reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& counts,
-                    MPI_Comm comm);
+void reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& counts, MPI_Comm comm);
 
 /// Grows the reduce-scatter's workspace for blocks of up to `widest` elements. Call it in the
 /// phase's prologue (where allocation failures are agreed), not between collectives.

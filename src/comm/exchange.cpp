@@ -52,8 +52,7 @@ void exchange_split(MPI_Comm comm, const T* send, const std::vector<std::int64_t
       reqs.emplace_back();
       if (is_send)
         SHARDMM_MPI(MPI_Isend(base + off, n, mpi_type<T>(), peer, tag, comm, &reqs.back()));
-      else
-        SHARDMM_MPI(MPI_Irecv(base + off, n, mpi_type<T>(), peer, tag, comm, &reqs.back()));
+      else SHARDMM_MPI(MPI_Irecv(base + off, n, mpi_type<T>(), peer, tag, comm, &reqs.back()));
     }
   };
   for (int r = 0; r < P; ++r) post(false, r, recv + rd[r], rc[r]);
@@ -66,7 +65,8 @@ void exchange_split(MPI_Comm comm, const T* send, const std::vector<std::int64_t
 template <class T>
 void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& send_counts,
                const std::vector<std::int64_t>& send_displs, T* recv,
-               const std::vector<std::int64_t>& recv_counts, const std::vector<std::int64_t>& recv_displs) {
+               const std::vector<std::int64_t>& recv_counts,
+               const std::vector<std::int64_t>& recv_displs) {
   const auto& sc = send_counts;
   const auto& sd = send_displs;
   const auto& rc = recv_counts;
@@ -95,9 +95,9 @@ void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& se
                             ird.data(), mpi_type<T>(), comm));
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                                \
-  template void alltoallv<T>(MPI_Comm, const T*, const std::vector<std::int64_t>&,           \
-                             const std::vector<std::int64_t>&, T*,                           \
+#define SHARDMM_INSTANTIATE(T)                                                     \
+  template void alltoallv<T>(MPI_Comm, const T*, const std::vector<std::int64_t>&, \
+                             const std::vector<std::int64_t>&, T*,                 \
                              const std::vector<std::int64_t>&, const std::vector<std::int64_t>&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE

@@ -14,27 +14,38 @@ namespace shardmm::comm {
 
 [[noreturn]] void throw_mpi_error(const char* call, int code);
 
-#define SHARDMM_MPI(call)                                      \
-  do {                                                         \
-    const int shardmm_mpi_rc_ = (call);                        \
-    if (shardmm_mpi_rc_ != MPI_SUCCESS)                        \
-      ::shardmm::comm::throw_mpi_error(#call, shardmm_mpi_rc_); \
+#define SHARDMM_MPI(call)                                                                         \
+  do {                                                                                            \
+    const int shardmm_mpi_rc_ = (call);                                                           \
+    if (shardmm_mpi_rc_ != MPI_SUCCESS) ::shardmm::comm::throw_mpi_error(#call, shardmm_mpi_rc_); \
   } while (0)
 
 template <class T>
 MPI_Datatype mpi_type();
 template <>
-inline MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+inline MPI_Datatype mpi_type<float>() {
+  return MPI_FLOAT;
+}
 template <>
-inline MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+inline MPI_Datatype mpi_type<double>() {
+  return MPI_DOUBLE;
+}
 template <>
-inline MPI_Datatype mpi_type<std::complex<float>>() { return MPI_C_FLOAT_COMPLEX; }
+inline MPI_Datatype mpi_type<std::complex<float>>() {
+  return MPI_C_FLOAT_COMPLEX;
+}
 template <>
-inline MPI_Datatype mpi_type<std::complex<double>>() { return MPI_C_DOUBLE_COMPLEX; }
+inline MPI_Datatype mpi_type<std::complex<double>>() {
+  return MPI_C_DOUBLE_COMPLEX;
+}
 template <>
-inline MPI_Datatype mpi_type<std::int64_t>() { return MPI_INT64_T; }
+inline MPI_Datatype mpi_type<std::int64_t>() {
+  return MPI_INT64_T;
+}
 template <>
-inline MPI_Datatype mpi_type<int>() { return MPI_INT; }
+inline MPI_Datatype mpi_type<int>() {
+  return MPI_INT;
+}
 
 int comm_rank(MPI_Comm comm);
 int comm_size(MPI_Comm comm);

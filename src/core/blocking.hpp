@@ -28,7 +28,8 @@ constexpr std::int64_t kNarrowPanel = 128;
 struct SideBuffers {
   int bufs = 0;
   std::int64_t pair_nb = 0;
-  SideBuffers(int b, std::int64_t nb = 0) : bufs(b), pair_nb(nb) {}  // NOLINT: an int is a plain count
+  SideBuffers(int b, std::int64_t nb = 0)
+      : bufs(b), pair_nb(nb) {}  // NOLINT: an int is a plain count
   [[nodiscard]] int at(std::int64_t w) const { return pair_nb > 0 && w % pair_nb == 0 ? 1 : bufs; }
 };
 
@@ -61,8 +62,8 @@ inline std::int64_t ring_chunk_width(double tile, double abc_share, double strea
 }
 
 /// The chunk of C's split dimension in which the reduce-scatter ring swaps partial sums at
-/// p = 2 (ring_reduce_scatter.cpp): the widest of 4, 2 or 1 k blocks whose buffers fit in a quarter of a
-/// rank's share of A + B + C, else one k block. The buffers: two outgoing and one incoming
+/// p = 2 (ring_reduce_scatter.cpp): the widest of 4, 2 or 1 k blocks whose buffers fit in a quarter
+/// of a rank's share of A + B + C, else one k block. The buffers: two outgoing and one incoming
 /// chunk (`other` = C's unsplit extent each) and a packed slice of op(A) or op(B) (`kl` = the
 /// rank's k). Never below 384: every chunk repacks the whole other operand inside OpenBLAS
 /// (4096 x 2048 x 2048 on one core: 5 % slower in 384-wide chunks, 7.5 % in 256-wide ones).

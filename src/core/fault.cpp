@@ -47,7 +47,8 @@ bool selects(std::string_view spec, std::string_view phase, int world_rank, std:
     if (at == std::string_view::npos) malformed(item, "missing '@'");
     const std::size_t colon = item.find(':', at);
     const std::string_view ph = item.substr(0, at);
-    const std::string_view rk = item.substr(at + 1, colon == std::string_view::npos ? colon : colon - at - 1);
+    const std::string_view rk =
+        item.substr(at + 1, colon == std::string_view::npos ? colon : colon - at - 1);
     const std::string_view kd = colon == std::string_view::npos ? "alloc" : item.substr(colon + 1);
     if (!one_of(ph, kPhases)) malformed(item, "unknown phase '" + std::string(ph) + "'");
     if (!one_of(kd, kKinds)) malformed(item, "unknown kind '" + std::string(kd) + "'");

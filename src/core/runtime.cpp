@@ -14,7 +14,8 @@ namespace shardmm {
 int blas_threads() { return blas::num_threads(); }
 
 void set_blas_threads(int n) {
-  if (n < 1) throw InvalidArgument("BLAS thread count must be at least 1, not " + std::to_string(n));
+  if (n < 1)
+    throw InvalidArgument("BLAS thread count must be at least 1, not " + std::to_string(n));
   blas::set_num_threads(n);
 }
 
@@ -26,7 +27,7 @@ void local_gemm(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, const 
   blas::gemm(opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                                    \
+#define SHARDMM_INSTANTIATE(T)                                                                   \
   template void local_gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, \
                               index_t, T, T*, index_t);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)

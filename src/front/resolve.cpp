@@ -30,8 +30,8 @@ void ring_fits(const algo::Problem& p, PlanRequest& q) {
     Options o;
     o.ring_form = f;
     const algo::Setup r = algo::ring_setup(p, o);
-    q.ring_in_place[static_cast<int>(f) - 1] = {r.A.same_distribution(p.A), r.B.same_distribution(p.B),
-                                               r.C.same_distribution(p.C)};
+    q.ring_in_place[static_cast<int>(f) - 1] = {
+        r.A.same_distribution(p.A), r.B.same_distribution(p.B), r.C.same_distribution(p.C)};
     q.ring_streamed[static_cast<int>(f) - 1] = r.ring_stream;
   }
 }
@@ -41,7 +41,8 @@ void ring_fits(const algo::Problem& p, PlanRequest& q) {
 // process row i does not hold). The busiest rank's words, from the actual tile extents.
 double summa_words_in_place(const algo::Problem& p) {
   const DimMap &rows = p.C.row_map(), &cols = p.C.col_map();
-  const DimMap &ka = p.A.map(p.opA == Op::N ? 1 : 0), &kb = p.B.map(p.opB == Op::N ? 0 : 1);  // k as stored
+  const DimMap &ka = p.A.map(p.opA == Op::N ? 1 : 0),
+               &kb = p.B.map(p.opB == Op::N ? 0 : 1);  // k as stored
   double most = 0;
   for (int i = 0; i < rows.nprocs; ++i)
     for (int j = 0; j < cols.nprocs; ++j)
@@ -93,7 +94,8 @@ void choose_summa_variant(const algo::Problem& p, const PlanRequest& q, Options&
   const algo::Setup s = algo::summa_setup(p, c_stationary);
   o.stationary = Stationary::C;
   if (q.ranks < 2) return;
-  o.stationary = cheapest_of(q, Algorithm::Summa, s.C.row_map().nprocs, s.C.col_map().nprocs).stationary;
+  o.stationary =
+      cheapest_of(q, Algorithm::Summa, s.C.row_map().nprocs, s.C.col_map().nprocs).stationary;
 }
 
 }  // namespace
@@ -101,8 +103,9 @@ void choose_summa_variant(const algo::Problem& p, const PlanRequest& q, Options&
 template <Scalar T>
 algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
                        const DistMatrix<T>& C) {
-  const std::string all = "\n  A: " + shape_str(opA, A.layout()) + "\n  B: " +
-                          shape_str(opB, B.layout()) + "\n  C: " + C.layout().to_string();
+  const std::string all = "\n  A: " + shape_str(opA, A.layout()) +
+                          "\n  B: " + shape_str(opB, B.layout()) +
+                          "\n  C: " + C.layout().to_string();
   if (!A.mesh().same_as(B.mesh()) || !A.mesh().same_as(C.mesh()))
     throw InvalidArgument("gemm: A, B and C must live on the same Mesh object" + all);
   algo::Problem p;
@@ -113,8 +116,8 @@ algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<
   const index_t kb = opB == Op::N ? B.rows() : B.cols();
   p.n = opB == Op::N ? B.cols() : B.rows();
   if (p.k != kb)
-    throw DimensionMismatch("gemm: inner dimensions differ: op(A) is " + std::to_string(p.m) +
-                            "x" + std::to_string(p.k) + ", op(B) is " + std::to_string(kb) + "x" +
+    throw DimensionMismatch("gemm: inner dimensions differ: op(A) is " + std::to_string(p.m) + "x" +
+                            std::to_string(p.k) + ", op(B) is " + std::to_string(kb) + "x" +
                             std::to_string(p.n) + all);
   if (C.rows() != p.m || C.cols() != p.n)
     throw DimensionMismatch("gemm: C is " + std::to_string(C.rows()) + "x" +
@@ -185,8 +188,8 @@ algo::Problem remeshed(const algo::Problem& p, const MeshShape& shape) {
   return q;
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                               \
-  template algo::Problem validate<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&,     \
+#define SHARDMM_INSTANTIATE(T)                                                           \
+  template algo::Problem validate<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&, \
                                      const DistMatrix<T>&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
@@ -197,9 +200,11 @@ namespace shardmm {
 
 PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn, index_t nb) {
   if (pm < 1 || pn < 1 || pm * pn != request.ranks)
-    throw InvalidArgument("block_cyclic_request: a " + std::to_string(pm) + "x" + std::to_string(pn) +
-                          " grid for " + std::to_string(request.ranks) + " ranks");
-  if (nb < 1) throw InvalidArgument("block_cyclic_request: block size " + std::to_string(nb) + " < 1");
+    throw InvalidArgument("block_cyclic_request: a " + std::to_string(pm) + "x" +
+                          std::to_string(pn) + " grid for " + std::to_string(request.ranks) +
+                          " ranks");
+  if (nb < 1)
+    throw InvalidArgument("block_cyclic_request: block size " + std::to_string(nb) + " < 1");
   const MeshShape mesh({"x", "y"}, {pm, pn});
   auto stored = [&](Op op, index_t rows, index_t cols) {
     return op == Op::N ? Layout::block_cyclic(mesh, rows, cols, nb, nb)

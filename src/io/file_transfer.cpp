@@ -141,7 +141,6 @@ std::string first_error(MPI_Comm comm, const std::string& local) {
   return msg;
 }
 
-
 MPI_File open_file(MPI_Comm comm, const std::string& path, int amode) {
   MPI_File fh = MPI_FILE_NULL;
   const std::string local =

@@ -93,7 +93,8 @@ void read_tile(const std::string& path, std::int64_t data_offset, bool fortran,
   std::vector<T> packed;  // allocated on every rank before the collective open
   comm::agreed(comm, "read", [&] {
     fault::point("read");
-    if (holds && !direct) packed.resize(static_cast<std::size_t>(dst.local_rows() * dst.local_cols()));
+    if (holds && !direct)
+      packed.resize(static_cast<std::size_t>(dst.local_rows() * dst.local_cols()));
   });
   io::RunCursor cursor =
       holds ? io::RunCursor::for_tile(dst.layout(), coords, fortran) : io::RunCursor();
@@ -258,8 +259,7 @@ void read_raw(const std::string& path, DistMatrix<T>& dst, bool fortran_order) {
     std::error_code ec;
     const auto size = static_cast<std::int64_t>(fs::file_size(path, ec));
     const std::int64_t need = dst.rows() * dst.cols() * static_cast<std::int64_t>(sizeof(T));
-    if (ec)
-      err = ec.message();
+    if (ec) err = ec.message();
     else if (size != need)
       err = "file size is " + std::to_string(size) + " bytes, a " + std::to_string(dst.rows()) +
             "x" + std::to_string(dst.cols()) + " " + to_string(dtype_of<T>()) +

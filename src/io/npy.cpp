@@ -45,15 +45,12 @@ Dtype dtype_from_descr(const std::string& descr) {
   if (!d) fail("unsupported dtype '" + descr + "' (shardmm reads '<f4', '<f8', '<c8' and '<c16')");
   switch (descr[0]) {
     case '<':
-    case '=':
-      return *d;  // '=' is native, and the host is little-endian
-    case '>':
-      fail("big-endian data is not supported (dtype '" + descr + "')");
+    case '=': return *d;  // '=' is native, and the host is little-endian
+    case '>': fail("big-endian data is not supported (dtype '" + descr + "')");
     case '|':
       fail("dtype '" + descr +
            "' has byte order '|' (not applicable), which is invalid for multi-byte types");
-    default:
-      fail("unsupported dtype '" + descr + "' (unknown byte order '" + descr[0] + "')");
+    default: fail("unsupported dtype '" + descr + "' (unknown byte order '" + descr[0] + "')");
   }
 }
 
@@ -192,14 +189,10 @@ void DictScanner::set_shape(NpyHeader& h, const std::vector<index_t>& shape) {
 
 std::string npy_descr(Dtype dtype) {
   switch (dtype) {
-    case Dtype::F32:
-      return "<f4";
-    case Dtype::F64:
-      return "<f8";
-    case Dtype::C64:
-      return "<c8";
-    case Dtype::C128:
-      return "<c16";
+    case Dtype::F32: return "<f4";
+    case Dtype::F64: return "<f8";
+    case Dtype::C64: return "<c8";
+    case Dtype::C128: return "<c16";
   }
   return "?";
 }

@@ -9,9 +9,7 @@ namespace shardmm {
 
 // ---------------------------------------------------------------- DimMap
 
-int DimMap::owner(index_t i_glob) const {
-  return static_cast<int>((i_glob / nb + src) % nprocs);
-}
+int DimMap::owner(index_t i_glob) const { return static_cast<int>((i_glob / nb + src) % nprocs); }
 
 index_t DimMap::to_local(index_t i_glob) const {
   return (i_glob / (nb * nprocs)) * nb + i_glob % nb;
@@ -61,7 +59,10 @@ int resolve_axis(const MeshShape& mesh, const std::string& name) {
 DimMap bind_dim(const DimSpec& d, index_t extent, int nprocs) {
   DimMap m{extent, nprocs, 1, 0};
   switch (d.kind) {
-    case DimSpec::Kind::Replicated: m.nprocs = 1; m.nb = std::max<index_t>(extent, 1); break;
+    case DimSpec::Kind::Replicated:
+      m.nprocs = 1;
+      m.nb = std::max<index_t>(extent, 1);
+      break;
     case DimSpec::Kind::Block: m.nb = std::max<index_t>((extent + nprocs - 1) / nprocs, 1); break;
     case DimSpec::Kind::Cyclic: m.nb = 1; break;
     case DimSpec::Kind::BlockCyclic:
@@ -135,8 +136,7 @@ index_t Layout::local_cols(const std::vector<int>& mesh_coords) const {
 }
 
 bool Layout::owns(const std::vector<int>& mesh_coords, index_t i, index_t j) const {
-  return rows_.owner(i) == dim_coord(0, mesh_coords) &&
-         cols_.owner(j) == dim_coord(1, mesh_coords);
+  return rows_.owner(i) == dim_coord(0, mesh_coords) && cols_.owner(j) == dim_coord(1, mesh_coords);
 }
 
 std::vector<int> Layout::sharded_axes() const {
@@ -186,8 +186,8 @@ Layout Layout::transposed() const {
 }
 
 std::string Layout::to_string() const {
-  return spec_.to_string() + " " + std::to_string(rows()) + "x" + std::to_string(cols()) +
-         " on " + mesh_.to_string();
+  return spec_.to_string() + " " + std::to_string(rows()) + "x" + std::to_string(cols()) + " on " +
+         mesh_.to_string();
 }
 
 }  // namespace shardmm

@@ -116,7 +116,10 @@ class Parser {
         d.kind = DimSpec::Kind::BlockCyclic;
         const std::size_t at = pos_;
         d.nb = integer();
-        if (d.nb < 1) { pos_ = at; fail("block size must be >= 1"); }
+        if (d.nb < 1) {
+          pos_ = at;
+          fail("block size must be >= 1");
+        }
         if (peek('+')) {
           ++pos_;
           d.src = static_cast<int>(integer(std::numeric_limits<int>::max()));
@@ -142,7 +145,10 @@ class Parser {
       if (count == 4) fail("bc() takes 2 or 4 numbers");
       const std::size_t at = pos_;
       v[count] = count < 2 ? integer() : integer(std::numeric_limits<int>::max());
-      if (count < 2 && v[count] < 1) { pos_ = at; fail("block size must be >= 1"); }
+      if (count < 2 && v[count] < 1) {
+        pos_ = at;
+        fail("block size must be >= 1");
+      }
       ++count;
       skip_ws();
     } while (peek(',') && ++pos_);

@@ -47,8 +47,7 @@ bool holds_value(const Layout& L, const std::vector<int>& coords) {
 }  // namespace
 
 template <Scalar T>
-DistMatrix<T>::DistMatrix(Mesh mesh, Layout layout, index_t ld)
-    : mesh_(std::move(mesh)) {
+DistMatrix<T>::DistMatrix(Mesh mesh, Layout layout, index_t ld) : mesh_(std::move(mesh)) {
   check_mesh(mesh_, layout);
   bind(std::move(layout), ld);
   storage_.assign(static_cast<std::size_t>(ld_ * local_cols_), T(0));
@@ -77,8 +76,9 @@ void DistMatrix<T>::bind(Layout layout, index_t ld) {
   local_rows_ = mesh_.active() ? layout_.local_rows(c) : 0;
   local_cols_ = mesh_.active() ? layout_.local_cols(c) : 0;
   if (ld != 0 && ld < std::max<index_t>(1, local_rows_))
-    throw InvalidArgument("leading dimension " + std::to_string(ld) + " is below the local row count " +
-                          std::to_string(local_rows_) + " of " + layout_.to_string());
+    throw InvalidArgument("leading dimension " + std::to_string(ld) +
+                          " is below the local row count " + std::to_string(local_rows_) + " of " +
+                          layout_.to_string());
   ld_ = std::max<index_t>({ld, local_rows_, 1});
 }
 
@@ -112,8 +112,7 @@ void DistMatrix<T>::fill(const std::function<T(index_t, index_t)>& f) {
 
 template <Scalar T>
 void DistMatrix<T>::set_zero() {
-  for (index_t j = 0; j < local_cols_; ++j)
-    std::fill_n(data() + j * ld_, local_rows_, T(0));
+  for (index_t j = 0; j < local_cols_; ++j) std::fill_n(data() + j * ld_, local_rows_, T(0));
 }
 
 template <Scalar T>
@@ -164,8 +163,9 @@ void DistMatrix<T>::scatter(const std::vector<T>& global, int root) {
   std::int64_t have = me == root ? static_cast<std::int64_t>(global.size()) : 0;
   SHARDMM_MPI(MPI_Bcast(&have, 1, MPI_INT64_T, root, mesh_.comm()));
   if (have != rows() * cols())
-    throw InvalidArgument("scatter: root buffer has " + std::to_string(have) + " elements, matrix " +
-                          layout_.to_string() + " needs " + std::to_string(rows() * cols()));
+    throw InvalidArgument("scatter: root buffer has " + std::to_string(have) +
+                          " elements, matrix " + layout_.to_string() + " needs " +
+                          std::to_string(rows() * cols()));
   if (me == root) {
     for (int r = 0; r < P; ++r) {
       const auto c = shape.coords_of(r);

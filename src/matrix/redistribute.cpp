@@ -16,8 +16,8 @@
 
 #include "comm/agree.hpp"
 #include "comm/exchange.hpp"
-#include "comm/traffic.hpp"
 #include "comm/mpi_check.hpp"
+#include "comm/traffic.hpp"
 #include "core/fault.hpp"
 #include "core/instantiate.hpp"
 #include "memory/workspace.hpp"
@@ -43,12 +43,17 @@ Buckets bucket(const Layout& mine, int my_coord, const Layout& other, int dim) {
 struct Run {
   index_t to = 0, from = 0, len = 0;
 };
-std::vector<Run> runs(const std::vector<index_t>* to, const std::vector<index_t>* from, std::size_t n) {
-  auto at = [](const std::vector<index_t>* v, std::size_t i) { return v ? (*v)[i] : static_cast<index_t>(i); };
+std::vector<Run> runs(const std::vector<index_t>* to, const std::vector<index_t>* from,
+                      std::size_t n) {
+  auto at = [](const std::vector<index_t>* v, std::size_t i) {
+    return v ? (*v)[i] : static_cast<index_t>(i);
+  };
   std::vector<Run> out;
   for (std::size_t i = 0; i < n; ++i) {
     const index_t t = at(to, i), f = at(from, i);
-    if (!out.empty() && out.back().to + out.back().len == t && out.back().from + out.back().len == f) ++out.back().len;
+    if (!out.empty() && out.back().to + out.back().len == t &&
+        out.back().from + out.back().len == f)
+      ++out.back().len;
     else out.push_back({t, f, 1});
   }
   return out;
@@ -62,7 +67,8 @@ void copy_runs(T* to, const T* from, const std::vector<Run>& rs, T alpha, bool a
       std::copy_n(from + r.from, r.len, to + r.to);
       continue;
     }
-    for (index_t i = 0; i < r.len; ++i) to[r.to + i] = (assign ? T(0) : to[r.to + i]) + alpha * from[r.from + i];
+    for (index_t i = 0; i < r.len; ++i)
+      to[r.to + i] = (assign ? T(0) : to[r.to + i]) + alpha * from[r.from + i];
   }
 }
 
@@ -80,7 +86,8 @@ bool receives(const Layout& dst, const std::vector<int>& d) {
   return true;
 }
 
-void validate(const Mesh& src_mesh, const Layout& src_layout, const Mesh& dst_mesh, const Layout& dst_layout) {
+void validate(const Mesh& src_mesh, const Layout& src_layout, const Mesh& dst_mesh,
+              const Layout& dst_layout) {
   if (src_layout.rows() != dst_layout.rows() || src_layout.cols() != dst_layout.cols())
     throw DimensionMismatch("redistribute: source " + src_layout.to_string() + " and destination " +
                             dst_layout.to_string() + " have different shapes");
@@ -91,11 +98,12 @@ void validate(const Mesh& src_mesh, const Layout& src_layout, const Mesh& dst_me
   int cmp = MPI_UNEQUAL;
   SHARDMM_MPI(MPI_Comm_compare(src_mesh.comm(), dst_mesh.comm(), &cmp));
   if (cmp != MPI_IDENT && cmp != MPI_CONGRUENT)
-    throw InvalidArgument("redistribute: source and destination meshes are on different communicators");
+    throw InvalidArgument(
+        "redistribute: source and destination meshes are on different communicators");
 }
 
-// Same distribution on the same mesh (no partial sums): every element stays where it is (no communication, so
-// no synchronisation either); dst = alpha * src + beta * dst tile by tile.
+// Same distribution on the same mesh (no partial sums): every element stays where it is (no
+// communication, so no synchronisation either); dst = alpha * src + beta * dst tile by tile.
 template <Scalar T>
 RedistStats copy_in_place(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, T beta) {
   for (index_t j = 0; j < dst.local_cols(); ++j)
@@ -167,7 +175,8 @@ void prepare(const DistMatrix<T>& src, const DistMatrix<T>& dst, Exchange<T>& x)
 // dst = beta * dst + alpha * (sum of contributions), sources in rank order; my own part comes
 // straight from my source tile, walked with the sender's index lists.
 template <Scalar T>
-std::int64_t unpack(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, T beta, const Exchange<T>& x) {
+std::int64_t unpack(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, T beta,
+                    const Exchange<T>& x) {
   const Layout& Ls = src.layout();
   const Layout& Ld = dst.layout();
   const int me = src.mesh().rank();
@@ -236,15 +245,14 @@ DistMatrix<T> redistribute(const DistMatrix<T>& src, const Layout& layout, Redis
   std::optional<DistMatrix<T>> dst;  // allocated on every rank before anything moves
   if (src.mesh().active())
     comm::agreed(src.mesh().comm(), "redistribute", [&] { dst.emplace(src.mesh(), layout); });
-  else
-    dst.emplace(src.mesh(), layout);
+  else dst.emplace(src.mesh(), layout);
   const RedistStats s = redistribute(src, *dst, T(1), T(0));
   if (stats) *stats = s;
   return std::move(*dst);
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                         \
-  template RedistStats redistribute<T>(const DistMatrix<T>&, DistMatrix<T>&, T, T);    \
+#define SHARDMM_INSTANTIATE(T)                                                      \
+  template RedistStats redistribute<T>(const DistMatrix<T>&, DistMatrix<T>&, T, T); \
   template DistMatrix<T> redistribute<T>(const DistMatrix<T>&, const Layout&, RedistStats*);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE

@@ -28,7 +28,8 @@ Bytes allocate(std::size_t bytes) {
   const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + align - 1) / align * align;
   void* p = std::aligned_alloc(align, rounded);
   if (!p)
-    throw OutOfMemory("cannot allocate " + std::to_string(rounded) + " bytes (a work buffer or a matrix tile)");
+    throw OutOfMemory("cannot allocate " + std::to_string(rounded) +
+                      " bytes (a work buffer or a matrix tile)");
   if (align == kHugePage) (void)madvise(p, rounded, MADV_HUGEPAGE);  // a hint: failure is fine
   return {p, rounded};
 }

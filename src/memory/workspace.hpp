@@ -20,10 +20,31 @@ namespace shardmm::memory {
 /// receive buffer; Stream/StreamIn/StreamOut0/1: an operand streamed alongside a swap, its
 /// assembled chunk, one incoming and two outgoing pieces.
 enum class Slot : int {
-  Panel0, Panel1, Panel2, Panel3, Partial, Pack, Unpack, Reduction0, Reduction1,
-  OperandA, OperandB, OperandC, Realigned,
-  StagedA0, StagedA1, StagedB0, StagedB1, StagedC0, StagedC1, Pieces,
-  Stream, StreamIn, StreamOut0, StreamOut1, Count
+  Panel0,
+  Panel1,
+  Panel2,
+  Panel3,
+  Partial,
+  Pack,
+  Unpack,
+  Reduction0,
+  Reduction1,
+  OperandA,
+  OperandB,
+  OperandC,
+  Realigned,
+  StagedA0,
+  StagedA1,
+  StagedB0,
+  StagedB1,
+  StagedC0,
+  StagedC1,
+  Pieces,
+  Stream,
+  StreamIn,
+  StreamOut0,
+  StreamOut1,
+  Count
 };
 
 /// Memory held outside the pool's slots: release with std::free(ptr).
@@ -41,7 +62,8 @@ void* get_bytes(Slot slot, std::size_t bytes);
 
 template <class T>
 T* get(Slot slot, std::int64_t count) {
-  return static_cast<T*>(get_bytes(slot, static_cast<std::size_t>(count < 1 ? 1 : count) * sizeof(T)));
+  return static_cast<T*>(
+      get_bytes(slot, static_cast<std::size_t>(count < 1 ? 1 : count) * sizeof(T)));
 }
 
 /// Bytes currently held by the pool (all slots).

@@ -44,7 +44,8 @@ MeshShape MeshShape::parse(std::string_view text) {
   const bool named = text.find('=') != std::string_view::npos;
   const char sep = named ? ',' : 'x';
   const auto bad = [&] {
-    return InvalidArgument("bad mesh shape '" + std::string(text) + "': expected e.g. 2x3 or x=2,y=3");
+    return InvalidArgument("bad mesh shape '" + std::string(text) +
+                           "': expected e.g. 2x3 or x=2,y=3");
   };
   if (text.empty() || text.back() == sep) throw bad();
   std::vector<std::string> n;
@@ -54,9 +55,11 @@ MeshShape MeshShape::parse(std::string_view text) {
   while (std::getline(ss, item, sep)) {
     const std::size_t eq = item.find('=');
     if (named && eq == std::string::npos) throw bad();
-    std::string name = named ? item.substr(0, eq) : std::string(1, "XYZ"[std::min<std::size_t>(n.size(), 2)]);
+    std::string name =
+        named ? item.substr(0, eq) : std::string(1, "XYZ"[std::min<std::size_t>(n.size(), 2)]);
     std::string num = named ? item.substr(eq + 1) : item;
-    if (num.empty() || !std::all_of(num.begin(), num.end(), ::isdigit) || num.size() > 9) throw bad();
+    if (num.empty() || !std::all_of(num.begin(), num.end(), ::isdigit) || num.size() > 9)
+      throw bad();
     n.push_back(name);
     s.push_back(std::stoi(num));
   }
@@ -123,7 +126,10 @@ std::vector<int> factor_near_square(int P, int ndims) {
     int best = 1;
     const auto root = static_cast<int>(std::floor(std::pow(rest, 1.0 / d) + 1e-9));
     for (int c = root; c >= 1; --c)
-      if (rest % c == 0) { best = c; break; }
+      if (rest % c == 0) {
+        best = c;
+        break;
+      }
     f.push_back(best);
     rest /= best;
   }
@@ -163,8 +169,8 @@ Mesh::Mesh(MPI_Comm comm, MeshShape shape, bool allow_idle) : state_(std::make_s
   const int me = comm::comm_rank(comm);
   if (shape.size() > P || (shape.size() < P && !allow_idle))
     throw InvalidArgument("mesh " + shape.to_string() + " has " + std::to_string(shape.size()) +
-                          " cells but the communicator has " + std::to_string(P) +
-                          " ranks" + (shape.size() < P ? " (pass allow_idle to leave the rest idle)" : ""));
+                          " cells but the communicator has " + std::to_string(P) + " ranks" +
+                          (shape.size() < P ? " (pass allow_idle to leave the rest idle)" : ""));
   state_->shape = std::move(shape);
   MPI_Comm dup = MPI_COMM_NULL;
   SHARDMM_MPI(MPI_Comm_dup(comm, &dup));

@@ -12,7 +12,7 @@
 namespace shardmm::plan {
 namespace {
 
-constexpr double kExposed = 0.25; // share of overlapped communication that is not hidden
+constexpr double kExposed = 0.25;  // share of overlapped communication that is not hidden
 
 double up(double a, double b) { return std::ceil(a / b); }
 
@@ -36,7 +36,8 @@ double redistribution(const PlanRequest& r, const Candidate& c, double a_loc, do
   if (in_place || r.ranks == 1) return 0;
   if (c.algorithm == Algorithm::Ring && c.ring_form != RingForm::Auto) {
     const auto& fits = r.ring_in_place[static_cast<int>(c.ring_form) - 1];
-    return ((fits[0] ? 0 : a_loc) + (fits[1] ? 0 : b_loc) + (fits[2] ? 0 : c_loc)) * (1 - 1.0 / r.ranks);
+    return ((fits[0] ? 0 : a_loc) + (fits[1] ? 0 : b_loc) + (fits[2] ? 0 : c_loc)) *
+           (1 - 1.0 / r.ranks);
   }
   return (a_loc + b_loc + c_loc) * (1 - 1.0 / r.ranks);
 }
@@ -63,7 +64,8 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
       break;
     default: {
       // Panel buffers: two per operand (an operand that does not move may still be packed).
-      const double w = double(blocking::summa_panel_width(ml, nl, kq, kp, q > 1 ? 2 : 0, p > 1 ? 2 : 0));
+      const double w =
+          double(blocking::summa_panel_width(ml, nl, kq, kp, q > 1 ? 2 : 0, p > 1 ? 2 : 0));
       const bool in_place = r.current_summa_words > 0 && on_caller_grid(r, c);
       x.words = in_place ? r.current_summa_words : ml * k * (1 - 1 / q) + nl * k * (1 - 1 / p);
       x.memory = ml * kq + kp * nl + ml * nl + 2 * w * (ml + nl);
@@ -89,7 +91,10 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
     // one incoming and a block's packed slice.
     const double kl = up(k, p), w = double(blocking::rs_chunk_width(n, kl, share));
     x.words = m * n * f;
-    x.memory = m * kl + kl * n + up(m, p) * n + (p == 2 ? w * (3 * n + kl) : p > 2 ? up(m, p) * (3 * n + kl) : 0.0);
+    x.memory = m * kl + kl * n + up(m, p) * n +
+               (p == 2  ? w * (3 * n + kl)
+                : p > 2 ? up(m, p) * (3 * n + kl)
+                        : 0.0);
     if (p == 2) x.messages = up(up(m, p), w);
     return x;
   }
@@ -105,7 +110,9 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
   if (p == 2) x.messages = (streamed ? 2 : 1) * up(k, w);
   x.words = (ag_a ? m : n) * k * f + (streamed ? up(k, p) * other : 0.0);
   x.memory = up(m, p) * k + k * up(n, p) + (ag_a ? m * up(n, p) : up(m, p) * n) +
-             (p == 2 ? (6 * tile + (streamed ? 2.5 * other : 0.0)) * w : p > 2 ? 2 * tile * k + tile * other : 0.0);
+             (p == 2  ? (6 * tile + (streamed ? 2.5 * other : 0.0)) * w
+              : p > 2 ? 2 * tile * k + tile * other
+                      : 0.0);
   return x;
 }
 
@@ -115,7 +122,8 @@ Costs gemm25d(const PlanRequest& r, const Candidate& c) {
   const double ml = up(m, pm), nl = up(n, pn), ks = up(k, pk);
   Costs x;
   x.words = ml * ks * (1 - 1 / pn) + nl * ks * (1 - 1 / pm) + ml * nl * (1 - 1 / pk);
-  const double w = double(blocking::summa_panel_width(ml, nl, up(ks, pn), up(ks, pm), pn > 1 ? 2 : 0, pm > 1 ? 2 : 0));
+  const double w = double(
+      blocking::summa_panel_width(ml, nl, up(ks, pn), up(ks, pm), pn > 1 ? 2 : 0, pm > 1 ? 2 : 0));
   x.messages = 2 * up(ks, w) + pk;
   x.memory = ml * up(ks, pn) + up(ks, pm) * nl + 2 * ml * nl + 2 * w * (ml + nl);
   return x;
@@ -154,8 +162,8 @@ void evaluate(const PlanRequest& r, Candidate& c) {
                         (c.redist_words > 0 ? r.profile.latency_s * 2 * (P - 1) : 0);
   // Overlap is imperfect (progress, memory bandwidth shared with the GEMM): a quarter of the
   // smaller part stays exposed.
-  const double exposed = x.overlapped ? std::max(comm, compute) + kExposed * std::min(comm, compute)
-                                      : comm + compute;
+  const double exposed =
+      x.overlapped ? std::max(comm, compute) + kExposed * std::min(comm, compute) : comm + compute;
   c.seconds = exposed + redist;
 }
 

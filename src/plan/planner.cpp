@@ -24,10 +24,14 @@ std::int64_t memory_limit(const PlanRequest& r) {
   if (!env || !*env) return 0;
   char* end = nullptr;
   const double v = std::strtod(env, &end);
-  const double unit = !end || !*end ? 1 : *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0
-                                        : *end == 'G' ? 1073741824.0 : 0.0;
+  const double unit = !end || !*end ? 1
+                      : *end == 'K' ? 1024.0
+                      : *end == 'M' ? 1048576.0
+                      : *end == 'G' ? 1073741824.0
+                                    : 0.0;
   if (v <= 0 || unit == 0)
-    throw InvalidArgument("SHARDMM_MEMORY_LIMIT='" + std::string(env) + "': expected bytes, e.g. 512M");
+    throw InvalidArgument("SHARDMM_MEMORY_LIMIT='" + std::string(env) +
+                          "': expected bytes, e.g. 512M");
   return static_cast<std::int64_t>(v * unit);
 }
 
@@ -71,9 +75,13 @@ std::string fmt(double v) {
 
 std::string Candidate::name() const {
   std::string s = to_string(algorithm);
-  if (algorithm == Algorithm::Summa) s += stationary == Stationary::A ? "(A)" : stationary == Stationary::B ? "(B)" : "(C)";
+  if (algorithm == Algorithm::Summa)
+    s += stationary == Stationary::A ? "(A)" : stationary == Stationary::B ? "(B)" : "(C)";
   if (algorithm == Algorithm::Ring)
-    return s + (ring_form == RingForm::AllGatherA ? "(AG-A) " : ring_form == RingForm::AllGatherB ? "(AG-B) " : "(RS) ") +
+    return s +
+           (ring_form == RingForm::AllGatherA   ? "(AG-A) "
+            : ring_form == RingForm::AllGatherB ? "(AG-B) "
+                                                : "(RS) ") +
            std::to_string(pm);
   if (algorithm == Algorithm::Local) return s;
   s += " " + std::to_string(pm) + "x" + std::to_string(pn);
@@ -89,9 +97,10 @@ GemmPlan plan_gemm(const PlanRequest& r) {
   const std::int64_t limit = memory_limit(r);
   plan.candidates = enumerate(r);
   for (Candidate& c : plan.candidates) c = evaluate(r, c);
-  std::stable_sort(plan.candidates.begin(), plan.candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return a.fits != b.fits ? a.fits : a.seconds < b.seconds;
-  });
+  std::stable_sort(plan.candidates.begin(), plan.candidates.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     return a.fits != b.fits ? a.fits : a.seconds < b.seconds;
+                   });
   if (!plan.candidates.front().fits) {
     std::int64_t least = plan.candidates.front().memory_bytes;
     for (const Candidate& c : plan.candidates) least = std::min(least, c.memory_bytes);
@@ -117,8 +126,10 @@ Candidate cheapest_of(const PlanRequest& r, Algorithm algorithm, int pm, int pn)
     if (!best || (c.fits != best->fits ? c.fits : c.seconds < best->seconds)) best = c;
   }
   if (!best)
-    throw NotSupported("plan: " + to_string(algorithm) + " has no candidate for " + std::to_string(r.ranks) +
-                       " ranks" + (pm > 0 ? " on a " + std::to_string(pm) + "x" + std::to_string(pn) + " grid" : ""));
+    throw NotSupported(
+        "plan: " + to_string(algorithm) + " has no candidate for " + std::to_string(r.ranks) +
+        " ranks" +
+        (pm > 0 ? " on a " + std::to_string(pm) + "x" + std::to_string(pn) + " grid" : ""));
   return *best;
 }
 

@@ -34,9 +34,11 @@ MachineProfile MachineProfile::from_environment() {
 }
 
 std::string MachineProfile::to_json() const {
-  nlohmann::json j = {{"latency_s", latency_s},
-                      {"bytes_per_s", bytes_per_s},
-                      {"gemm_gflops", {{"f32", gflops[0]}, {"f64", gflops[1]}, {"c64", gflops[2]}, {"c128", gflops[3]}}}};
+  nlohmann::json j = {
+      {"latency_s", latency_s},
+      {"bytes_per_s", bytes_per_s},
+      {"gemm_gflops",
+       {{"f32", gflops[0]}, {"f64", gflops[1]}, {"c64", gflops[2]}, {"c128", gflops[3]}}}};
   return j.dump(2);
 }
 

@@ -13,10 +13,10 @@ enum DescEntry { kDtype, kCtxt, kM, kN, kMB, kNB, kRsrc, kCsrc, kLld, kDescLengt
 /// One matrix argument of p?gemm as passed, with the argument positions its errors report.
 struct MatrixArg {
   const int* desc = nullptr;
-  int i = 1, j = 1;             ///< IX, JX (1-based)
-  int rows = 0, cols = 0;       ///< extent of sub(X), from M, N or K
+  int i = 1, j = 1;                ///< IX, JX (1-based)
+  int rows = 0, cols = 0;          ///< extent of sub(X), from M, N or K
   int rows_pos = 0, cols_pos = 0;  ///< positions of the scalars M/N/K giving rows and cols
-  int desc_pos = 0;             ///< position of DESCX; IX and JX are 2 and 1 before it
+  int desc_pos = 0;                ///< position of DESCX; IX and JX are 2 and 1 before it
 };
 
 /// PBLAS' checks of one matrix argument (as PB_Cchkmat): 0 when legal, otherwise the

@@ -3,14 +3,13 @@
 // libshardmm_pxgemm has the prefixed names alone, so it coexists with ScaLAPACK in any order.
 #include "shardmm/c/scalapack.h"
 
-#define SHARDMM_ARGS                                                                    \
-  transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, \
-      descc
+#define SHARDMM_ARGS \
+  transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc
 #define SHARDMM_SPELLING(name, x, CT) \
   void name(SHARDMM_PXGEMM_PARAMS(CT)) { shardmm_p##x##gemm(SHARDMM_ARGS); }
-#define SHARDMM_SPELLINGS(x, X, CT)      \
-  SHARDMM_SPELLING(p##x##gemm_, x, CT)   \
-  SHARDMM_SPELLING(p##x##gemm, x, CT)    \
+#define SHARDMM_SPELLINGS(x, X, CT)    \
+  SHARDMM_SPELLING(p##x##gemm_, x, CT) \
+  SHARDMM_SPELLING(p##x##gemm, x, CT)  \
   SHARDMM_SPELLING(P##X##GEMM, x, CT)
 
 extern "C" {

@@ -42,10 +42,22 @@ Call parse(SHARDMM_PXGEMM_PARAMS(void)) {
   x.tb = static_cast<char>(std::toupper(static_cast<unsigned char>(transb[0])));
   x.m = *m, x.n = *n, x.k = *k;
   const bool nota = x.ta == 'N', notb = x.tb == 'N';
-  x.A = MatrixArg{desca, *ia, *ja, nota ? x.m : x.k, nota ? x.k : x.m,
-                  nota ? kPosM : kPosK, nota ? kPosK : kPosM, kDescA};
-  x.B = MatrixArg{descb, *ib, *jb, notb ? x.k : x.n, notb ? x.n : x.k,
-                  notb ? kPosK : kPosN, notb ? kPosN : kPosK, kDescB};
+  x.A = MatrixArg{desca,
+                  *ia,
+                  *ja,
+                  nota ? x.m : x.k,
+                  nota ? x.k : x.m,
+                  nota ? kPosM : kPosK,
+                  nota ? kPosK : kPosM,
+                  kDescA};
+  x.B = MatrixArg{descb,
+                  *ib,
+                  *jb,
+                  notb ? x.k : x.n,
+                  notb ? x.n : x.k,
+                  notb ? kPosK : kPosN,
+                  notb ? kPosN : kPosK,
+                  kDescB};
   x.C = MatrixArg{descc, *ic, *jc, x.m, x.n, kPosM, kPosN, kDescC};
   return x;
 }
@@ -70,8 +82,7 @@ int agreed_code(const Grid& g, const Mesh& mesh, const Call& x) {
 // Offset of sub(X)'s first local element in the caller's array (null stays null).
 template <class T>
 T* local_start(T* data, const SubMatrix& s, const std::vector<int>& me) {
-  if (data == nullptr || s.row.local_size(me[0]) == 0 || s.col.local_size(me[1]) == 0)
-    return data;
+  if (data == nullptr || s.row.local_size(me[0]) == 0 || s.col.local_size(me[1]) == 0) return data;
   return data + s.row.local_begin(me[0]) + s.col.local_begin(me[1]) * s.lld;
 }
 
@@ -79,8 +90,7 @@ T* local_start(T* data, const SubMatrix& s, const std::vector<int>& me) {
 template <Scalar T>
 void scale_local(const Mesh& mesh, const SubMatrix& s, T beta, T* c) {
   const auto& me = mesh.coords();
-  blas::scale(s.row.local_size(me[0]), s.col.local_size(me[1]), beta, local_start(c, s, me),
-              s.lld);
+  blas::scale(s.row.local_size(me[0]), s.col.local_size(me[1]), beta, local_start(c, s, me), s.lld);
 }
 
 // sub(X) as a DistMatrix: a view when aligned, else an aligned copy (loaded when `load`).
@@ -113,8 +123,8 @@ void run(const char* routine, const Grid& g, SHARDMM_PXGEMM_PARAMS(void)) {
   constexpr int kContextOfA = kDescA * 100 + kCtxt + 1;  // PBLAS: -(1001 + CTXT_)
   if (!g.member()) return report_illegal(g, routine, kContextOfA);
   const Mesh mesh = grid_mesh(g);
-  const Call x = parse(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta,
-                       c, ic, jc, descc);
+  const Call x = parse(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c,
+                       ic, jc, descc);
   if (const int code = agreed_code(g, mesh, x); code != 0)
     return report_illegal(g, routine, code % 100 == 0 ? code / 100 : code);
   if (x.m == 0 || x.n == 0) return;
@@ -133,8 +143,8 @@ template <Scalar T>
 void pgemm(const char* routine, SHARDMM_PXGEMM_PARAMS(void)) noexcept {
   const Grid g = grid_info(desca[kCtxt]);
   try {
-    run<T>(routine, g, transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta,
-           c, ic, jc, descc);
+    run<T>(routine, g, transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c,
+           ic, jc, descc);
   } catch (const std::exception& e) {
     fatal(g, routine, e.what());
   } catch (...) {
@@ -145,12 +155,11 @@ void pgemm(const char* routine, SHARDMM_PXGEMM_PARAMS(void)) noexcept {
 }  // namespace shardmm::scalapack
 
 // The prefixed entry points (ScaLAPACK's own spellings: dropin_entries.cpp).
-#define SHARDMM_ARGS                                                                    \
-  transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, \
-      descc
-#define SHARDMM_ENTRY(x, X, CT, T)                                   \
-  void shardmm_p##x##gemm(SHARDMM_PXGEMM_PARAMS(CT)) {               \
-    shardmm::scalapack::pgemm<T>("P" #X "GEMM", SHARDMM_ARGS);       \
+#define SHARDMM_ARGS \
+  transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc
+#define SHARDMM_ENTRY(x, X, CT, T)                             \
+  void shardmm_p##x##gemm(SHARDMM_PXGEMM_PARAMS(CT)) {         \
+    shardmm::scalapack::pgemm<T>("P" #X "GEMM", SHARDMM_ARGS); \
   }
 
 extern "C" {

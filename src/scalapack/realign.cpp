@@ -11,8 +11,8 @@
 #include <algorithm>
 
 #include "comm/exchange.hpp"
-#include "shardmm/error.hpp"
 #include "core/instantiate.hpp"
+#include "shardmm/error.hpp"
 
 namespace shardmm::scalapack {
 namespace {
@@ -34,7 +34,8 @@ using Buckets = std::vector<std::vector<index_t>>;  // per coordinate of the oth
 
 // My local indices of the submatrix's range [0, len) along one dimension, grouped by the
 // coordinate that holds each index on the other side.
-Buckets bucket(const DimSide& mine, int my_coord, const DimSide& other, index_t len, int axis_size) {
+Buckets bucket(const DimSide& mine, int my_coord, const DimSide& other, index_t len,
+               int axis_size) {
   Buckets out(static_cast<std::size_t>(axis_size));
   if (mine.replicated != other.replicated)
     throw InvalidArgument("internal: copy between replicated and distributed dimensions");
@@ -110,21 +111,21 @@ DimSide matrix_side(const Layout& L, int d) {
 template <Scalar T>
 void copy_in(const SubMatrix& s, const T* data, DistMatrix<T>& dst) {
   const Side<const T> from{{sub_side(s.row), sub_side(s.col)}, data, s.lld};
-  const Side<T> to{{matrix_side(dst.layout(), 0), matrix_side(dst.layout(), 1)}, dst.data(),
-                   dst.ld()};
+  const Side<T> to{
+      {matrix_side(dst.layout(), 0), matrix_side(dst.layout(), 1)}, dst.data(), dst.ld()};
   transfer(dst.mesh(), from, to, s.row.size, s.col.size);
 }
 
 template <Scalar T>
 void copy_out(const DistMatrix<T>& src, const SubMatrix& s, T* data) {
-  const Side<const T> from{{matrix_side(src.layout(), 0), matrix_side(src.layout(), 1)},
-                           src.data(), src.ld()};
+  const Side<const T> from{
+      {matrix_side(src.layout(), 0), matrix_side(src.layout(), 1)}, src.data(), src.ld()};
   const Side<T> to{{sub_side(s.row), sub_side(s.col)}, data, s.lld};
   transfer(src.mesh(), from, to, s.row.size, s.col.size);
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                  \
-  template void copy_in<T>(const SubMatrix&, const T*, DistMatrix<T>&);         \
+#define SHARDMM_INSTANTIATE(T)                                          \
+  template void copy_in<T>(const SubMatrix&, const T*, DistMatrix<T>&); \
   template void copy_out<T>(const DistMatrix<T>&, const SubMatrix&, T*);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE

@@ -14,18 +14,19 @@
 
 static int g_failures, g_rank, g_size;
 
-#define CHECK(cond, ...)                                                                   \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
-      ++g_failures;                                                                        \
-      printf("[rank %d] FAIL %s:%d: %s: ", g_rank, __FILE__, __LINE__, #cond);             \
-      printf(__VA_ARGS__);                                                                 \
-      printf(" (last error: '%s')\n", shardmm_last_error());                             \
-    }                                                                                      \
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      ++g_failures;                                                            \
+      printf("[rank %d] FAIL %s:%d: %s: ", g_rank, __FILE__, __LINE__, #cond); \
+      printf(__VA_ARGS__);                                                     \
+      printf(" (last error: '%s')\n", shardmm_last_error());                   \
+    }                                                                          \
   } while (0)
 
 static double complex value(int which, int64_t i, int64_t j) {
-  return sin(0.3 * (double)i + 0.7 * (double)j + which) + I * cos(0.2 * (double)i - 0.5 * (double)j);
+  return sin(0.3 * (double)i + 0.7 * (double)j + which) +
+         I * cos(0.2 * (double)i - 0.5 * (double)j);
 }
 
 /* Near-square p x q with p * q = P. */
@@ -84,7 +85,7 @@ static void check_product(shardmm_matrix C, shardmm_dtype dt, char ta, char tb, 
       const double complex c0 = dt == SHARDMM_F64 ? creal(value(2, i, j)) : value(2, i, j);
       want = alpha * want + beta * c0;
       const double complex got = dt == SHARDMM_F64 ? ((double *)data)[il + jl * ld]
-                                                    : ((float complex *)data)[il + jl * ld];
+                                                   : ((float complex *)data)[il + jl * ld];
       const double err = cabs(got - want) / (1 + cabs(want));
       if (err > worst) worst = err;
     }
@@ -116,7 +117,8 @@ static void test_double_summa_and_auto(shardmm_mesh mesh) {
   CHECK(shardmm_plan('N', 'N', A, B, C, NULL, plan, sizeof plan, NULL) == SHARDMM_OK, "plan auto");
   CHECK(strlen(plan) > 5, "auto plan '%s'", plan);
   CHECK(shardmm_plan('N', 'N', A, B, C, NULL, plan, 4, &len) == SHARDMM_ERROR_BUFFER_TOO_SMALL &&
-            strlen(plan) == 3 && len > 3, "small buffer: '%s', length %zu", plan, len);
+            strlen(plan) == 3 && len > 3,
+        "small buffer: '%s', length %zu", plan, len);
   CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, NULL, NULL) == SHARDMM_OK, "gemm auto");
   check_product(C, SHARDMM_F64, 'N', 'N', k, 1, 0, 1e-13);
   shardmm_matrix_destroy(A), shardmm_matrix_destroy(B), shardmm_matrix_destroy(C);
@@ -139,12 +141,14 @@ static void test_complex_block_cyclic(void) {
     int64_t lr, lc;
     shardmm_matrix probe = NULL;
     CHECK(shardmm_matrix_create_block_cyclic(mesh, SHARDMM_C64, rows[w], cols[w], 4, 3, p - 1, 0,
-                                             NULL, 0, &probe) == SHARDMM_OK, "owning matrix");
+                                             NULL, 0, &probe) == SHARDMM_OK,
+          "owning matrix");
     shardmm_matrix_local(probe, NULL, &lr, &lc, NULL);
     shardmm_matrix_destroy(probe);
     buf[w] = calloc((size_t)((lr + 1) * (lc > 0 ? lc : 1)), sizeof(float complex));
     CHECK(shardmm_matrix_create_block_cyclic(mesh, SHARDMM_C64, rows[w], cols[w], 4, 3, p - 1, 0,
-                                             buf[w], lr + 1, &X[w]) == SHARDMM_OK, "view");
+                                             buf[w], lr + 1, &X[w]) == SHARDMM_OK,
+          "view");
     for (int64_t jl = 0; jl < lc; ++jl)
       for (int64_t il = 0; il < lr; ++il) {
         int64_t i, j;
@@ -170,12 +174,16 @@ static void *other_thread(void *arg) {
 /* Each failure: its status, on every rank, and a message. */
 static void test_errors(shardmm_mesh mesh) {
   shardmm_matrix A = NULL, Cf = NULL, Cbad = NULL;
-  CHECK(shardmm_matrix_create(mesh, SHARDMM_F64, 4, 4, "A[I_Q", NULL, 0, &A) == SHARDMM_ERROR_PARSE &&
-            A == NULL && strlen(shardmm_last_error()) > 0, "parse error");
+  CHECK(
+      shardmm_matrix_create(mesh, SHARDMM_F64, 4, 4, "A[I_Q", NULL, 0, &A) == SHARDMM_ERROR_PARSE &&
+          A == NULL && strlen(shardmm_last_error()) > 0,
+      "parse error");
   CHECK(shardmm_matrix_create(mesh, SHARDMM_F64, 4, 4, "A[I_X,J_Y]", NULL, 0, NULL) ==
-            SHARDMM_ERROR_INVALID_ARGUMENT, "null output");
+            SHARDMM_ERROR_INVALID_ARGUMENT,
+        "null output");
   CHECK(shardmm_matrix_create(mesh, (shardmm_dtype)7, 4, 4, "A[I_X,J_Y]", NULL, 0, &A) ==
-            SHARDMM_ERROR_INVALID_ARGUMENT, "bad dtype");
+            SHARDMM_ERROR_INVALID_ARGUMENT,
+        "bad dtype");
   shardmm_matrix_create(mesh, SHARDMM_F64, 6, 5, "A[I_X,J_Y]", NULL, 0, &A);
   shardmm_matrix_create(mesh, SHARDMM_F32, 6, 6, "C[I_X,J_Y]", NULL, 0, &Cf);
   shardmm_matrix_create(mesh, SHARDMM_F64, 6, 7, "C[I_X,J_Y]", NULL, 0, &Cbad);
@@ -186,11 +194,15 @@ static void test_errors(shardmm_mesh mesh) {
   MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   CHECK(lo == hi, "ranks disagree on the status: %d..%d", lo, hi);
-  CHECK(shardmm_gemm('N', 'T', &one, A, A, &one, Cf, NULL, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT &&
-            strstr(shardmm_last_error(), "dtype"), "dtype mismatch");
-  CHECK(shardmm_gemm('X', 'N', &one, A, A, &one, Cbad, NULL, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT,
-        "bad trans");
-  CHECK(shardmm_gemm('N', 'N', &one, NULL, A, &one, Cbad, NULL, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT,
+  CHECK(
+      shardmm_gemm('N', 'T', &one, A, A, &one, Cf, NULL, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT &&
+          strstr(shardmm_last_error(), "dtype"),
+      "dtype mismatch");
+  CHECK(
+      shardmm_gemm('X', 'N', &one, A, A, &one, Cbad, NULL, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT,
+      "bad trans");
+  CHECK(shardmm_gemm('N', 'N', &one, NULL, A, &one, Cbad, NULL, NULL) ==
+            SHARDMM_ERROR_INVALID_ARGUMENT,
         "null matrix");
   /* A bad argument on one rank only (the last passes a null alpha, or a bad trans): every
    * rank fails the same way instead of the others hanging in gemm, and the mesh stays usable. */
@@ -199,8 +211,8 @@ static void test_errors(shardmm_mesh mesh) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   status = shardmm_gemm('N', 'T', me == np - 1 ? NULL : &one, A, A, &one, Cbad, NULL, NULL);
   CHECK(status == SHARDMM_ERROR_INVALID_ARGUMENT && strstr(shardmm_last_error(), "alpha") &&
-            strstr(shardmm_last_error(), "first failing rank"), "null alpha on one rank: %d %s",
-        status, shardmm_last_error());
+            strstr(shardmm_last_error(), "first failing rank"),
+        "null alpha on one rank: %d %s", status, shardmm_last_error());
   status = shardmm_gemm(me == np - 1 ? 'Q' : 'N', 'T', &one, A, A, &one, Cbad, NULL, NULL);
   CHECK(status == SHARDMM_ERROR_INVALID_ARGUMENT && strstr(shardmm_last_error(), "transa"),
         "bad trans on one rank: %d %s", status, shardmm_last_error());
@@ -213,16 +225,20 @@ static void test_errors(shardmm_mesh mesh) {
   shardmm_options_init(&o);
   o.algorithm = (shardmm_algorithm)42;
   CHECK(shardmm_plan('N', 'T', A, A, Cf, &o, NULL, 0, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT &&
-            strstr(shardmm_last_error(), "algorithm"), "bad option");
+            strstr(shardmm_last_error(), "algorithm"),
+        "bad option");
   double small[4];
   int64_t lr = 0;
   shardmm_local_shape(mesh, 6, 5, "A[I_X,J_Y]", &lr, NULL);
   if (lr >= 2) {
     shardmm_matrix V = NULL;
     CHECK(shardmm_matrix_create(mesh, SHARDMM_F64, 6, 5, "A[I_X,J_Y]", small, lr - 1, &V) ==
-              SHARDMM_ERROR_INVALID_ARGUMENT && V == NULL, "ld below the local rows");
+                  SHARDMM_ERROR_INVALID_ARGUMENT &&
+              V == NULL,
+          "ld below the local rows");
   }
-  CHECK(shardmm_matrix_global_index(A, -1, 0, NULL, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT, "index");
+  CHECK(shardmm_matrix_global_index(A, -1, 0, NULL, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT,
+        "index");
   pthread_t t;
   void *ok = NULL;
   pthread_create(&t, NULL, other_thread, NULL);
@@ -247,13 +263,15 @@ int main(int argc, char **argv) {
   int rank = -1, size = 0, ndims = 0, coords[2] = {-1, -1};
   shardmm_mesh_info(mesh, &rank, &size, &ndims, coords);
   CHECK(size == g_size && ndims == 2 && coords[0] * q + coords[1] == rank, "mesh info");
-  CHECK(shardmm_mesh_create(MPI_COMM_WORLD, "x=2,y=", NULL) == SHARDMM_ERROR_INVALID_ARGUMENT, "null");
+  CHECK(shardmm_mesh_create(MPI_COMM_WORLD, "x=2,y=", NULL) == SHARDMM_ERROR_INVALID_ARGUMENT,
+        "null");
   test_double_summa_and_auto(mesh);
   test_complex_block_cyclic();
   test_errors(mesh);
   shardmm_mesh_destroy(mesh);
   MPI_Allreduce(MPI_IN_PLACE, &g_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0) printf("C API (shardmm %s) on %d ranks: %d failures\n", shardmm_version(), g_size, g_failures);
+  if (g_rank == 0)
+    printf("C API (shardmm %s) on %d ranks: %d failures\n", shardmm_version(), g_size, g_failures);
   MPI_Finalize();
   return g_failures ? 1 : 0;
 }

@@ -21,8 +21,8 @@ double fro(const std::vector<T>& v) {
 
 /// Returns the scaled error on every rank (0 when the reference matches exactly).
 template <Scalar T>
-double gemm_error(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B,
-                  T beta, const std::vector<T>& C0, const DistMatrix<T>& C) {
+double gemm_error(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+                  const std::vector<T>& C0, const DistMatrix<T>& C) {
   const auto a = A.gather(), b = B.gather(), c = C.gather();
   double err = 0;
   if (world_rank() == 0) {
@@ -32,8 +32,8 @@ double gemm_error(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMat
                std::max<index_t>(B.rows(), 1), beta, ref.data(), std::max<index_t>(m, 1));
     std::vector<T> diff(ref.size());
     for (std::size_t i = 0; i < ref.size(); ++i) diff[i] = c[i] - ref[i];
-    const double denom = std::sqrt(double(k) + 2) * std::abs(alpha) * fro(a) * fro(b) +
-                         2 * std::abs(beta) * fro(C0);
+    const double denom =
+        std::sqrt(double(k) + 2) * std::abs(alpha) * fro(a) * fro(b) + 2 * std::abs(beta) * fro(C0);
     const double eps = std::numeric_limits<real_t<T>>::epsilon();
     const double num = fro(diff);
     err = num == 0 ? 0 : (denom == 0 ? std::numeric_limits<double>::infinity() : num / denom / eps);

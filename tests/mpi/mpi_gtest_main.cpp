@@ -30,13 +30,14 @@ class GatherFailures : public ::testing::EmptyTestEventListener {
       total += lens[static_cast<std::size_t>(r)];
     }
     std::string all(static_cast<std::size_t>(rank == 0 ? total : 0), '\0');
-    MPI_Gatherv(pending_.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR,
-                0, MPI_COMM_WORLD);
+    MPI_Gatherv(pending_.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
+                MPI_COMM_WORLD);
     if (rank == 0) {
       for (int r = 0; r < size; ++r) {
         const auto n = static_cast<std::size_t>(lens[static_cast<std::size_t>(r)]);
         if (n == 0) continue;
-        std::string text = all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]), n);
+        std::string text =
+            all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]), n);
         std::printf("[rank %d/%d] %s.%s failed:\n", r, size, info.test_suite_name(), info.name());
         std::size_t b = 0;
         while (b < text.size()) {
@@ -69,8 +70,7 @@ int main(int argc, char** argv) {
   const int local = RUN_ALL_TESTS();
   int global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0 && global != 0)
-    std::printf("MPI test FAILED on at least one of %d ranks\n", size);
+  if (rank == 0 && global != 0) std::printf("MPI test FAILED on at least one of %d ranks\n", size);
   MPI_Finalize();
   return global != 0 ? 1 : 0;
 }

@@ -26,8 +26,9 @@ inline int world_rank() {
 /// Deterministic, rank-count-independent entry for (i, j) of matrix number `seed`.
 template <class T>
 T entry(index_t i, index_t j, int seed = 0) {
-  const double x = std::sin(0.37 * static_cast<double>(i) + 1.13 * static_cast<double>(j) +
-                            0.71 * seed) + 0.001 * static_cast<double>((i * 7 + j * 3 + seed) % 11);
+  const double x =
+      std::sin(0.37 * static_cast<double>(i) + 1.13 * static_cast<double>(j) + 0.71 * seed) +
+      0.001 * static_cast<double>((i * 7 + j * 3 + seed) % 11);
   if constexpr (is_complex_v<T>) {
     const double y = std::cos(0.53 * static_cast<double>(i) - 0.29 * static_cast<double>(j) + seed);
     return T(static_cast<real_t<T>>(x), static_cast<real_t<T>>(y));

@@ -51,14 +51,10 @@ inline std::string file(const std::string& name) { return g_dir + "/" + name; }
 
 template <class T>
 std::string descr() {
-  if constexpr (std::is_same_v<T, float>)
-    return "<f4";
-  else if constexpr (std::is_same_v<T, double>)
-    return "<f8";
-  else if constexpr (std::is_same_v<T, std::complex<float>>)
-    return "<c8";
-  else
-    return "<c16";
+  if constexpr (std::is_same_v<T, float>) return "<f4";
+  else if constexpr (std::is_same_v<T, double>) return "<f8";
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return "<c8";
+  else return "<c16";
 }
 
 // Version 1.0 header around `dict`, padded with spaces and '\n' to a multiple of 64 bytes.

@@ -34,8 +34,10 @@ const Case kCases[] = {
     {"summa A", Algorithm::Summa, MeshKind::Grid, RingForm::Auto, Stationary::A, true},
     {"summa B", Algorithm::Summa, MeshKind::Grid, RingForm::Auto, Stationary::B, true},
     {"cannon", Algorithm::Cannon, MeshKind::Square, RingForm::Auto, Stationary::Auto, true},
-    {"ring allgather-A", Algorithm::Ring, MeshKind::Line, RingForm::AllGatherA, Stationary::Auto, true},
-    {"ring reduce-scatter", Algorithm::Ring, MeshKind::Line, RingForm::ReduceScatter, Stationary::Auto, true},
+    {"ring allgather-A", Algorithm::Ring, MeshKind::Line, RingForm::AllGatherA, Stationary::Auto,
+     true},
+    {"ring reduce-scatter", Algorithm::Ring, MeshKind::Line, RingForm::ReduceScatter,
+     Stationary::Auto, true},
     {"sharded", Algorithm::Sharded, MeshKind::Grid, RingForm::Auto, Stationary::Auto, false},
     {"2.5d", Algorithm::Gemm25D, MeshKind::Grid, RingForm::Auto, Stationary::Auto, true},
     {"auto", Algorithm::Auto, MeshKind::Grid, RingForm::Auto, Stationary::Auto, true},
@@ -129,9 +131,11 @@ TEST(FaultInject, EveryPhaseOfEveryAlgorithmFailsOnEveryRank) {
       SCOPED_TRACE(std::string(c.name) + ", phase " + phase + ", P=" + std::to_string(P));
       // One rank (the last) cannot allocate: every rank throws OutOfMemory.
       const std::optional<bool> expect = expected_reach(c, phase);
-      const bool one = run_injected<OutOfMemory>(c, phase + "@" + std::to_string(P - 1), "allocation failed");
+      const bool one =
+          run_injected<OutOfMemory>(c, phase + "@" + std::to_string(P - 1), "allocation failed");
       // Every rank fails: one message (the lowest failing rank's) everywhere.
-      const bool all = run_injected<Error>(c, phase + "@*:error", "injected failure in phase '" + phase + "'");
+      const bool all =
+          run_injected<Error>(c, phase + "@*:error", "injected failure in phase '" + phase + "'");
       EXPECT_EQ(one, all);
       if (expect) {
         EXPECT_EQ(one, *expect);
@@ -152,7 +156,8 @@ TEST(FaultInject, WriteFailureOnOneRankLeavesNoFile) {
   MPI_Barrier(MPI_COMM_WORLD);
   {
     const Injection inject("write@" + std::to_string(world_size() - 1));
-    expect_same_error_everywhere<OutOfMemory>([&] { write_npy(path, C); }, "[write: first failing rank");
+    expect_same_error_everywhere<OutOfMemory>([&] { write_npy(path, C); },
+                                              "[write: first failing rank");
   }
   FILE* f = std::fopen(path.c_str(), "rb");
   EXPECT_EQ(f, nullptr) << path << " exists after a failed write";

@@ -14,7 +14,8 @@ namespace {
 struct Shape {
   index_t m, n, k;
 };
-const Shape kShapes[] = {{1, 1, 1}, {7, 5, 3}, {13, 1, 17}, {1, 11, 6}, {5, 29, 2}, {23, 19, 31}, {4, 6, 0}};
+const Shape kShapes[] = {{1, 1, 1},  {7, 5, 3},    {13, 1, 17}, {1, 11, 6},
+                         {5, 29, 2}, {23, 19, 31}, {4, 6, 0}};
 
 // What a case sets beyond the sweep: SUMMA's panel width and variant, "bc"'s block sizes, the
 // ring's direction, form and overlap, and the mesh.
@@ -30,7 +31,8 @@ struct Knobs {
 
 Mesh mesh_for(Algorithm a, int line) {
   const int P = world_size();
-  if (line) return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {line == 1 ? 1 : P, line == 1 ? P : 1}));
+  if (line)
+    return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {line == 1 ? 1 : P, line == 1 ? P : 1}));
   if (a == Algorithm::Ring) return Mesh::line(MPI_COMM_WORLD, "x");
   if (a == Algorithm::Cannon) {
     const int q = static_cast<int>(std::floor(std::sqrt(double(P)) + 1e-9));
@@ -50,7 +52,8 @@ T value(double re, double im) {
 template <Scalar T>
 void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
               const std::array<std::string, 3>& lay, const Knobs& kn) {
-  Mesh mesh = mesh_for(algo, kn.line);  // Cannon leaves surplus ranks idle; they still join the oracle
+  Mesh mesh =
+      mesh_for(algo, kn.line);  // Cannon leaves surplus ranks idle; they still join the oracle
   const index_t ar = opA == Op::N ? s.m : s.k, ac = opA == Op::N ? s.k : s.m;
   const index_t br = opB == Op::N ? s.k : s.n, bc = opB == Op::N ? s.n : s.k;
   auto layout = [&](index_t r, index_t c, const std::string& spec) {
@@ -134,18 +137,21 @@ TYPED_TEST(GemmTyped, SummaWidePanels) {
 
 TYPED_TEST(GemmTyped, Cannon) { sweep<TypeParam>(Algorithm::Cannon, {kGrid, kBc}); }
 TYPED_TEST(GemmTyped, Ring) {
-  sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});
+  sweep<TypeParam>(Algorithm::Ring,
+                   {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}});
 }
 TYPED_TEST(GemmTyped, RingBidirectional) {
   Knobs kn;
   kn.bidirectional = true;
-  sweep<TypeParam>(Algorithm::Ring, {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}}, kn);
+  sweep<TypeParam>(Algorithm::Ring,
+                   {{"A[I_X,J]", "B[I,J_X]", "C[I_X,J]"}, {"A[I,J_X]", "B[I_X,J]", "C[I,J_X]"}},
+                   kn);
 }
 // The ring with each of `forms` on 1 x P (line 1) and P x 1 (line 2) grids with block-cyclic
 // operands, then Auto on the same layouts when asked; the other knobs from `base`.
 template <Scalar T>
-void ring_on_lines(std::initializer_list<int> lines, std::initializer_list<RingForm> forms, bool and_auto,
-                   const Knobs& base = {}) {
+void ring_on_lines(std::initializer_list<int> lines, std::initializer_list<RingForm> forms,
+                   bool and_auto, const Knobs& base = {}) {
   for (int line : lines) {
     Knobs kn = base;
     kn.line = line;
@@ -181,20 +187,20 @@ TYPED_TEST(GemmTyped, Auto) { sweep<TypeParam>(Algorithm::Auto, {kBc}); }
 
 // The JAX guide's cases on a 2D mesh (layouts are of the stored matrices).
 TYPED_TEST(GemmTyped, Sharded) {
-  sweep<TypeParam>(Algorithm::Sharded, {
-      {"A[I_X,J]", "B[J,K_Y]", "C[I_X,K_Y]"},        // case 1: no communication
-      {"A[I,J_X]", "B[J,K]", "C[I,K]"},              // case 2
-      {"A[I,J_X]", "B[J_X,K]", "C[I,K]"},            // case 3, AllReduce
-      {"A[I,J_X]", "B[J_X,K]", "C[I_X,K]"},          // case 3, ReduceScatter
-      {"A[I,J_X]", "B[J_X,K]", "C[I,K_X]"},
-      {"A[I,J_X]", "B[J_X,K]", "C[I,K]{U_X}"},       // left unreduced
-      {"A[I_X,J]", "B[J,K_X]", "C[I_X,K]"},          // case 4
-      {"A[I_X,J]", "B[J,K_X]", "C[I,K_X]"},
-      {"A[I,J_X]", "B[J_Y,K]", "C[I,K]"},            // k on different axes
-      {"A[I_XY,J]", "B[J,K]", "C[I_XY,K]"},
-      {"A[I_X,J_Y]", "B[J_Y,K]", "C[I_X,K]{U_Y}"},
-      {"A[I_X,J_Y]", "B[J_Y,K]", "C[I_XY,K]"},       // ReduceScatter onto a combined axis
-      {"A[I_X:c,J_Y:bc2]", "B[J_Y:bc3,K]", "C[I_X,K_Y]"}});
+  sweep<TypeParam>(Algorithm::Sharded,
+                   {{"A[I_X,J]", "B[J,K_Y]", "C[I_X,K_Y]"},  // case 1: no communication
+                    {"A[I,J_X]", "B[J,K]", "C[I,K]"},        // case 2
+                    {"A[I,J_X]", "B[J_X,K]", "C[I,K]"},      // case 3, AllReduce
+                    {"A[I,J_X]", "B[J_X,K]", "C[I_X,K]"},    // case 3, ReduceScatter
+                    {"A[I,J_X]", "B[J_X,K]", "C[I,K_X]"},
+                    {"A[I,J_X]", "B[J_X,K]", "C[I,K]{U_X}"},  // left unreduced
+                    {"A[I_X,J]", "B[J,K_X]", "C[I_X,K]"},     // case 4
+                    {"A[I_X,J]", "B[J,K_X]", "C[I,K_X]"},
+                    {"A[I,J_X]", "B[J_Y,K]", "C[I,K]"},  // k on different axes
+                    {"A[I_XY,J]", "B[J,K]", "C[I_XY,K]"},
+                    {"A[I_X,J_Y]", "B[J_Y,K]", "C[I_X,K]{U_Y}"},
+                    {"A[I_X,J_Y]", "B[J_Y,K]", "C[I_XY,K]"},  // ReduceScatter onto a combined axis
+                    {"A[I_X:c,J_Y:bc2]", "B[J_Y:bc3,K]", "C[I_X,K_Y]"}});
 }
 
 }  // namespace

@@ -60,7 +60,8 @@ TYPED_TEST(Gemm25DTyped, EveryGridAgreesWithTheOracle) {
 
 TEST(Gemm25D, GridThatDoesNotUseEveryRankIsRejectedEverywhere) {
   Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
-  DistMatrix<double> A(mesh, 8, 8, "A[I_X,J_Y]"), B(mesh, 8, 8, "B[I_X,J_Y]"), C(mesh, 8, 8, "C[I_X,J_Y]");
+  DistMatrix<double> A(mesh, 8, 8, "A[I_X,J_Y]"), B(mesh, 8, 8, "B[I_X,J_Y]"),
+      C(mesh, 8, 8, "C[I_X,J_Y]");
   Options o;
   o.algorithm = Algorithm::Gemm25D;
   o.grid_m = world_size() + 1, o.grid_n = 1, o.grid_k = 1;

@@ -90,7 +90,10 @@ struct Problem {
   DistMatrix<T> A, B, C;
 
   Problem(const Config& cfg, Op oa, Op ob, Shape sh, bool native)
-      : mesh(make_mesh(cfg.mesh)), opA(oa), opB(ob), s(sh),
+      : mesh(make_mesh(cfg.mesh)),
+        opA(oa),
+        opB(ob),
+        s(sh),
         A(mesh, layout(native, cfg.a, oa == Op::N ? s.m : s.k, oa == Op::N ? s.k : s.m)),
         B(mesh, layout(native, cfg.b, ob == Op::N ? s.k : s.n, ob == Op::N ? s.n : s.k)),
         C(mesh, layout(native, cfg.c, s.m, s.n)) {
@@ -124,10 +127,10 @@ bool all_finite(const DistMatrix<T>& C) {
 }
 
 std::string what(const Config& cfg, Op opA, Op opB, Shape s, bool native) {
-  return std::string(cfg.name) + " op " + to_string(opA) + to_string(opB) + " m=" +
-         std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
-         (native ? " native layouts" : " block-cyclic layouts") + " on P=" +
-         std::to_string(world_size());
+  return std::string(cfg.name) + " op " + to_string(opA) + to_string(opB) +
+         " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
+         (native ? " native layouts" : " block-cyclic layouts") +
+         " on P=" + std::to_string(world_size());
 }
 
 // The variants each test runs per configuration: native N N, foreign N N and foreign T C.
@@ -192,9 +195,9 @@ TYPED_TEST(GemmEdge, AlphaZeroAndKZeroOnlyScale) {
             p.B.fill([](index_t, index_t) { return nan_value<T>(); });
           }
           const auto r = p.run(cfg, alpha, beta);
-          const auto w = what(cfg, v.opA, v.opB, s, v.native) + " |alpha|=" +
-                         std::to_string(std::abs(alpha)) + " |beta|=" +
-                         std::to_string(std::abs(beta));
+          const auto w = what(cfg, v.opA, v.opB, s, v.native) +
+                         " |alpha|=" + std::to_string(std::abs(alpha)) +
+                         " |beta|=" + std::to_string(std::abs(beta));
           expect_scaled(p.C, c0, beta, w);
           EXPECT_EQ(r.bytes_sent, 0) << w;
           EXPECT_EQ(r.bytes_received, 0) << w;
@@ -261,8 +264,8 @@ TEST(GemmEdgeErrors, InnerDimensionsDiffer) {
   const Mesh mesh = make_mesh(MeshKind::Grid);
   E A(mesh, 5, 7, "A[I_X,K_Y]"), B(mesh, 6, 3, "B[K_X,J_Y]"), C(mesh, 5, 3, "C[I_X,J_Y]");
   for (const char* part : {"5x7", "6x3"})  // both operands' shapes are named
-    expect_same_error_everywhere<DimensionMismatch>(
-        [&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C); }, part);
+    expect_same_error_everywhere<DimensionMismatch>([&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C); },
+                                                    part);
   // With op T on A the inner dimension is A's row count: 5 != 6.
   expect_same_error_everywhere<DimensionMismatch>([&] { gemm(Op::T, Op::N, 1.0, A, B, 0.0, C); });
 }
@@ -272,8 +275,8 @@ TEST(GemmEdgeErrors, WrongShapeOfC) {
   E A(mesh, 5, 7, "A[I_X,K_Y]"), B(mesh, 7, 3, "B[K_X,J_Y]");
   for (const auto& [m, n] : {std::pair<index_t, index_t>{3, 5}, {5, 4}, {4, 3}}) {
     E C(mesh, m, n, "C[I_X,J_Y]");
-    expect_same_error_everywhere<DimensionMismatch>(
-        [&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C); }, "5x3");
+    expect_same_error_everywhere<DimensionMismatch>([&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C); },
+                                                    "5x3");
   }
 }
 
@@ -295,13 +298,14 @@ TEST(GemmEdgeErrors, CannonNeedsASquareMesh) {
 
 TEST(GemmEdgeErrors, CannonRefusesANonSquareGrid) {
   const int q = square_side();
-  if (q * q == world_size()) GTEST_SKIP() << "the 2D grid of " << world_size() << " ranks is square";
+  if (q * q == world_size())
+    GTEST_SKIP() << "the 2D grid of " << world_size() << " ranks is square";
   Options o;
   o.algorithm = Algorithm::Cannon;
   const Mesh grid = make_mesh(MeshKind::Grid);
   E A2(grid, 4, 4, "A[I_X,K_Y]"), B2(grid, 4, 4, "B[K_X,J_Y]"), C2(grid, 4, 4, "C[I_X,J_Y]");
-  expect_same_error_everywhere<NotSupported>(
-      [&] { gemm(Op::N, Op::N, 1.0, A2, B2, 0.0, C2, o); }, "square");
+  expect_same_error_everywhere<NotSupported>([&] { gemm(Op::N, Op::N, 1.0, A2, B2, 0.0, C2, o); },
+                                             "square");
 }
 
 // Without Options::ring_axis on a mesh with two axes longer than 1 the ring runs along the
@@ -312,7 +316,8 @@ TEST(GemmEdgeRing, RingWithoutAnAxisRunsAlongTheLongest) {
   const Mesh grid = make_mesh(MeshKind::Grid);
   E A(grid, 4, 4, "A[I_X,K]"), B(grid, 4, 4, "B[K,J_X]"), C(grid, 4, 4, "C[I,J_X]");
   const auto& sizes = grid.shape().sizes;
-  const auto longest = static_cast<std::size_t>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
+  const auto longest =
+      static_cast<std::size_t>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin());
   const GemmReport r = gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o);
   EXPECT_EQ(r.algorithm, Algorithm::Ring);
   EXPECT_NE(r.grid.find("ring over " + grid.shape().names[longest]), std::string::npos) << r.grid;
@@ -334,14 +339,17 @@ TEST(GemmEdgeRing, RingWithoutAnAxisOn2DMeshes) {
     for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter}) {
       Options o;
       o.algorithm = Algorithm::Ring, o.ring_form = f;
-      const auto bc = [&](index_t r, index_t c) { return Layout::block_cyclic(mesh.shape(), r, c, 2, 3); };
+      const auto bc = [&](index_t r, index_t c) {
+        return Layout::block_cyclic(mesh.shape(), r, c, 2, 3);
+      };
       E A(mesh, bc(7, 5)), B(mesh, bc(5, 9)), C(mesh, bc(7, 9));
       A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
       B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
       C.fill([](index_t i, index_t j) { return entry<double>(i, j, 3); });
       const std::vector<double> c0 = C.gather();
       const GemmReport r = gemm(Op::N, Op::N, 1.5, A, B, -0.5, C, o);
-      const std::string what = mesh.shape().to_string() + " form " + std::to_string(static_cast<int>(f));
+      const std::string what =
+          mesh.shape().to_string() + " form " + std::to_string(static_cast<int>(f));
       EXPECT_NE(r.grid.find("ring over " + longest), std::string::npos) << what << ": " << r.grid;
       EXPECT_LE(gemm_error(Op::N, Op::N, 1.5, A, B, -0.5, c0, C), 10.0) << what;
     }

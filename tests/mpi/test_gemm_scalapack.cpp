@@ -16,10 +16,10 @@ using namespace shardmm::testing;
 
 // ScaLAPACK / BLACS (C interface of BLACS, Fortran interface of PBLAS).
 template <class T>
-using Pgemm = void(const char* transa, const char* transb, const int* m, const int* n,
-                   const int* k, const T* alpha, const T* a, const int* ia, const int* ja,
-                   const int* desca, const T* b, const int* ib, const int* jb, const int* descb,
-                   const T* beta, T* c, const int* ic, const int* jc, const int* descc);
+using Pgemm = void(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+                   const T* alpha, const T* a, const int* ia, const int* ja, const int* desca,
+                   const T* b, const int* ib, const int* jb, const int* descb, const T* beta, T* c,
+                   const int* ic, const int* jc, const int* descc);
 extern "C" {
 void Cblacs_get(int, int, int*);
 void Cblacs_gridinit(int*, const char*, int, int);
@@ -114,7 +114,7 @@ struct Shape {
   int m, n, k;
 };
 // 1s, primes, m = 1, n = 1, n >> m, k = 0, k larger than everything else.
-const Shape kShapes[] = {{1, 1, 1},  {7, 5, 3},  {13, 1, 17}, {1, 11, 6}, {2, 41, 3},
+const Shape kShapes[] = {{1, 1, 1},   {7, 5, 3},    {13, 1, 17}, {1, 11, 6}, {2, 41, 3},
                          {11, 13, 0}, {17, 19, 23}, {5, 3, 37},  {3, 64, 5}};
 constexpr int kBlocks[] = {1, 2, 3, 5};
 constexpr Op kOps[] = {Op::N, Op::T, Op::C};
@@ -202,8 +202,8 @@ double scaled_difference(T alpha, T beta, int k, const std::vector<T>& a, const 
   if (world_rank() == 0) {
     std::vector<T> d(x.size());
     for (std::size_t e = 0; e < x.size(); ++e) d[e] = x[e] - y[e];
-    const double denom = std::sqrt(double(k) + 2) * std::abs(alpha) * fro(a) * fro(b) +
-                         2 * std::abs(beta) * fro(c0);
+    const double denom =
+        std::sqrt(double(k) + 2) * std::abs(alpha) * fro(a) * fro(b) + 2 * std::abs(beta) * fro(c0);
     const double num = fro(d), eps = std::numeric_limits<real_t<T>>::epsilon();
     err = num == 0 ? 0 : (denom == 0 || !std::isfinite(num) ? 1e300 : num / denom / eps);
   }
@@ -252,8 +252,8 @@ void run_case(const Grid& g, const Case& c, const Variant& v) {
   auto Lv = Csl.view();
   EXPECT_LE(gemm_error(c.opA, c.opB, alpha, Av, Bv, beta, c0, Cv), 10.0) << "shardmm: " << what;
   EXPECT_LE(gemm_error(c.opA, c.opB, alpha, Av, Bv, beta, c0, Lv), 10.0) << "ScaLAPACK: " << what;
-  const double diff = scaled_difference(alpha, beta, c.s.k, Av.gather(), Bv.gather(), c0,
-                                        Cv.gather(), Lv.gather());
+  const double diff =
+      scaled_difference(alpha, beta, c.s.k, Av.gather(), Bv.gather(), c0, Cv.gather(), Lv.gather());
   EXPECT_LE(diff, 20.0) << "shardmm and ScaLAPACK differ: " << what;
   EXPECT_TRUE(Csh.padding_intact()) << "shardmm wrote into C's LLD padding: " << what;
   EXPECT_TRUE(Csl.padding_intact()) << "ScaLAPACK wrote into C's LLD padding: " << what;

@@ -90,8 +90,8 @@ void summa_case(const Mesh& mesh, const SummaCase& sc, Stationary variant) {
   o.panel = sc.panel;
   o.overlap = sc.overlap;
   const std::string name = variant == Stationary::C ? "C" : variant == Stationary::A ? "A" : "B";
-  const auto what = describe("summa " + name + "-stationary", mesh, sc.opA, sc.opB, sc.s) + " " +
-                    a + " " + b;
+  const auto what =
+      describe("summa " + name + "-stationary", mesh, sc.opA, sc.opB, sc.s) + " " + a + " " + b;
   const auto r = run<T>(mesh, sc.opA, sc.opB, sc.s, a, b, c, o, what);
   const Shape s = sc.s;
   const Layout LC = logical(mesh, s.m, s.n, c);
@@ -170,27 +170,44 @@ Bytes nothing(const Layout&, const Layout&, const Layout&, int, int) { return {}
 
 const ShardedCase kShardedCases[] = {
     {"case 1: no communication", "A[I_X,J]", "B[J,K_Y]", "C[I_X,K_Y]", {13, 11, 7}, nothing},
-    {"case 2: partial sums stay unreduced", "A[I,J_X]", "B[J_X,K]", "C[I,K]{U_X}", {9, 8, 14},
+    {"case 2: partial sums stay unreduced",
+     "A[I,J_X]",
+     "B[J_X,K]",
+     "C[I,K]{U_X}",
+     {9, 8, 14},
      nothing},
     {"case 3: reduce-scatter (a ring): every C tile out but mine, in but my predecessor's",
-     "A[I,J_X]", "B[J_X,K]", "C[I_X,K]", {13, 5, 11},
+     "A[I,J_X]",
+     "B[J_X,K]",
+     "C[I_X,K]",
+     {13, 5, 11},
      [](const Layout&, const Layout&, const Layout& C, int u, int me) {
        const index_t tile = C.row_map().local_extent(me) * C.cols();
        const index_t before = C.row_map().local_extent((me + u - 1) % u) * C.cols();
        return Bytes{C.rows() * C.cols() - tile, C.rows() * C.cols() - before};
      }},
-    {"only A sharded on k, small k: all-gather A", "A[I,J_X]", "B[J,K]", "C[I,K]", {6, 20, 3},
+    {"only A sharded on k, small k: all-gather A",
+     "A[I,J_X]",
+     "B[J,K]",
+     "C[I,K]",
+     {6, 20, 3},
      [](const Layout& A, const Layout&, const Layout&, int u, int me) {
        const index_t mine = A.rows() * A.col_map().local_extent(me);
        return Bytes{mine * (u - 1), A.rows() * A.cols() - mine};
      }},
-    {"only A sharded on k, large k: slice B, all-reduce C", "A[I,J_X]", "B[J,K]", "C[I,K]",
+    {"only A sharded on k, large k: slice B, all-reduce C",
+     "A[I,J_X]",
+     "B[J,K]",
+     "C[I,K]",
      {6, 2, 40},  // m*n divisible by |X|: all-reduce moves 2 (|X|-1)/|X| of C each way
      [](const Layout&, const Layout&, const Layout& C, int u, int) {
        const index_t words = 2 * C.rows() * C.cols() * (u - 1) / u;
        return Bytes{words, words};
      }},
-    {"case 4: I and K both on X, C wants I: all-gather B", "A[I_X,J]", "B[J,K_X]", "C[I_X,K]",
+    {"case 4: I and K both on X, C wants I: all-gather B",
+     "A[I_X,J]",
+     "B[J,K_X]",
+     "C[I_X,K]",
      {10, 7, 5},
      [](const Layout&, const Layout& B, const Layout&, int u, int me) {
        const index_t mine = B.rows() * B.col_map().local_extent(me);
@@ -206,8 +223,8 @@ TYPED_TEST(Traffic, ShardingRules) {
   for (const auto& sc : kShardedCases)
     for (const auto& [opA, opB] : {std::pair{Op::N, Op::N}, std::pair{Op::C, Op::T}}) {
       const Shape s = sc.s;
-      const auto what = describe(sc.name, mesh, opA, opB, s) + " " + sc.a + " . " + sc.b +
-                        " -> " + sc.c;
+      const auto what =
+          describe(sc.name, mesh, opA, opB, s) + " " + sc.a + " . " + sc.b + " -> " + sc.c;
       const auto r = run<TypeParam>(mesh, opA, opB, s, sc.a, sc.b, sc.c, o, what);
       expect_bytes<TypeParam>(r,
                               sc.want(logical(mesh, s.m, s.k, sc.a), logical(mesh, s.k, s.n, sc.b),
@@ -237,13 +254,13 @@ TYPED_TEST(Traffic, ForeignLayoutIsRedistributed) {
       EXPECT_GT(all[0], 0) << "nothing reported as redistribution: " << what;
     }
     const auto size = static_cast<std::int64_t>(sizeof(T));
-    const Bytes algo = summa_bytes(logical(mesh, s.m, s.n, c),
-                                   logical(mesh, s.m, s.k, "A[I_X:bc2+0,K_Y]").map(1),
-                                   logical(mesh, s.k, s.n, b).map(0), mesh.coords());
-    EXPECT_EQ(r.bytes_sent - r.redist_bytes_sent, algo.sent * size)
-        << what << "\n" << r.to_string();
-    EXPECT_EQ(r.bytes_received - r.redist_bytes_received, algo.received * size)
-        << what << "\n" << r.to_string();
+    const Bytes algo =
+        summa_bytes(logical(mesh, s.m, s.n, c), logical(mesh, s.m, s.k, "A[I_X:bc2+0,K_Y]").map(1),
+                    logical(mesh, s.k, s.n, b).map(0), mesh.coords());
+    EXPECT_EQ(r.bytes_sent - r.redist_bytes_sent, algo.sent * size) << what << "\n"
+                                                                    << r.to_string();
+    EXPECT_EQ(r.bytes_received - r.redist_bytes_received, algo.received * size) << what << "\n"
+                                                                                << r.to_string();
   }
 }
 

@@ -68,8 +68,10 @@ void ring_case(const Mesh& mesh, const std::string& axis, const RingCase& rc, Op
   o.ring_form = rc.form;
   o.bidirectional = bidirectional;
   if (mesh.shape().ndims() > 1) o.ring_axis = axis;
-  const auto what = describe(std::string(bidirectional ? "bidirectional " : "") + "ring over " +
-                                 axis, mesh, opA, opB, s) + " " + a + " " + b + " " + c;
+  const auto what =
+      describe(std::string(bidirectional ? "bidirectional " : "") + "ring over " + axis, mesh, opA,
+               opB, s) +
+      " " + a + " " + b + " " + c;
   const auto r = run<T>(mesh, opA, opB, s, a, b, c, o, what);
   const int me = mesh.coord(axis);
   const bool split =
@@ -130,7 +132,8 @@ TYPED_TEST(RingTraffic, RingStreamsSplitOperand) {
       for (const Streamed& sc : cases)
         for (const auto& [opA, opB] : {std::pair{Op::N, Op::N}, std::pair{Op::C, Op::T}})
           for (const Shape& s : shapes) {
-            const std::string a = on_axis(sc.a, X, 2), b = on_axis(sc.b, X, 2), c = on_axis(sc.c, X, 2);
+            const std::string a = on_axis(sc.a, X, 2), b = on_axis(sc.b, X, 2),
+                              c = on_axis(sc.c, X, 2);
             Options o;
             o.algorithm = Algorithm::Ring;
             o.ring_form = sc.form;
@@ -140,14 +143,16 @@ TYPED_TEST(RingTraffic, RingStreamsSplitOperand) {
             const auto r = run<TypeParam>(mesh, opA, opB, s, a, b, c, o, what);
             const int me = mesh.coord(X), peer = 1 - me;
             const bool ag_a = sc.form == RingForm::AllGatherA;
-            const DimMap kmap = ag_a ? logical(mesh, s.k, s.n, b).map(0) : logical(mesh, s.m, s.k, a).map(1);
+            const DimMap kmap =
+                ag_a ? logical(mesh, s.k, s.n, b).map(0) : logical(mesh, s.m, s.k, a).map(1);
             const DimMap cmap = logical(mesh, s.m, s.n, c).map(ag_a ? 1 : 0);
             Bytes want = ag_a ? ring_bytes(sc.form, logical(mesh, s.m, s.k, a).map(0), s.k, me, 0)
                               : ring_bytes(sc.form, logical(mesh, s.k, s.n, b).map(1), s.k, me, 0);
             want.sent += kmap.local_extent(me) * cmap.local_extent(peer);
             want.received += kmap.local_extent(peer) * cmap.local_extent(me);
             expect_bytes<TypeParam>(r, want, what);
-            EXPECT_NE(r.to_string().find("streamed"), std::string::npos) << what << "\n" << r.to_string();
+            EXPECT_NE(r.to_string().find("streamed"), std::string::npos) << what << "\n"
+                                                                         << r.to_string();
           }
     }
 }

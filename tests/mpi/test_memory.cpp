@@ -17,13 +17,15 @@ constexpr index_t M = 120, N = 90, K = 150;
 
 struct Operands {
   Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
-  DistMatrix<double> A{mesh, M, K, "A[I_X,K_Y]"}, B{mesh, K, N, "B[K_X,J_Y]"}, C{mesh, M, N, "C[I_X,J_Y]"};
+  DistMatrix<double> A{mesh, M, K, "A[I_X,K_Y]"}, B{mesh, K, N, "B[K_X,J_Y]"},
+      C{mesh, M, N, "C[I_X,J_Y]"};
 };
 
 std::int64_t summa_need(const Mesh& mesh) {
   PlanRequest r;
   r.m = M, r.n = N, r.k = K, r.ranks = mesh.size();
-  Candidate c{Algorithm::Summa, Stationary::C, RingForm::Auto, mesh.shape().sizes[0], mesh.shape().sizes[1], 1};
+  Candidate c{Algorithm::Summa,      Stationary::C,         RingForm::Auto,
+              mesh.shape().sizes[0], mesh.shape().sizes[1], 1};
   return evaluate(r, c).memory_bytes;
 }
 
@@ -49,7 +51,8 @@ TEST(MemoryBudget, ExactlyAtNeedRuns) {
   Operands x;
   x.A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
   x.B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
-  EXPECT_NO_THROW(gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C, summa_with_limit(summa_need(x.mesh))));
+  EXPECT_NO_THROW(
+      gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C, summa_with_limit(summa_need(x.mesh))));
 }
 
 TEST(MemoryBudget, AutoWithNothingThatFitsSaysHowManyBytesAreMissing) {
@@ -108,7 +111,8 @@ TEST(MemoryBudget, ShardedGathersIntoThePool) {
 // detail::TileAllocator); smaller ones on a 64-byte boundary. Copies are deep and keep both.
 TEST(TileStorage, LargeTilesStartOnHugePageBoundaries) {
   Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
-  const index_t rows = index_t{1024} * mesh.shape().sizes[0], cols = index_t{512} * mesh.shape().sizes[1];  // 4 MiB per rank
+  const index_t rows = index_t{1024} * mesh.shape().sizes[0],
+                cols = index_t{512} * mesh.shape().sizes[1];  // 4 MiB per rank
   DistMatrix<double> big{mesh, rows, cols, "A[I_X,J_Y]"}, small{mesh, 40, 30, "A[I_X,J_Y]"};
   ASSERT_GE(big.local_rows() * big.local_cols() * index_t(sizeof(double)), index_t{2} << 20);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big.data()) % (std::uintptr_t{2} << 20), 0U);
@@ -118,8 +122,9 @@ TEST(TileStorage, LargeTilesStartOnHugePageBoundaries) {
   EXPECT_NE(copy.data(), big.data());
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(copy.data()) % (std::uintptr_t{2} << 20), 0U);
   EXPECT_EQ(copy.gather(), big.gather());
-  EXPECT_EQ(copy.local(big.local_rows() - 1, big.local_cols() - 1),
-            entry<double>(big.global_row(big.local_rows() - 1), big.global_col(big.local_cols() - 1), 1));
+  EXPECT_EQ(
+      copy.local(big.local_rows() - 1, big.local_cols() - 1),
+      entry<double>(big.global_row(big.local_rows() - 1), big.global_col(big.local_cols() - 1), 1));
 }
 
 }  // namespace

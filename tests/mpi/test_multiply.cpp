@@ -6,9 +6,9 @@
 #include <map>
 #include <tuple>
 
-#include "core/instantiate.hpp"
 #include "blas/blas.hpp"
 #include "cli.hpp"
+#include "core/instantiate.hpp"
 #include "mpi/cli_test_util.hpp"
 #include "mpi/gemm_check.hpp"
 #include "mpi/npy_test_util.hpp"
@@ -45,7 +45,8 @@ std::vector<T> decode(const std::string& bytes, index_t m, index_t n, bool fortr
   for (index_t j = 0; j < n; ++j)
     for (index_t i = 0; i < m; ++i) {
       const index_t at = fortran ? i + j * m : i * n + j;
-      std::memcpy(&v[static_cast<std::size_t>(i + j * m)], bytes.data() + at * index_t(sizeof(T)), sizeof(T));
+      std::memcpy(&v[static_cast<std::size_t>(i + j * m)], bytes.data() + at * index_t(sizeof(T)),
+                  sizeof(T));
     }
   return v;
 }
@@ -60,13 +61,15 @@ struct Case {
   bool raw = false;
   Args extra;  // --algo, --layout-*, --nb
   [[nodiscard]] std::string name() const {
-    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " op " + transa + transb +
-           " in " + order_name(in_fortran) + " out " + order_name(out_fortran) + (with_c ? " with C0" : "") +
-           (raw ? " raw" : " npy") + joined(extra);
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " op " + transa +
+           transb + " in " + order_name(in_fortran) + " out " + order_name(out_fortran) +
+           (with_c ? " with C0" : "") + (raw ? " raw" : " npy") + joined(extra);
   }
 };
 
-struct Shape2 { index_t rows, cols; };
+struct Shape2 {
+  index_t rows, cols;
+};
 Shape2 stored(index_t rows, index_t cols, const std::string& op) {
   return op == "N" ? Shape2{rows, cols} : Shape2{cols, rows};
 }
@@ -76,7 +79,8 @@ std::string shape_text(Shape2 s) { return std::to_string(s.rows) + "x" + std::to
 template <class T>
 std::string put_operand(const Case& c, const std::string& name, Shape2 s, int seed) {
   std::string path = file(name + (c.raw ? ".bin" : ".npy"));
-  const std::string head = c.raw ? "" : make_npy_header(dtype_of<T>(), s.rows, s.cols, c.in_fortran);
+  const std::string head =
+      c.raw ? "" : make_npy_header(dtype_of<T>(), s.rows, s.cols, c.in_fortran);
   put_file(path, head + data_bytes<T>(s.rows, s.cols, c.in_fortran, seed));
   return path;
 }
@@ -85,13 +89,23 @@ std::string put_operand(const Case& c, const std::string& name, Shape2 s, int se
 template <class T>
 Args write_inputs(const Case& c, const std::string& out) {
   const Shape2 sa = stored(c.m, c.k, c.transa), sb = stored(c.k, c.n, c.transb);
-  Args args = {put_operand<T>(c, "a", sa, 1), put_operand<T>(c, "b", sb, 2), "-o", out,
-               "--transa", c.transa, "--transb", c.transb, "--alpha", std::to_string(c.alpha)};
+  Args args = {put_operand<T>(c, "a", sa, 1),
+               put_operand<T>(c, "b", sb, 2),
+               "-o",
+               out,
+               "--transa",
+               c.transa,
+               "--transb",
+               c.transb,
+               "--alpha",
+               std::to_string(c.alpha)};
   if (c.with_c)
-    args.insert(args.end(), {"--c-in", put_operand<T>(c, "c0", {c.m, c.n}, 3), "--beta", std::to_string(c.beta)});
+    args.insert(args.end(), {"--c-in", put_operand<T>(c, "c0", {c.m, c.n}, 3), "--beta",
+                             std::to_string(c.beta)});
   if (c.raw) {
     args.insert(args.end(), {"--format", "raw", "--dtype", to_string(dtype_of<T>()), "--order",
-                             c.in_fortran ? "F" : "C", "--shape-a", shape_text(sa), "--shape-b", shape_text(sb)});
+                             c.in_fortran ? "F" : "C", "--shape-a", shape_text(sa), "--shape-b",
+                             shape_text(sb)});
     if (c.with_c) args.insert(args.end(), {"--shape-c", shape_text({c.m, c.n})});
   } else if (!c.out_fortran) {
     args.push_back("--c-order");
@@ -133,15 +147,20 @@ std::vector<T> read_output(const Case& c, const std::string& out) {
 template <class T>
 double error_vs_blas(const Case& c, const std::vector<T>& got) {
   const Shape2 sa = stored(c.m, c.k, c.transa), sb = stored(c.k, c.n, c.transb);
-  auto matrix = [](Shape2 s, int seed) { return decode<T>(data_bytes<T>(s.rows, s.cols, true, seed), s.rows, s.cols, true); };
+  auto matrix = [](Shape2 s, int seed) {
+    return decode<T>(data_bytes<T>(s.rows, s.cols, true, seed), s.rows, s.cols, true);
+  };
   const auto a = matrix(sa, 1), b = matrix(sb, 2);
   const auto c0 = c.with_c ? matrix({c.m, c.n}, 3) : std::vector<T>(got.size(), T(0));
-  const T alpha = T(static_cast<real_t<T>>(c.alpha)), beta = T(static_cast<real_t<T>>(c.with_c ? c.beta : 0));
+  const T alpha = T(static_cast<real_t<T>>(c.alpha)),
+          beta = T(static_cast<real_t<T>>(c.with_c ? c.beta : 0));
   std::vector<T> ref = c0;
-  blas::gemm(parse_op(c.transa), parse_op(c.transb), c.m, c.n, c.k, alpha, a.data(), std::max<index_t>(sa.rows, 1),
-             b.data(), std::max<index_t>(sb.rows, 1), beta, ref.data(), std::max<index_t>(c.m, 1));
+  blas::gemm(parse_op(c.transa), parse_op(c.transb), c.m, c.n, c.k, alpha, a.data(),
+             std::max<index_t>(sa.rows, 1), b.data(), std::max<index_t>(sb.rows, 1), beta,
+             ref.data(), std::max<index_t>(c.m, 1));
   for (std::size_t i = 0; i < ref.size(); ++i) ref[i] -= got[i];
-  const double scale = std::sqrt(double(c.k) + 2) * std::abs(alpha) * fro(a) * fro(b) + 2 * std::abs(beta) * fro(c0);
+  const double scale =
+      std::sqrt(double(c.k) + 2) * std::abs(alpha) * fro(a) * fro(b) + 2 * std::abs(beta) * fro(c0);
   return fro(ref) / scale / std::numeric_limits<real_t<T>>::epsilon();
 }
 
@@ -165,7 +184,8 @@ TYPED_TEST_SUITE(Multiply, Types);
 
 // Every combination of input and output order, each with another pair of transposes.
 TYPED_TEST(Multiply, OrdersAndTransposes) {
-  const std::vector<std::pair<std::string, std::string>> ops = {{"N", "N"}, {"T", "N"}, {"N", "C"}, {"C", "T"}};
+  const std::vector<std::pair<std::string, std::string>> ops = {
+      {"N", "N"}, {"T", "N"}, {"N", "C"}, {"C", "T"}};
   std::size_t next = 0;
   for (bool in_fortran : {true, false})
     for (bool out_fortran : {true, false}) {
@@ -196,7 +216,8 @@ TEST(MultiplyLayouts, AlgorithmsAndLayouts) {
       {"--algo", "local"},
       {"--layout-a", "A[I_X,J_Y]", "--layout-b", "B[I,J_XY]", "--layout-c", "C[I_XY,J]"},
       {"--algo", "summa", "--layout-a", "bc(3,2)", "--layout-b", "A[I_Y,J_X]"},
-      {"--algo", "sharded", "--layout-a", "A[I,J_X]", "--layout-b", "B[I_X,J]", "--layout-c", "C[I,J]"}};
+      {"--algo", "sharded", "--layout-a", "A[I,J_X]", "--layout-b", "B[I_X,J]", "--layout-c",
+       "C[I,J]"}};
   for (const Args& extra : extras) {
     Case c;
     c.m = 13, c.n = 9, c.k = 10, c.extra = extra;
@@ -205,7 +226,8 @@ TEST(MultiplyLayouts, AlgorithmsAndLayouts) {
 }
 
 TEST(MultiplyEdge, EmptyAndTinyDimensions) {
-  for (const auto& [m, n, k] : {std::tuple<index_t, index_t, index_t>{0, 4, 3}, {3, 4, 0}, {3, 0, 2}, {1, 1, 1}}) {
+  for (const auto& [m, n, k] :
+       {std::tuple<index_t, index_t, index_t>{0, 4, 3}, {3, 4, 0}, {3, 0, 2}, {1, 1, 1}}) {
     Case c;
     c.m = m, c.n = n, c.k = k, c.with_c = true, c.beta = -2, c.transa = "T";
     run_case<double>(c);
@@ -253,17 +275,23 @@ std::string put_npy_bytes(const std::string& name, const std::string& bytes) {
 }
 template <class T = double>
 std::string npy_file(const std::string& name, index_t m, index_t n) {
-  return put_npy_bytes(name, make_npy_header(dtype_of<T>(), m, n, true) + data_bytes<T>(m, n, true));
+  return put_npy_bytes(name,
+                       make_npy_header(dtype_of<T>(), m, n, true) + data_bytes<T>(m, n, true));
 }
 
 TEST(MultiplyErrors, BadFiles) {
-  const std::string a = npy_file("ea.npy", 4, 3), b = npy_file("eb.npy", 3, 5), out = file("eout.npy");
-  const std::string trunc = put_npy_bytes(
-      "etrunc.npy", make_npy_header(Dtype::F64, 3, 5, true) + data_bytes<double>(3, 5, true).substr(0, 100));
-  const std::string malformed = put_npy_bytes(
-      "emal.npy", header_with_dict("{'descr': '<f8', 'fortran_order': False}") + data_bytes<double>(3, 5, false));
-  const std::string i4 = put_npy_bytes("ei4.npy", header("<i4", false, shape(3, 5)) + std::string(60, '\1'));
-  const std::string be = put_npy_bytes("ebe.npy", header(">f8", false, shape(3, 5)) + data_bytes<double>(3, 5, false));
+  const std::string a = npy_file("ea.npy", 4, 3), b = npy_file("eb.npy", 3, 5),
+                    out = file("eout.npy");
+  const std::string trunc =
+      put_npy_bytes("etrunc.npy", make_npy_header(Dtype::F64, 3, 5, true) +
+                                      data_bytes<double>(3, 5, true).substr(0, 100));
+  const std::string malformed =
+      put_npy_bytes("emal.npy", header_with_dict("{'descr': '<f8', 'fortran_order': False}") +
+                                    data_bytes<double>(3, 5, false));
+  const std::string i4 =
+      put_npy_bytes("ei4.npy", header("<i4", false, shape(3, 5)) + std::string(60, '\1'));
+  const std::string be =
+      put_npy_bytes("ebe.npy", header(">f8", false, shape(3, 5)) + data_bytes<double>(3, 5, false));
   const std::string f32 = npy_file<float>("ef32.npy", 3, 5);
   expect_refused<IoError>({a, file("missing.npy")}, out, "missing.npy");
   expect_refused<IoError>({file("missing.npy"), b}, out, "No such file");
@@ -276,7 +304,8 @@ TEST(MultiplyErrors, BadFiles) {
 }
 
 TEST(MultiplyErrors, BadShapesAndOptions) {
-  const std::string a = npy_file("ea.npy", 4, 3), b = npy_file("eb.npy", 3, 5), out = file("eout.npy");
+  const std::string a = npy_file("ea.npy", 4, 3), b = npy_file("eb.npy", 3, 5),
+                    out = file("eout.npy");
   const std::string b45 = npy_file("eb45.npy", 4, 5), c44 = npy_file("ec44.npy", 4, 4);
   const std::string c45f32 = npy_file<float>("ec45f32.npy", 4, 5);
   expect_refused<DimensionMismatch>({a, b45}, out, "op(A) is 4x3");
@@ -287,9 +316,11 @@ TEST(MultiplyErrors, BadShapesAndOptions) {
   expect_refused<InvalidArgument>({a, b, "--layout-c", "C[I,J]{U_X}"}, out, "unreduced");
   expect_refused<Error>({a, b, "--layout-a", "A[I_Q,J]"}, out, "");
   expect_refused<InvalidArgument>({a, b}, a, "is also an input");
-  expect_refused<InvalidArgument>({a, b, "--c-in", npy_file("ec.npy", 4, 5)}, g_dir + "/./ec.npy", "is also an input");
+  expect_refused<InvalidArgument>({a, b, "--c-in", npy_file("ec.npy", 4, 5)}, g_dir + "/./ec.npy",
+                                  "is also an input");
   expect_refused<IoError>({a, b}, file("no_such_dir/c.npy"), "no_such_dir");
-  if (world_rank() == 0) fs::create_directory(file("a_dir")), fs::create_symlink(a, file("alias.npy"));
+  if (world_rank() == 0)
+    fs::create_directory(file("a_dir")), fs::create_symlink(a, file("alias.npy"));
   expect_refused<IoError>({a, b}, file("a_dir"), "a_dir");
   expect_refused<InvalidArgument>({a, b}, file("alias.npy"), "is also an input");
 }

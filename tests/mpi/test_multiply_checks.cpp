@@ -67,13 +67,15 @@ void expect_refused(const Args& args, const std::string& part) {
 }
 
 std::string matrix_npy(const std::string& name, index_t m, index_t n, int seed) {
-  put_file(file(name), make_npy_header(Dtype::F64, m, n, true) + data_bytes<double>(m, n, true, seed));
+  put_file(file(name),
+           make_npy_header(Dtype::F64, m, n, true) + data_bytes<double>(m, n, true, seed));
   return file(name);
 }
 // A 1-D .npy (shape (n,)) holding entry(i, 0, seed), or a 0-d one (shape ()) when n < 0.
 std::string vector_npy(const std::string& name, index_t n, int seed) {
   const std::string shape = n < 0 ? "()" : "(" + std::to_string(n) + ",)";
-  put_file(file(name), header("<f8", false, shape) + data_bytes<double>(std::max<index_t>(n, 1), 1, false, seed));
+  put_file(file(name), header("<f8", false, shape) +
+                           data_bytes<double>(std::max<index_t>(n, 1), 1, false, seed));
   return file(name);
 }
 
@@ -90,27 +92,31 @@ std::pair<std::string, std::vector<double>> read_result(const std::string& path)
 }
 
 // (op(X) entry(., ., sx)) times (op(Y) entry(., ., sy)) + beta entry(., ., 3), column-major.
-std::vector<double> reference(index_t m, index_t n, index_t k, bool tx, bool ty, int sx, int sy, double beta) {
+std::vector<double> reference(index_t m, index_t n, index_t k, bool tx, bool ty, int sx, int sy,
+                              double beta) {
   std::vector<double> c(static_cast<std::size_t>(m * n));
   for (index_t j = 0; j < n; ++j)
     for (index_t i = 0; i < m; ++i) {
       double s = beta * entry<double>(i, j, 3);
       for (index_t l = 0; l < k; ++l)
-        s += (tx ? entry<double>(l, i, sx) : entry<double>(i, l, sx)) * (ty ? entry<double>(j, l, sy) : entry<double>(l, j, sy));
+        s += (tx ? entry<double>(l, i, sx) : entry<double>(i, l, sx)) *
+             (ty ? entry<double>(j, l, sy) : entry<double>(l, j, sy));
       c[static_cast<std::size_t>(i + j * m)] = s;
     }
   return c;
 }
 
-void expect_near(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
+void expect_near(const std::vector<double>& got, const std::vector<double>& want,
+                 const std::string& what) {
   if (world_rank() != 0) return;
   ASSERT_EQ(got.size(), want.size()) << what;
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << what << " element " << i;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], 1e-12) << what << " element " << i;
 }
 
 // Rank 0: the output has numpy shape `shape` and elements `want`.
-void expect_result(const std::string& out, const std::string& shape, const std::vector<double>& want,
-                   const std::string& what) {
+void expect_result(const std::string& out, const std::string& shape,
+                   const std::vector<double>& want, const std::string& what) {
   if (world_rank() != 0) return;
   const auto [got_shape, got] = read_result(out);
   EXPECT_EQ(got_shape, shape) << what;
@@ -122,8 +128,9 @@ void expect_result(const std::string& out, const std::string& shape, const std::
 TEST(MultiplyDestination, CheckedBeforeAnyWork) {
   const std::string a = matrix_npy("da.npy", 4, 3, 1), b = matrix_npy("db.npy", 3, 5, 2);
   const std::string missing = file("missing/dir");
-  expect_refused<IoError>({a, b, "-o", missing + "/C.npy"},
-                          "output '" + missing + "/C.npy': directory '" + missing + "' does not exist");
+  expect_refused<IoError>(
+      {a, b, "-o", missing + "/C.npy"},
+      "output '" + missing + "/C.npy': directory '" + missing + "' does not exist");
   // Before the inputs too: with a missing input the error is still the output's.
   expect_refused<IoError>({file("no_input.npy"), b, "-o", missing + "/C.npy"}, "does not exist");
   expect_refused<IoError>({a, b, "-o", g_dir}, "is a directory");
@@ -141,13 +148,16 @@ TEST(MultiplyDestination, NotAnInputThroughALink) {
   MPI_Barrier(MPI_COMM_WORLD);
   expect_refused<InvalidArgument>({a, b, "-o", a}, "is also an input");
   expect_refused<InvalidArgument>({a, b, "-o", file("hard.npy")}, "is also an input ('" + b + "')");
-  expect_refused<InvalidArgument>({a, b, "--c-in", c0, "-o", file("soft.npy")}, "is also an input ('" + c0 + "')");
+  expect_refused<InvalidArgument>({a, b, "--c-in", c0, "-o", file("soft.npy")},
+                                  "is also an input ('" + c0 + "')");
 }
 
 TEST(MultiplyDestination, UnwritableDirectory) {
   if (::geteuid() == 0) GTEST_SKIP() << "root writes anywhere";
-  const std::string a = matrix_npy("ua.npy", 4, 3, 1), b = matrix_npy("ub.npy", 3, 5, 2), ro = file("ro");
-  if (world_rank() == 0) fs::create_directory(ro), fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+  const std::string a = matrix_npy("ua.npy", 4, 3, 1), b = matrix_npy("ub.npy", 3, 5, 2),
+                    ro = file("ro");
+  if (world_rank() == 0)
+    fs::create_directory(ro), fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
   expect_refused<IoError>({a, b, "-o", ro + "/C.npy"}, "directory '" + ro + "' is not writable");
   if (world_rank() == 0) fs::permissions(ro, fs::perms::owner_all);
 }
@@ -158,7 +168,8 @@ TEST(MultiplyOptions, CInWithoutBetaAddsC0) {
   const std::string a = matrix_npy("ca.npy", 4, 3, 1), b = matrix_npy("cb.npy", 3, 5, 2);
   const std::string c0 = matrix_npy("cc.npy", 4, 5, 3), out = file("cout.npy");
   ASSERT_EQ(multiply({a, b, "--c-in", c0, "-o", out}), 0);
-  expect_near(read_result(out).second, reference(4, 5, 3, false, false, 1, 2, 1.0), "--c-in without --beta");
+  expect_near(read_result(out).second, reference(4, 5, 3, false, false, 1, 2, 1.0),
+              "--c-in without --beta");
   ASSERT_EQ(multiply({a, b, "--c-in", c0, "--beta", "0.5", "-o", out}), 0);
   expect_near(read_result(out).second, reference(4, 5, 3, false, false, 1, 2, 0.5), "--beta 0.5");
   expect_refused<InvalidArgument>({a, b, "--beta", "2", "-o", out}, "--beta needs --c-in");
@@ -167,7 +178,8 @@ TEST(MultiplyOptions, CInWithoutBetaAddsC0) {
 TEST(MultiplyOptions, RawNeedsShapesAndInnerDimensionsAreNamed) {
   put_file(file("ra.bin"), data_bytes<double>(4, 3, true));
   const std::string a = file("ra.bin"), out = file("rout.bin");
-  expect_refused<InvalidArgument>({a, a, "--format", "raw", "-o", out}, "--format raw needs --shape-a RxC");
+  expect_refused<InvalidArgument>({a, a, "--format", "raw", "-o", out},
+                                  "--format raw needs --shape-a RxC");
   expect_refused<InvalidArgument>({a, a, "--format", "raw", "--shape-a", "4x3", "-o", out},
                                   "--format raw needs --shape-b RxC");
   expect_refused<InvalidArgument>(
@@ -180,12 +192,14 @@ TEST(MultiplyOptions, RawNeedsShapesAndInnerDimensionsAreNamed) {
 // bench's algorithm options reach multiply's gemm: each gives the product; a memory limit
 // too small for any plan fails before anything is written.
 TEST(MultiplyOptions, AlgorithmOptionsAsBench) {
-  const std::string a = matrix_npy("oa.npy", 13, 10, 1), b = matrix_npy("ob.npy", 10, 9, 2), out = file("oout.npy");
+  const std::string a = matrix_npy("oa.npy", 13, 10, 1), b = matrix_npy("ob.npy", 10, 9, 2),
+                    out = file("oout.npy");
   const std::string P = std::to_string(world_size());
-  for (const Args& extra : {Args{"--algo", "ring"}, Args{"--algo", "ring", "--ring-axis", "x", "--bidirectional"},
-                            Args{"--algo", "summa", "--stationary", "B", "--panel", "3"},
-                            Args{"--algo", "summa", "--grid", "1x" + P, "--blas-threads", "1"},
-                            Args{"--algo", "25d", "--grid", "1x1x" + P}}) {
+  for (const Args& extra :
+       {Args{"--algo", "ring"}, Args{"--algo", "ring", "--ring-axis", "x", "--bidirectional"},
+        Args{"--algo", "summa", "--stationary", "B", "--panel", "3"},
+        Args{"--algo", "summa", "--grid", "1x" + P, "--blas-threads", "1"},
+        Args{"--algo", "25d", "--grid", "1x1x" + P}}) {
     Args args = {a, b, "-o", out};
     args.insert(args.end(), extra.begin(), extra.end());
     ASSERT_EQ(multiply(args), 0);
@@ -193,15 +207,19 @@ TEST(MultiplyOptions, AlgorithmOptionsAsBench) {
     for (const auto& e : extra) line += " " + e;
     expect_near(read_result(out).second, reference(13, 9, 10, false, false, 1, 2, 0), line);
   }
-  expect_refused<OutOfMemory>({a, b, "-o", file("none.npy"), "--algo", "summa", "--memory-limit", "1"}, "memory limit");
-  expect_refused<InvalidArgument>({a, b, "-o", file("none.npy"), "--algo", "ring", "--ring-axis", "q"}, "no axis 'q'");
+  expect_refused<OutOfMemory>(
+      {a, b, "-o", file("none.npy"), "--algo", "summa", "--memory-limit", "1"}, "memory limit");
+  expect_refused<InvalidArgument>(
+      {a, b, "-o", file("none.npy"), "--algo", "ring", "--ring-axis", "q"}, "no axis 'q'");
 }
 
 // ------------------------------------------------------------------ numpy's 1-D rules
 
 TEST(MultiplyNumpy, VectorOperands) {
-  const std::string A = matrix_npy("na.npy", 4, 3, 1), B = matrix_npy("nb.npy", 3, 5, 2), out = file("nout.npy");
-  const std::string v3 = vector_npy("nv3.npy", 3, 2), u4 = vector_npy("nu4.npy", 4, 1), u3 = vector_npy("nu3.npy", 3, 1);
+  const std::string A = matrix_npy("na.npy", 4, 3, 1), B = matrix_npy("nb.npy", 3, 5, 2),
+                    out = file("nout.npy");
+  const std::string v3 = vector_npy("nv3.npy", 3, 2), u4 = vector_npy("nu4.npy", 4, 1),
+                    u3 = vector_npy("nu3.npy", 3, 1);
   ASSERT_EQ(multiply({A, v3, "-o", out}), 0);  // (4, 3) @ (3,) -> (4,)
   expect_result(out, "(4,)", reference(4, 1, 3, false, false, 1, 2, 0), "A @ v");
   ASSERT_EQ(multiply({u3, B, "-o", out}), 0);  // (3,) @ (3, 5) -> (5,)
@@ -217,12 +235,15 @@ TEST(MultiplyNumpy, VectorOperands) {
 }
 
 TEST(MultiplyNumpy, VectorRefusals) {
-  const std::string A = matrix_npy("ea.npy", 4, 3, 1), v3 = vector_npy("ev3.npy", 3, 2), out = file("eout.npy");
+  const std::string A = matrix_npy("ea.npy", 4, 3, 1), v3 = vector_npy("ev3.npy", 3, 2),
+                    out = file("eout.npy");
   const std::string s = vector_npy("es.npy", -1, 1), v4 = vector_npy("ev4.npy", 4, 2);
-  expect_refused<InvalidArgument>({v3, A, "--transa", "T", "-o", out}, "--transa applies to 2-D operands only");
+  expect_refused<InvalidArgument>({v3, A, "--transa", "T", "-o", out},
+                                  "--transa applies to 2-D operands only");
   expect_refused<InvalidArgument>({s, v3, "-o", out}, "A has shape ()");
   expect_refused<DimensionMismatch>({A, v4, "-o", out}, "inner dimensions differ: op(A) is 4x3");
-  expect_refused<DimensionMismatch>({A, v3, "--c-in", A, "-o", out}, "--c-in has shape (4, 3) but the product has shape (4,)");
+  expect_refused<DimensionMismatch>({A, v3, "--c-in", A, "-o", out},
+                                    "--c-in has shape (4, 3) but the product has shape (4,)");
 }
 
 // ---------------------------------------------------------------- bench's failures
@@ -240,7 +261,8 @@ TEST(LauncherAgreement, OneRanksFailureEverywhere) {
 
 TEST(BenchFailures, AFailingContenderReportsInItsRow) {
   cli::BenchConfig cfg;
-  cfg.m = cfg.n = cfg.k = 32, cfg.nb = 8, cfg.reps = 1, cfg.warmup = 0, cfg.json = file("fail.json");
+  cfg.m = cfg.n = cfg.k = 32, cfg.nb = 8, cfg.reps = 1, cfg.warmup = 0,
+  cfg.json = file("fail.json");
   cfg.algos = {"summa", "ring", "local"}, cfg.ring_axis = "q";  // ring alone uses the axis
   ::testing::internal::CaptureStdout();
   int rc = -1;
@@ -267,7 +289,8 @@ TEST(BenchFailures, AFailingContenderReportsInItsRow) {
 // --bare prints one line (the failures in it) and exits 1 when a contender failed.
 TEST(BenchFailures, BarePrintsOneLine) {
   cli::BenchConfig cfg;
-  cfg.m = cfg.n = cfg.k = 16, cfg.nb = 8, cfg.reps = 2, cfg.bare = true, cfg.algos = {"summa", "local"};
+  cfg.m = cfg.n = cfg.k = 16, cfg.nb = 8, cfg.reps = 2, cfg.bare = true,
+  cfg.algos = {"summa", "local"};
   for (const bool fail : {false, true}) {
     if (fail) cfg.algos.emplace_back("ring"), cfg.ring_axis = "q";
     ::testing::internal::CaptureStdout();

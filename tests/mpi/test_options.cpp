@@ -12,7 +12,8 @@ namespace {
 
 struct Operands {
   Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
-  DistMatrix<double> A{mesh, 96, 80, "A[I_X,K_Y]"}, B{mesh, 80, 72, "B[K_X,J_Y]"}, C{mesh, 96, 72, "C[I_X,J_Y]"};
+  DistMatrix<double> A{mesh, 96, 80, "A[I_X,K_Y]"}, B{mesh, 80, 72, "B[K_X,J_Y]"},
+      C{mesh, 96, 72, "C[I_X,J_Y]"};
   Operands() {
     A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
     B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });

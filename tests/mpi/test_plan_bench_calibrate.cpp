@@ -26,18 +26,21 @@ TEST(Plan, PrintsThePlannersTable) {
   MachineProfile custom;
   custom.latency_s = 1e-3, custom.bytes_per_s = 1e8;
   put_file(profile, custom.to_json());
-  std::vector<cli::PlanConfig> cfgs = {plan_config(1000, 1000, 1000, 8), plan_config(100, 50000, 30, 6),
-                                       plan_config(4096, 4096, 64, 16), plan_config(300, 2000, 2000, 4)};
+  std::vector<cli::PlanConfig> cfgs = {
+      plan_config(1000, 1000, 1000, 8), plan_config(100, 50000, 30, 6),
+      plan_config(4096, 4096, 64, 16), plan_config(300, 2000, 2000, 4)};
   cfgs[1].dtype = "c64", cfgs[1].rows = 3, cfgs[2].memory_limit = "64M", cfgs[3].profile = profile;
   for (const auto& cfg : cfgs) {
     PlanRequest r;
     r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
     if (!cfg.memory_limit.empty()) r.memory_limit = cli::parse_bytes(cfg.memory_limit);
     if (!cfg.profile.empty()) r.profile = MachineProfile::from_json_file(cfg.profile);
-    const std::string want = world_rank() == 0 ? plan_gemm(r).explain(static_cast<std::size_t>(cfg.rows)) : "";
+    const std::string want =
+        world_rank() == 0 ? plan_gemm(r).explain(static_cast<std::size_t>(cfg.rows)) : "";
     ::testing::internal::CaptureStdout();
     EXPECT_EQ(returns([&cfg] { return cli::run_plan(cfg); }), 0);
-    EXPECT_EQ(::testing::internal::GetCapturedStdout(), want) << cfg.m << "x" << cfg.n << "x" << cfg.k << " on " << cfg.ranks;
+    EXPECT_EQ(::testing::internal::GetCapturedStdout(), want)
+        << cfg.m << "x" << cfg.n << "x" << cfg.k << " on " << cfg.ranks;
   }
 }
 
@@ -64,7 +67,8 @@ void expect_bench_json(const std::string& path, const cli::BenchConfig& cfg) {
     EXPECT_EQ(j.value("algorithm", ""), cfg.algos[lines]);
     EXPECT_EQ(j.value("m", -1), cfg.m);
     EXPECT_EQ(j.value("ranks", -1), world_size());
-    EXPECT_EQ(j.value("times_s", nlohmann::json::array()).size(), static_cast<std::size_t>(cfg.reps));
+    EXPECT_EQ(j.value("times_s", nlohmann::json::array()).size(),
+              static_cast<std::size_t>(cfg.reps));
     const double probe = j.value("probe_error_eps", -1.0);
     EXPECT_GT(j.value("median_s", 0.0), 0.0) << line;
     if (cfg.algos[lines] == "cores") {  // the P-core ceiling computes no product to check
@@ -112,7 +116,8 @@ TEST(Bench, CoresCeilingRunsInTheSameAlternation) {
 
 TEST(Bench, BadOptionsSameErrorEverywhere) {
   cli::BenchConfig cfg;
-  cfg.m = cfg.n = cfg.k = 16, cfg.reps = 1, cfg.warmup = 0, cfg.quiet = true, cfg.algos = {"fastest"};
+  cfg.m = cfg.n = cfg.k = 16, cfg.reps = 1, cfg.warmup = 0, cfg.quiet = true,
+  cfg.algos = {"fastest"};
   expect_same_error_everywhere<InvalidArgument>([&cfg] { cli::run_bench(cfg); }, "fastest");
   cfg.algos = {"summa"}, cfg.memory_limit = "lots";
   expect_same_error_everywhere<InvalidArgument>([&cfg] { cli::run_bench(cfg); }, "lots");

@@ -33,14 +33,16 @@ double predicted(const std::string& name, const PlanRequest& r) {
 }
 
 // Runs `algo` with A, B, C in the given layouts on `mesh` and checks the words moved.
-void expect_words(const Mesh& mesh, const std::string& la, const std::string& lb, const std::string& lc,
-                  const Options& o, const std::string& candidate, const PlanRequest& request = base_request()) {
+void expect_words(const Mesh& mesh, const std::string& la, const std::string& lb,
+                  const std::string& lc, const Options& o, const std::string& candidate,
+                  const PlanRequest& request = base_request()) {
   DistMatrix<double> A(mesh, M, K, la), B(mesh, K, N, lb), C(mesh, M, N, lc);
   A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
   B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
   const GemmReport r = gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o);
   EXPECT_EQ(r.redist_bytes_received, 0) << candidate;
-  EXPECT_DOUBLE_EQ(measured_words(r), predicted(candidate, request)) << candidate << ": " << r.to_string();
+  EXPECT_DOUBLE_EQ(measured_words(r), predicted(candidate, request))
+      << candidate << ": " << r.to_string();
 }
 
 // Runs check(mesh, p, q) on every p x q = P grid.
@@ -74,7 +76,8 @@ TEST(PlanWords, SummaOnUnevenBlockCyclicTiles) {
   for_each_grid([](const Mesh& mesh, int p, int q) {
     for (const index_t nb : {16, 40, 144}) {
       const std::string bc = "bc(" + std::to_string(nb) + "," + std::to_string(nb) + ")";
-      expect_words(mesh, bc, bc, bc, summa_c(), "summa(C) " + std::to_string(p) + "x" + std::to_string(q),
+      expect_words(mesh, bc, bc, bc, summa_c(),
+                   "summa(C) " + std::to_string(p) + "x" + std::to_string(q),
                    block_cyclic_request(base_request(), Op::N, Op::N, p, q, nb));
     }
   });
@@ -84,8 +87,9 @@ TEST(PlanWords, RingForms) {
   const int P = world_size();
   if (P == 1) GTEST_SKIP() << "no communication on one rank";
   Mesh mesh = Mesh::line(MPI_COMM_WORLD, "x");
-  const std::pair<RingForm, const char*> forms[] = {
-      {RingForm::AllGatherA, "AG-A"}, {RingForm::AllGatherB, "AG-B"}, {RingForm::ReduceScatter, "RS"}};
+  const std::pair<RingForm, const char*> forms[] = {{RingForm::AllGatherA, "AG-A"},
+                                                    {RingForm::AllGatherB, "AG-B"},
+                                                    {RingForm::ReduceScatter, "RS"}};
   for (auto [form, tag] : forms) {
     Options o;
     o.algorithm = Algorithm::Ring;
@@ -113,10 +117,11 @@ TEST(PlanWords, Gemm3D) {
       Options o;
       o.algorithm = Algorithm::Gemm25D;
       o.grid_m = pm, o.grid_n = pn, o.grid_k = pk;
-      expect_words(mesh, "A[I_X,K_ZY" + bcs + "]",
-                   "B[K_ZX:bc" + std::to_string(slice / pm) + ",J_Y:bc" + std::to_string(pk * nb_c) + "]",
-                   "C[I_X,J_YZ:bc" + std::to_string(nb_c) + "]", o,
-                   "25d " + std::to_string(pm) + "x" + std::to_string(pn) + "x" + std::to_string(pk));
+      expect_words(
+          mesh, "A[I_X,K_ZY" + bcs + "]",
+          "B[K_ZX:bc" + std::to_string(slice / pm) + ",J_Y:bc" + std::to_string(pk * nb_c) + "]",
+          "C[I_X,J_YZ:bc" + std::to_string(nb_c) + "]", o,
+          "25d " + std::to_string(pm) + "x" + std::to_string(pn) + "x" + std::to_string(pk));
     }
 }
 

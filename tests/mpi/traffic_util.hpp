@@ -69,8 +69,8 @@ void expect_bytes(const GemmReport& r, Bytes want, const std::string& what) {
   EXPECT_EQ(r.redist_bytes_received, 0) << what << "\n" << r.to_string();
   EXPECT_EQ(r.bytes_sent, want.sent * size) << what << " on rank " << world_rank() << "\n"
                                             << r.to_string();
-  EXPECT_EQ(r.bytes_received, want.received * size) << what << " on rank " << world_rank()
-                                                    << "\n" << r.to_string();
+  EXPECT_EQ(r.bytes_received, want.received * size) << what << " on rank " << world_rank() << "\n"
+                                                    << r.to_string();
 }
 
 inline std::string describe(const std::string& algo, const Mesh& mesh, Op opA, Op opB, Shape s) {

@@ -16,10 +16,10 @@ int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, 
 void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb,
                const int *irsrc, const int *icsrc, const int *ictxt, const int *lld, int *info);
 typedef void pgemm_fn(const char *transa, const char *transb, const int *m, const int *n,
-                      const int *k, const void *alpha, const void *a, const int *ia,
-                      const int *ja, const int *desca, const void *b, const int *ib,
-                      const int *jb, const int *descb, const void *beta, void *c,
-                      const int *ic, const int *jc, const int *descc);
+                      const int *k, const void *alpha, const void *a, const int *ia, const int *ja,
+                      const int *desca, const void *b, const int *ib, const int *jb,
+                      const int *descb, const void *beta, void *c, const int *ic, const int *jc,
+                      const int *descc);
 pgemm_fn psgemm_, pdgemm_, pcgemm_, pzgemm_;
 
 /* ---- element types: 0 s, 1 d, 2 c, 3 z ---- */

@@ -133,4 +133,3 @@ void make_local(const Case *c, int which, const MatSpec *s, const Grid *g, Local
             held ? entry(c->kind, which, gi, gj) : sentinel(c->kind));
     }
 }
-

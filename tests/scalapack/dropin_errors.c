@@ -28,14 +28,18 @@ typedef struct {
 } Variant;
 
 enum { kVariants = 12, kOutside = 11 };
-static const Variant kVariantList[kVariants] = {
-    {"TRANSA = X", 1},           {"TRANSB = Q", 2},
-    {"M = -1", 3},               {"K = -1", 5},
-    {"IA = 0", 8},               {"JB + N - 1 > N_B", 13},
-    {"DESCA MB = 0", 1005},      {"DESCC CSRC = npcol", 1908},
-    {"DESCB context differs", 1402}, {"DESCA DTYPE = 2", 1001},
-    {"DESCC LLD too small on process row 0 only", 1909},
-    {"process outside the grid", 1002}};
+static const Variant kVariantList[kVariants] = {{"TRANSA = X", 1},
+                                                {"TRANSB = Q", 2},
+                                                {"M = -1", 3},
+                                                {"K = -1", 5},
+                                                {"IA = 0", 8},
+                                                {"JB + N - 1 > N_B", 13},
+                                                {"DESCA MB = 0", 1005},
+                                                {"DESCC CSRC = npcol", 1908},
+                                                {"DESCB context differs", 1402},
+                                                {"DESCA DTYPE = 2", 1001},
+                                                {"DESCC LLD too small on process row 0 only", 1909},
+                                                {"process outside the grid", 1002}};
 
 typedef struct {
   char ta[2], tb[2];
@@ -76,13 +80,14 @@ static int check_variant(int v, const Grid *g, const Case *c, Local *A, Local *B
   g_calls = 0;
   g_info = 0;
   g_name[0] = 0;
-  pdgemm_(a.ta, a.tb, &a.m, &a.n, &a.k, &alpha, A->data, &a.ia, &a.ja, a.da, B->data, &a.ib,
-          &a.jb, a.db, &beta, C->data, &a.ic, &a.jc, a.dc);
-  const int bad = g_calls != 1 || g_info != kVariantList[v].expect || strcmp(g_name, "PDGEMM") != 0 ||
-                  memcmp(before, C->data, bytes) != 0;
+  pdgemm_(a.ta, a.tb, &a.m, &a.n, &a.k, &alpha, A->data, &a.ia, &a.ja, a.da, B->data, &a.ib, &a.jb,
+          a.db, &beta, C->data, &a.ic, &a.jc, a.dc);
+  const int bad = g_calls != 1 || g_info != kVariantList[v].expect ||
+                  strcmp(g_name, "PDGEMM") != 0 || memcmp(before, C->data, bytes) != 0;
   if (bad)
     printf("FAIL illegal argument '%s' on {%d,%d}: %d PXERBLA calls, name '%s', info %d "
-           "(expected %d)%s\n", kVariantList[v].what, g->myrow, g->mycol, g_calls, g_name, g_info,
+           "(expected %d)%s\n",
+           kVariantList[v].what, g->myrow, g->mycol, g_calls, g_name, g_info,
            kVariantList[v].expect, memcmp(before, C->data, bytes) ? ", C changed" : "");
   free(before);
   return bad;

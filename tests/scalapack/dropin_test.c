@@ -9,8 +9,8 @@
  *   SHARDMM_DROPIN_COMPARE=file  compare every sub(C) with `file` within the normwise bound
  *   SHARDMM_DROPIN_EXPECT=text   the library providing pdgemm_ must contain `text`
  *   SHARDMM_DROPIN_ERRORS=1      also check illegal-argument reports (ScaLAPACK itself aborts)
- * Cases: the PBLAS tester's grids that fit the world (row-major, column-major, remapped), all types,
- * all nine transpose pairs, sampled M/N/K, MB/NB, offsets, sources and LLD padding. */
+ * Cases: the PBLAS tester's grids that fit the world (row-major, column-major, remapped), all
+ * types, all nine transpose pairs, sampled M/N/K, MB/NB, offsets, sources and LLD padding. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -48,8 +48,7 @@ static int collect(const Case *c, const Grid *g, const Local *x, double complex 
       const double complex v = load(c->kind, x->data, (size_t)il + (size_t)jl * (size_t)x->lld);
       if (held && si >= 0 && si < s->rows && sj >= 0 && sj < s->cols)
         dense[si + (size_t)sj * (size_t)c->m] = share * v;
-      else if (v != (held ? entry(c->kind, 2, gi, gj) : sentinel(c->kind)))
-        ++changed;
+      else if (v != (held ? entry(c->kind, 2, gi, gj) : sentinel(c->kind))) ++changed;
     }
   return changed;
 }
@@ -75,7 +74,8 @@ static double complex *op_dense(const Case *c, int which, char t, const MatSpec 
                                 int cols) {
   double complex *out = malloc(((size_t)rows * (size_t)cols + 1) * sizeof *out);
   for (int j = 0; j < cols; ++j)
-    for (int i = 0; i < rows; ++i) out[i + (size_t)j * (size_t)rows] = op_entry(c, which, t, s, i, j);
+    for (int i = 0; i < rows; ++i)
+      out[i + (size_t)j * (size_t)rows] = op_entry(c, which, t, s, i, j);
   return out;
 }
 
@@ -88,7 +88,8 @@ static void errors(const Case *c, const double complex *got, const double comple
   for (int j = 0; j < c->n; ++j)
     for (int i = 0; i < c->m; ++i) {
       double complex sum = 0;
-      for (int l = 0; l < c->k; ++l) sum += A[i + (size_t)l * (size_t)c->m] * B[l + (size_t)j * (size_t)c->k];
+      for (int l = 0; l < c->k; ++l)
+        sum += A[i + (size_t)l * (size_t)c->m] * B[l + (size_t)j * (size_t)c->k];
       const double complex c0 = entry(c->kind, 2, c->c.i - 1 + i, c->c.j - 1 + j);
       const double complex want = c->alpha * sum + c->beta * c0;
       const size_t at = (size_t)i + (size_t)j * (size_t)c->m;
@@ -96,8 +97,10 @@ static void errors(const Case *c, const double complex *got, const double comple
       if (ref) diff_ref += pow(cabs(got[at] - ref[at]), 2);
     }
   free(A), free(B);
-  const double denom = (sqrt(c->k + 2.0) * cabs(c->alpha) * sub_norm(c, 0, &c->a) * sub_norm(c, 1, &c->b) +
-                        2 * cabs(c->beta) * sub_norm(c, 2, &c->c)) * kTypes[c->kind].eps;
+  const double denom =
+      (sqrt(c->k + 2.0) * cabs(c->alpha) * sub_norm(c, 0, &c->a) * sub_norm(c, 1, &c->b) +
+       2 * cabs(c->beta) * sub_norm(c, 2, &c->c)) *
+      kTypes[c->kind].eps;
   *vs_oracle = diff_oracle == 0 ? 0 : sqrt(diff_oracle) / denom;
   *vs_ref = diff_ref == 0 ? 0 : sqrt(diff_ref) / denom;
 }
@@ -109,7 +112,8 @@ static int judge(Run *r, const Case *c, const double complex *got) {
   int bad = 0;
   if (r->write) {
     const int head[3] = {c->id, c->m, c->n};
-    bad |= fwrite(head, sizeof head, 1, r->write) != 1 || fwrite(got, sizeof *got, mn, r->write) != mn;
+    bad |=
+        fwrite(head, sizeof head, 1, r->write) != 1 || fwrite(got, sizeof *got, mn, r->write) != mn;
   }
   if (r->compare) {
     int head[3] = {0, 0, 0};
@@ -125,11 +129,12 @@ static int judge(Run *r, const Case *c, const double complex *got) {
   free(ref);
   if (e_oracle > r->worst_oracle) r->worst_oracle = e_oracle;
   if (e_ref > r->worst_reference) r->worst_reference = e_ref;
-  if (e_oracle > kTolerance || e_ref > kTolerance || !isfinite(e_oracle) || !isfinite(e_ref)) bad = 1;
+  if (e_oracle > kTolerance || e_ref > kTolerance || !isfinite(e_oracle) || !isfinite(e_ref))
+    bad = 1;
   if (bad)
     printf("FAIL case %d: p%sgemm %c%c m=%d n=%d k=%d on grid %d: error %.3g eps vs oracle, "
-           "%.3g eps vs reference\n", c->id, kTypes[c->kind].name, c->ta, c->tb, c->m, c->n, c->k,
-           c->grid, e_oracle, e_ref);
+           "%.3g eps vs reference\n",
+           c->id, kTypes[c->kind].name, c->ta, c->tb, c->m, c->n, c->k, c->grid, e_oracle, e_ref);
   return bad;
 }
 
@@ -209,11 +214,11 @@ static void special_cases(Run *r, int shape_of[kMaxGrids][2], int id) {
   for (int kind = 0; kind < 4; ++kind)
     for (int v = 0; v < 5; ++v, ++id) {
       static const int dims[5][3] = {{0, 7, 5}, {9, 8, 0}, {9, 8, 7}, {9, 8, 7}, {200, 200, 200}};
-      Case c = make_case(id, grid, p, q, kind, 'N', kTypes[kind].is_complex ? 'C' : 'T',
-                         dims[v][0], dims[v][1], dims[v][2]);
+      Case c = make_case(id, grid, p, q, kind, 'N', kTypes[kind].is_complex ? 'C' : 'T', dims[v][0],
+                         dims[v][1], dims[v][2]);
       if (v == 2) c.alpha = 0, c.beta = 0; /* sub(C) := 0 */
       if (v == 3) c.alpha = 0, c.beta = 1; /* nothing */
-      if (v == 4) { /* whole matrices, 64 x 64 blocks: the zero-copy path */
+      if (v == 4) {                        /* whole matrices, 64 x 64 blocks: the zero-copy path */
         MatSpec *all[3] = {&c.a, &c.b, &c.c};
         for (int x = 0; x < 3; ++x) all[x]->mb = all[x]->nb = 64, all[x]->i = all[x]->j = 1;
       }
@@ -271,9 +276,8 @@ int main(int argc, char **argv) {
     r.failures += errors;
     printf("%d cases on %d BLACS grids over %d ranks: worst error %.3g eps against the oracle, "
            "%.3g eps against the reference run%s; illegal-argument checks %s; %d failures\n",
-           r.cases, r.ngrids, r.size, r.worst_oracle, r.worst_reference,
-           r.compare ? "" : " (none)", check_errors ? (errors ? "FAILED" : "passed") : "skipped",
-           r.failures);
+           r.cases, r.ngrids, r.size, r.worst_oracle, r.worst_reference, r.compare ? "" : " (none)",
+           check_errors ? (errors ? "FAILED" : "passed") : "skipped", r.failures);
   }
   if (r.write) fclose(r.write);
   if (r.compare) fclose(r.compare);

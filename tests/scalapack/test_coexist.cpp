@@ -93,9 +93,10 @@ TYPED_TEST(Coexist, ScaLapackAndPrefixedShardmmAgree) {
   Local<T> C2 = C;
   const T alpha = T(2), beta = T(-1);
   const char* ta = is_complex_v<T> ? "C" : "T";
-  for (auto [f, X] : {std::pair{Entries<T>::scalapack(), &C}, std::pair{Entries<T>::shardmm(), &C2}})
-    f(ta, "N", &m, &n, &k, &alpha, A.data.data(), &ia, &ja, A.desc, B.data.data(), &ib, &jb,
-      B.desc, &beta, X->data.data(), &ic, &jc, X->desc);
+  for (auto [f, X] :
+       {std::pair{Entries<T>::scalapack(), &C}, std::pair{Entries<T>::shardmm(), &C2}})
+    f(ta, "N", &m, &n, &k, &alpha, A.data.data(), &ia, &ja, A.desc, B.data.data(), &ib, &jb, B.desc,
+      &beta, X->data.data(), &ic, &jc, X->desc);
   double diff = 0, norm = 0;
   for (std::size_t i = 0; i < C.data.size(); ++i) {
     diff = std::max(diff, double(std::abs(C.data[i] - C2.data[i])));

@@ -29,8 +29,8 @@ TEST(SubDim, LocalRangesAndAlignmentMatchTheFullMap) {
               }
               for (int p = 0; p < P; ++p) ASSERT_EQ(s.local_size(p), seen[p]);
               ASSERT_EQ(s.aligned(), same_as_whole_blocks)
-                  << "P=" << P << " nb=" << nb << " src=" << src << " M=" << M
-                  << " begin=" << begin << " size=" << size;
+                  << "P=" << P << " nb=" << nb << " src=" << src << " M=" << M << " begin=" << begin
+                  << " size=" << size;
             }
 }
 
@@ -71,9 +71,8 @@ TEST_F(Fixture, ScalarErrorsArePositionTimes100) {
 }
 
 TEST_F(Fixture, DescriptorErrorsArePositionTimes100PlusEntry) {
-  const std::pair<int, int> cases[] = {{kDtype, 2}, {kCtxt, 8},   {kMB, 0},
-                                       {kNB, -1},   {kRsrc, 2},   {kCsrc, -2},
-                                       {kM, 0},     {kLld, 3}};
+  const std::pair<int, int> cases[] = {{kDtype, 2}, {kCtxt, 8},  {kMB, 0}, {kNB, -1},
+                                       {kRsrc, 2},  {kCsrc, -2}, {kM, 0},  {kLld, 3}};
   for (const auto& [entry, value] : cases) {
     const int saved = desc[entry];
     desc[entry] = value;

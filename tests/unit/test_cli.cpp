@@ -117,14 +117,52 @@ TEST(CliBench, Defaults) {
 
 TEST(CliBench, EveryOption) {
   Cli cli;
-  const BenchConfig& b =
-      cli.parse({"bench", "--m", "10", "--n", "20", "--k", "30", "--dtype", "c64", "--algo",
-                 "summa,cannon,25d", "--grid", "2x2x2", "--nb", "16", "--layout-a", "A[I_X,J]",
-                 "--layout-b", "bc(8,8)", "--layout-c", "C[I,J_XY]", "--transa", "T", "--transb",
-                 "c", "--alpha", "0.5", "--beta", "-2", "--reps", "3", "--warmup", "0",
-                 "--no-check", "--json", "out.json", "--panel", "128", "--ring-axis", "y",
-                 "--bidirectional", "--memory-limit", "512M", "--progress", "--quiet"})
-          .c.bench;
+  const BenchConfig& b = cli.parse({"bench",
+                                    "--m",
+                                    "10",
+                                    "--n",
+                                    "20",
+                                    "--k",
+                                    "30",
+                                    "--dtype",
+                                    "c64",
+                                    "--algo",
+                                    "summa,cannon,25d",
+                                    "--grid",
+                                    "2x2x2",
+                                    "--nb",
+                                    "16",
+                                    "--layout-a",
+                                    "A[I_X,J]",
+                                    "--layout-b",
+                                    "bc(8,8)",
+                                    "--layout-c",
+                                    "C[I,J_XY]",
+                                    "--transa",
+                                    "T",
+                                    "--transb",
+                                    "c",
+                                    "--alpha",
+                                    "0.5",
+                                    "--beta",
+                                    "-2",
+                                    "--reps",
+                                    "3",
+                                    "--warmup",
+                                    "0",
+                                    "--no-check",
+                                    "--json",
+                                    "out.json",
+                                    "--panel",
+                                    "128",
+                                    "--ring-axis",
+                                    "y",
+                                    "--bidirectional",
+                                    "--memory-limit",
+                                    "512M",
+                                    "--progress",
+                                    "--quiet"})
+                             .c.bench;
   EXPECT_EQ(b.m, 10);
   EXPECT_EQ(b.n, 20);
   EXPECT_EQ(b.k, 30);
@@ -165,8 +203,8 @@ TEST(CliBench, SizeAlgoListAndCheckFlag) {
 
 // A dimension given explicitly wins over --size, wherever it appears on the line.
 TEST(CliBench, ExplicitDimensionOverridesSize) {
-  for (const Args& args : {Args{"bench", "--size", "100", "--k", "7"},
-                           Args{"bench", "--k", "7", "--size", "100"}}) {
+  for (const Args& args :
+       {Args{"bench", "--size", "100", "--k", "7"}, Args{"bench", "--k", "7", "--size", "100"}}) {
     const BenchConfig b = Cli().parse(args).c.bench;
     EXPECT_EQ(b.m, 100) << joined(args);
     EXPECT_EQ(b.n, 100) << joined(args);
@@ -203,7 +241,8 @@ TEST(CliPlan, RequiredOptionsAndDefaults) {
   const Args full = {"plan", "--m", "1", "--n", "2", "--k", "3", "--ranks", "4"};
   for (std::size_t drop = 1; drop < full.size(); drop += 2) {  // each required option missing
     Args args = full;
-    args.erase(args.begin() + static_cast<std::ptrdiff_t>(drop), args.begin() + static_cast<std::ptrdiff_t>(drop) + 2);
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(drop),
+               args.begin() + static_cast<std::ptrdiff_t>(drop) + 2);
     expect_rejected(args);
   }
 }
@@ -211,8 +250,8 @@ TEST(CliPlan, RequiredOptionsAndDefaults) {
 TEST(CliPlan, EveryOptionAndInvalidInput) {
   const Args base = {"plan", "--m", "1", "--n", "2", "--k", "3", "--ranks", "4"};
   Args all = base;
-  all.insert(all.end(), {"--dtype", "c128", "--memory-limit", "2G", "--profile", "p.json",
-                         "--rows", "3", "--grid", "1x4", "--nb", "256", "--transa", "T", "--transb", "c"});
+  all.insert(all.end(), {"--dtype", "c128", "--memory-limit", "2G", "--profile", "p.json", "--rows",
+                         "3", "--grid", "1x4", "--nb", "256", "--transa", "T", "--transb", "c"});
   const PlanConfig p = Cli().parse(all).c.plan;
   EXPECT_EQ(p.grid, "1x4");
   EXPECT_EQ(p.nb, 256);
@@ -222,8 +261,9 @@ TEST(CliPlan, EveryOptionAndInvalidInput) {
   EXPECT_EQ(p.memory_limit, "2G");
   EXPECT_EQ(p.profile, "p.json");
   EXPECT_EQ(p.rows, 3);
-  for (const Args& extra : {Args{"--ranks", "0"}, Args{"--rows", "0"}, Args{"--dtype", "i32"},
-                            Args{"--m", "-1"}, Args{"--unknown"}, Args{"--transa", "X"}, Args{"--nb", "0"}}) {
+  for (const Args& extra :
+       {Args{"--ranks", "0"}, Args{"--rows", "0"}, Args{"--dtype", "i32"}, Args{"--m", "-1"},
+        Args{"--unknown"}, Args{"--transa", "X"}, Args{"--nb", "0"}}) {
     Args args = base;
     args.insert(args.end(), extra.begin(), extra.end());
     expect_rejected(args);
@@ -234,7 +274,8 @@ TEST(CliCalibrate, DefaultsAndOptions) {
   const CalibrateConfig d = Cli().parse({"calibrate"}).c.calibrate;
   EXPECT_EQ(d.output, "");
   EXPECT_EQ(d.reps, 20);
-  const CalibrateConfig s = Cli().parse({"calibrate", "-o", "prof.json", "--reps", "5"}).c.calibrate;
+  const CalibrateConfig s =
+      Cli().parse({"calibrate", "-o", "prof.json", "--reps", "5"}).c.calibrate;
   EXPECT_EQ(s.output, "prof.json");
   EXPECT_EQ(s.reps, 5);
   EXPECT_EQ(Cli().parse({"calibrate", "--output", "x.json"}).c.calibrate.output, "x.json");
@@ -268,11 +309,14 @@ TEST(CliMultiply, PositionalsAndDefaults) {
 
 TEST(CliMultiply, EveryOption) {
   const MultiplyConfig m =
-      Cli().parse({"multiply", "a.bin", "b.bin", "-o", "c.bin", "--c-in", "c0.bin", "--transa",
-                   "t", "--transb", "C", "--alpha", "2.5", "--beta", "-1", "--algo", "summa",
-                   "--layout-a", "A[I_X,J_Y]", "--layout-b", "bc(2,3)", "--layout-c", "C[I_XY,J]",
-                   "--nb", "8", "--format", "raw", "--shape-a", "3x4", "--shape-b", "5x4",
-                   "--shape-c", "3x5", "--dtype", "c128", "--order", "C", "--quiet"})
+      Cli()
+          .parse({"multiply",   "a.bin",      "b.bin",   "-o",         "c.bin",     "--c-in",
+                  "c0.bin",     "--transa",   "t",       "--transb",   "C",         "--alpha",
+                  "2.5",        "--beta",     "-1",      "--algo",     "summa",     "--layout-a",
+                  "A[I_X,J_Y]", "--layout-b", "bc(2,3)", "--layout-c", "C[I_XY,J]", "--nb",
+                  "8",          "--format",   "raw",     "--shape-a",  "3x4",       "--shape-b",
+                  "5x4",        "--shape-c",  "3x5",     "--dtype",    "c128",      "--order",
+                  "C",          "--quiet"})
           .c.multiply;
   EXPECT_EQ(m.c_in, "c0.bin");
   EXPECT_EQ(m.transa, "t");
@@ -309,9 +353,10 @@ TEST(CliMultiply, OutputOrderFlags) {
 }
 
 TEST(CliMultiply, InvalidInput) {
-  for (const Args& bad : {Args{"multiply", "a.npy", "b.npy"}, Args{"multiply", "a.npy", "-o", "c"},
-                          Args{"multiply", "-o", "c.npy"}, Args{"multiply", "a", "b", "c", "-o", "d"},
-                          Args{"multiply", "a", "b", "-o"}})
+  for (const Args& bad :
+       {Args{"multiply", "a.npy", "b.npy"}, Args{"multiply", "a.npy", "-o", "c"},
+        Args{"multiply", "-o", "c.npy"}, Args{"multiply", "a", "b", "c", "-o", "d"},
+        Args{"multiply", "a", "b", "-o"}})
     expect_rejected(bad);
   const Args base = {"multiply", "a.npy", "b.npy", "-o", "c.npy"};
   for (const Args& extra :
@@ -329,11 +374,28 @@ TEST(CliMultiply, AlgorithmOptionsAsBench) {
   const MultiplyConfig d = Cli().parse({"multiply", "a.npy", "b.npy", "-o", "c.npy"}).c.multiply;
   EXPECT_EQ(d.grid + d.ring_axis + d.memory_limit + d.stationary, "auto");
   EXPECT_EQ(d.panel + d.blas_threads + (d.bidirectional ? 1 : 0), 0);
-  const MultiplyConfig m =
-      Cli().parse({"multiply", "a.npy", "b.npy", "-o", "c.npy", "--algo", "ring", "--ring-axis", "y",
-                   "--bidirectional", "--stationary", "B", "--panel", "96", "--grid", "2x2x2",
-                   "--memory-limit", "1G", "--blas-threads", "2"})
-          .c.multiply;
+  const MultiplyConfig m = Cli()
+                               .parse({"multiply",
+                                       "a.npy",
+                                       "b.npy",
+                                       "-o",
+                                       "c.npy",
+                                       "--algo",
+                                       "ring",
+                                       "--ring-axis",
+                                       "y",
+                                       "--bidirectional",
+                                       "--stationary",
+                                       "B",
+                                       "--panel",
+                                       "96",
+                                       "--grid",
+                                       "2x2x2",
+                                       "--memory-limit",
+                                       "1G",
+                                       "--blas-threads",
+                                       "2"})
+                               .c.multiply;
   EXPECT_EQ(m.algo, "ring");
   EXPECT_EQ(m.ring_axis, "y");
   EXPECT_TRUE(m.bidirectional);
@@ -346,14 +408,17 @@ TEST(CliMultiply, AlgorithmOptionsAsBench) {
   const std::string mult = expect_success_exit<CLI::CallForHelp>({"multiply", "--help"});
   auto line_of = [](const std::string& help, const std::string& option) {
     const std::size_t at = help.find("  " + option);
-    return at == std::string::npos ? std::string("missing") : help.substr(at, help.find("\n  -", at + 1) - at);
+    return at == std::string::npos ? std::string("missing")
+                                   : help.substr(at, help.find("\n  -", at + 1) - at);
   };
-  for (const char* option : {"--grid", "--panel", "--stationary", "--ring-axis", "--bidirectional",
-                             "--memory-limit", "--blas-threads", "--transa", "--nb", "--layout-a"}) {
+  for (const char* option :
+       {"--grid", "--panel", "--stationary", "--ring-axis", "--bidirectional", "--memory-limit",
+        "--blas-threads", "--transa", "--nb", "--layout-a"}) {
     EXPECT_NE(line_of(mult, option), "missing") << option << ":\n" << mult;
     EXPECT_EQ(line_of(mult, option), line_of(bench, option)) << option;
   }
-  for (const Args& extra : {Args{"--stationary", "D"}, Args{"--panel", "-1"}, Args{"--blas-threads", "-2"}}) {
+  for (const Args& extra :
+       {Args{"--stationary", "D"}, Args{"--panel", "-1"}, Args{"--blas-threads", "-2"}}) {
     Args args = {"multiply", "a.npy", "b.npy", "-o", "c.npy"};
     args.insert(args.end(), extra.begin(), extra.end());
     expect_rejected(args);
@@ -362,8 +427,10 @@ TEST(CliMultiply, AlgorithmOptionsAsBench) {
 
 // beta_given says whether --beta was given: without it beta is 1 when --c-in is (run_multiply).
 TEST(CliMultiply, BetaGiven) {
-  EXPECT_FALSE(Cli().parse({"multiply", "a", "b", "-o", "c", "--c-in", "c0"}).c.multiply.beta_given);
-  const MultiplyConfig m = Cli().parse({"multiply", "a", "b", "-o", "c", "--beta", "0.5"}).c.multiply;
+  EXPECT_FALSE(
+      Cli().parse({"multiply", "a", "b", "-o", "c", "--c-in", "c0"}).c.multiply.beta_given);
+  const MultiplyConfig m =
+      Cli().parse({"multiply", "a", "b", "-o", "c", "--beta", "0.5"}).c.multiply;
   EXPECT_TRUE(m.beta_given);
   EXPECT_EQ(m.beta, 0.5);
 }
@@ -371,10 +438,12 @@ TEST(CliMultiply, BetaGiven) {
 // --help shows the defaults (and what --c-in does to beta's).
 TEST(CliApp, HelpShowsDefaults) {
   const std::string bench = expect_success_exit<CLI::CallForHelp>({"bench", "--help"});
-  for (const char* shown : {"--m INT:NONNEGATIVE=2048", "--reps INT:POSITIVE=5", "=f64", "--nb INT:POSITIVE=64"})
+  for (const char* shown :
+       {"--m INT:NONNEGATIVE=2048", "--reps INT:POSITIVE=5", "=f64", "--nb INT:POSITIVE=64"})
     EXPECT_NE(bench.find(shown), std::string::npos) << shown << ":\n" << bench;
   const std::string mult = expect_success_exit<CLI::CallForHelp>({"multiply", "--help"});
-  for (const char* shown : {"--algo TEXT=auto", "--alpha FLOAT=1", "0, or 1 with --c-in", "--format TEXT:{npy,raw}=npy"})
+  for (const char* shown : {"--algo TEXT=auto", "--alpha FLOAT=1", "0, or 1 with --c-in",
+                            "--format TEXT:{npy,raw}=npy"})
     EXPECT_NE(mult.find(shown), std::string::npos) << shown << ":\n" << mult;
   const std::string plan = expect_success_exit<CLI::CallForHelp>({"plan", "--help"});
   EXPECT_NE(plan.find("--rows INT:POSITIVE=12"), std::string::npos) << plan;
@@ -390,8 +459,8 @@ TEST(ParseBytes, Valid) {
 }
 
 TEST(ParseBytes, InvalidThrows) {
-  for (const char* bad : {"", "M", "abc", "12KB", "12 M", "-5", "-1G", "0", "0M", "0.4", "512X", "nan",
-                          "inf", "-inf", "1e30G", "1e300"})
+  for (const char* bad : {"", "M", "abc", "12KB", "12 M", "-5", "-1G", "0", "0M", "0.4", "512X",
+                          "nan", "inf", "-inf", "1e30G", "1e300"})
     EXPECT_THROW(parse_bytes(bad), InvalidArgument) << "'" << bad << "'";
 }
 

@@ -21,7 +21,7 @@ TEST(FaultSpec, SelectsPhaseAndRank) {
 
 TEST(FaultSpec, MalformedSpecsAreRejected) {
   std::string kind;
-  for (const char* bad : {"plan", "plan@", "plan@x", "plan@-1", "bogus@0", "plan@0:oops",
-                          "plan@1,", "plan@1,read"})
+  for (const char* bad :
+       {"plan", "plan@", "plan@x", "plan@-1", "bogus@0", "plan@0:oops", "plan@1,", "plan@1,read"})
     EXPECT_THROW(selects(bad, "plan", 0, kind), shardmm::InvalidArgument) << bad;
 }

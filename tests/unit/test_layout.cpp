@@ -18,15 +18,19 @@ using shardmm::Layout;
 using shardmm::MeshShape;
 
 template <class T>
-auto& at(std::vector<T>& v, index_t i) { return v[static_cast<std::size_t>(i)]; }
+auto& at(std::vector<T>& v, index_t i) {
+  return v[static_cast<std::size_t>(i)];
+}
 template <class T>
-const auto& at(const std::vector<T>& v, index_t i) { return v[static_cast<std::size_t>(i)]; }
+const auto& at(const std::vector<T>& v, index_t i) {
+  return v[static_cast<std::size_t>(i)];
+}
 
 // Ownership of one dimension found by dealing out blocks one index at a time (no division).
 struct Walk {
-  std::vector<int> owner;       // owning process per global index
-  std::vector<index_t> local;   // local index on the owner
-  std::vector<index_t> count;   // indices held per process
+  std::vector<int> owner;      // owning process per global index
+  std::vector<index_t> local;  // local index on the owner
+  std::vector<index_t> count;  // indices held per process
 };
 
 Walk walk_blocks(index_t extent, int nprocs, index_t nb, int src) {
@@ -87,9 +91,9 @@ std::string describe(const DimMap& m) {
   index_t total = 0;
   for (int p = 0; p < m.nprocs; ++p) {
     if (m.local_extent(p) != at(w.count, p))
-      return ::testing::AssertionFailure() << describe(m) << " local_extent(" << p
-                                           << ")=" << m.local_extent(p) << " want "
-                                           << at(w.count, p);
+      return ::testing::AssertionFailure()
+             << describe(m) << " local_extent(" << p << ")=" << m.local_extent(p) << " want "
+             << at(w.count, p);
     total += m.local_extent(p);
     if (auto r = check_ranges(m, w, p); !r) return r;
   }

@@ -28,12 +28,9 @@ struct AxesCase {
 TEST(LayoutAxes, ShardedUnreducedReplicaAndPrimary) {
   const MeshShape mesh = MeshShape::parse("x=2,y=3,z=2");
   const std::vector<AxesCase> cases = {
-      {"A[I_X,J]", {0}, {}, {1, 2}},
-      {"C[I_X,K_Y]{U_Z}", {0, 1}, {2}, {}},
-      {"A[I_ZX,J]{U_Y}", {2, 0}, {1}, {}},
-      {"A[I,J]", {}, {}, {0, 1, 2}},
-      {"A[I,J]{U_YX}", {}, {1, 0}, {2}},
-      {"A[I,J_Y]", {1}, {}, {0, 2}},
+      {"A[I_X,J]", {0}, {}, {1, 2}},       {"C[I_X,K_Y]{U_Z}", {0, 1}, {2}, {}},
+      {"A[I_ZX,J]{U_Y}", {2, 0}, {1}, {}}, {"A[I,J]", {}, {}, {0, 1, 2}},
+      {"A[I,J]{U_YX}", {}, {1, 0}, {2}},   {"A[I,J_Y]", {1}, {}, {0, 2}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.spec);
@@ -83,7 +80,7 @@ TEST(LayoutSameDistribution, IgnoresNamesOnly) {
       {"A[I_X,J_Y]", "A[I_x,J_y:b]", 10, 10, true},
       {"A[I_X,J_Y]", "A[I_X:bc5,J_Y:bc4]", 10, 10, true},  // block == bc with ceil(n/p)
       {"A[I_X,J_Y]", "A[I_X:c,J_Y]", 10, 10, false},
-      {"A[I_X,J_Y]", "A[I_X:c,J_Y:c]", 2, 3, true},        // nb = 1 either way
+      {"A[I_X,J_Y]", "A[I_X:c,J_Y:c]", 2, 3, true},  // nb = 1 either way
       {"A[I_X,J_Y]", "A[I_Y,J_X]", 10, 10, false},
       {"A[I_XY,J]", "A[I_YX,J]", 12, 10, false},
       {"A[I_X,J]", "A[I_X,J]{U_Y}", 10, 10, false},
@@ -131,14 +128,23 @@ TEST(LayoutErrors, ThrowInvalidArgument) {
       {"unknown axis", [&] { Layout(mesh, 4, 4, "A[I_Q,J]"); }},
       {"unknown long axis", [&] { Layout(mesh, 4, 4, "A[I_{xx},J]"); }},
       {"axis in both dims", [&] { Layout(mesh, 4, 4, spec_with({"x"}, {"X"})); }},
-      {"axis twice in a group", [&] { Layout(mesh, 4, 4, spec_with({"y", "y"}, {})); }},
+      {"axis twice in a group",
+       [&] {
+         Layout(mesh, 4, 4, spec_with({"y", "y"}, {}));
+       }},
       {"axis in dim and unreduced", [&] { Layout(mesh, 4, 4, spec_with({"x"}, {}, {"x"})); }},
-      {"axis twice unreduced", [&] { Layout(mesh, 4, 4, spec_with({}, {}, {"y", "Y"})); }},
+      {"axis twice unreduced",
+       [&] {
+         Layout(mesh, 4, 4, spec_with({}, {}, {"y", "Y"}));
+       }},
       {"nb = 0", [&] { Layout(mesh, 4, 4, bc_rows(0, 0)); }},
       {"nb < 0", [&] { Layout(mesh, 4, 4, bc_rows(-3, 0)); }},
       {"src < 0", [&] { Layout(mesh, 4, 4, bc_rows(2, -1)); }},
       {"src = p", [&] { Layout(mesh, 4, 4, "A[I_X:bc2+2,J]"); }},
-      {"src = |XY|", [&] { Layout(mesh, 4, 4, bc_rows(2, 6, {"x", "y"})); }},
+      {"src = |XY|",
+       [&] {
+         Layout(mesh, 4, 4, bc_rows(2, 6, {"x", "y"}));
+       }},
       {"bc src = p", [&] { Layout(mesh, 4, 4, "bc(2,2,0,3)"); }},
       {"negative rows", [&] { Layout(mesh, -1, 4, "A[I_X,J]"); }},
       {"negative cols", [&] { Layout(mesh, 4, -1, "A[I,J]"); }},
@@ -158,14 +164,18 @@ TEST(LayoutErrors, ThrowInvalidArgument) {
 // layouts place every element as the unsplit one does (no copy needed between them).
 TEST(Layout, SizeOneAxesAndSingleProcessBlocksAreTheSameDistribution) {
   const MeshShape one({"x", "y"}, {1, 1});
-  EXPECT_TRUE(Layout::block_cyclic(one, 9, 7, 4, 2).same_distribution(Layout::replicated(one, 9, 7)));
+  EXPECT_TRUE(
+      Layout::block_cyclic(one, 9, 7, 4, 2).same_distribution(Layout::replicated(one, 9, 7)));
   const MeshShape line({"x", "y"}, {1, 3});
-  EXPECT_TRUE(Layout(line, 9, 7, "A[I_X:bc2,J_Y]").same_distribution(Layout(line, 9, 7, "A[I,J_Y]")));
+  EXPECT_TRUE(
+      Layout(line, 9, 7, "A[I_X:bc2,J_Y]").same_distribution(Layout(line, 9, 7, "A[I,J_Y]")));
   EXPECT_TRUE(Layout(line, 9, 7, "A[I_XY,J]").same_distribution(Layout(line, 9, 7, "A[I_Y,J]")));
   // ... but the splitting axes, their order and their block sizes still count.
-  EXPECT_FALSE(Layout(line, 9, 7, "A[I,J_Y:bc2]").same_distribution(Layout(line, 9, 7, "A[I,J_Y]")));
+  EXPECT_FALSE(
+      Layout(line, 9, 7, "A[I,J_Y:bc2]").same_distribution(Layout(line, 9, 7, "A[I,J_Y]")));
   EXPECT_FALSE(Layout(line, 9, 7, "A[I_Y,J]").same_distribution(Layout(line, 9, 7, "A[I,J_Y]")));
-  EXPECT_FALSE(Layout::block_cyclic(line, 9, 7, 4, 2).same_distribution(Layout::replicated(line, 9, 7)));
+  EXPECT_FALSE(
+      Layout::block_cyclic(line, 9, 7, 4, 2).same_distribution(Layout::replicated(line, 9, 7)));
 }
 
 }  // namespace

@@ -25,15 +25,15 @@ struct BadShape {
 
 TEST(MeshShapeValidation, RejectsBadShapes) {
   const std::vector<BadShape> cases = {
-      {{}, {}},                                    // empty
-      {{"x"}, {}},                                 // names and sizes disagree
+      {{}, {}},     // empty
+      {{"x"}, {}},  // names and sizes disagree
       {{"x", "y"}, {2}},
-      {{"x", "X"}, {2, 2}},                        // duplicate, case-insensitive
+      {{"x", "X"}, {2, 2}},  // duplicate, case-insensitive
       {{"data", "model", "DATA"}, {1, 2, 3}},
-      {{"x"}, {0}},                                // size < 1
+      {{"x"}, {0}},  // size < 1
       {{"x", "y"}, {2, -1}},
-      {{"a", "b", "c", "d"}, {1, 1, 1, 1}},        // more than 3 axes
-      {{""}, {2}},                                 // empty name
+      {{"a", "b", "c", "d"}, {1, 1, 1, 1}},  // more than 3 axes
+      {{""}, {2}},                           // empty name
   };
   for (const auto& c : cases)
     for (auto order : {Order::RowMajor, Order::ColMajor})
@@ -80,8 +80,9 @@ TEST(MeshShapeParse, AcceptsBothForms) {
 
 TEST(MeshShapeParse, RejectsBadText) {
   const std::vector<std::string> cases = {
-      "", "x", "x2", "2xx3", "0x3", "-1x2", "2x3x4x5", "2,3", "2 x 3", "2x3,", "a=2,b",
-      "x=,y=3", "=2", "x=2,X=3", "x=0", "x=2;y=3", "1234567890x2", "x=2,,y=3", "x=2x"};
+      "",    "x",       "x2",           "2xx3",     "0x3",    "-1x2", "2x3x4x5",
+      "2,3", "2 x 3",   "2x3,",         "a=2,b",    "x=,y=3", "=2",   "x=2,X=3",
+      "x=0", "x=2;y=3", "1234567890x2", "x=2,,y=3", "x=2x"};
   for (const auto& text : cases)
     EXPECT_THROW((void)MeshShape::parse(text), InvalidArgument) << "'" << text << "'";
 }
@@ -115,8 +116,8 @@ std::vector<std::vector<int>> cells_in_rank_order(const Sizes& sizes, Order orde
 }
 
 TEST(MeshShapeRanks, CoordsAndRanksRoundTrip) {
-  const std::vector<Sizes> shapes = {{1}, {5}, {2, 3}, {3, 2}, {1, 4}, {4, 1},
-                                     {2, 3, 4}, {3, 1, 2}, {2, 2, 2}};
+  const std::vector<Sizes> shapes = {{1},    {5},       {2, 3},    {3, 2},   {1, 4},
+                                     {4, 1}, {2, 3, 4}, {3, 1, 2}, {2, 2, 2}};
   const Names names = {"x", "y", "z"};
   for (const auto& sizes : shapes)
     for (auto order : {Order::RowMajor, Order::ColMajor}) {
@@ -195,9 +196,8 @@ TEST(FactorNearSquare, OptimalForAllSmallP) {
       SCOPED_TRACE("P=" + std::to_string(P) + " ndims=" + std::to_string(ndims));
       Ratio best{P + 1L, 1};
       std::vector<int> cur;
-      factorizations(P, ndims, cur, [&](const std::vector<int>& f) {
-        best = std::min(best, ratio_of(f));
-      });
+      factorizations(P, ndims, cur,
+                     [&](const std::vector<int>& f) { best = std::min(best, ratio_of(f)); });
       const std::vector<int> got = shardmm::factor_near_square(P, ndims);
       ASSERT_EQ(static_cast<int>(got.size()), ndims);
       long product = 1;
@@ -206,8 +206,8 @@ TEST(FactorNearSquare, OptimalForAllSmallP) {
       EXPECT_TRUE(std::is_sorted(got.begin(), got.end(), std::greater<>()))
           << ::testing::PrintToString(got);
       const Ratio r = ratio_of(got);
-      EXPECT_FALSE(best < r) << ::testing::PrintToString(got) << " ratio " << r.num << "/"
-                             << r.den << " but " << best.num << "/" << best.den << " exists";
+      EXPECT_FALSE(best < r) << ::testing::PrintToString(got) << " ratio " << r.num << "/" << r.den
+                             << " but " << best.num << "/" << best.den << " exists";
     }
 }
 

@@ -106,16 +106,16 @@ std::vector<BadSpec> bad_specs() {
       {"", 0},
       {"   ", 3},
       {"A", 1},
-      {"A[I_X,J_X]", 8},             // second X: axis spent
-      {"A[I_X,J_x]", 8},             // axes are case-insensitive
+      {"A[I_X,J_X]", 8},  // second X: axis spent
+      {"A[I_X,J_x]", 8},  // axes are case-insensitive
       {"A[I_XX,J]", 5},
       {"C[I_X,K_Y]{U_X}", 13},
       {"A[I_{data},J_{DATA}]", 14},
-      {"A[I_X J]", 6},               // missing comma
-      {"A[I_X,J]x", 8},              // trailing junk
+      {"A[I_X J]", 6},   // missing comma
+      {"A[I_X,J]x", 8},  // trailing junk
       {"A[I_X,J] ]", 9},
-      {"A[I_X,J:bc0]", 7},           // a replicated dimension takes no distribution
-      {"A[I_X,J_Y:bc0]", 12},        // block size 0
+      {"A[I_X,J:bc0]", 7},     // a replicated dimension takes no distribution
+      {"A[I_X,J_Y:bc0]", 12},  // block size 0
       {"A[I_X:bc,J]", 8},
       {"A[I_X:bc4+,J]", 10},
       {"A[I_X:q,J]", 6},

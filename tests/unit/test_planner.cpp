@@ -29,11 +29,13 @@ const Candidate& find(const GemmPlan& p, const std::string& name) {
 TEST(LowerBound, ThreeRegimesByHand) {
   // 1D regime: P <= d1/d2. d = (8192, 512, 512), P = 4 <= 16: d2 d3 (1 - 1/P)
   EXPECT_DOUBLE_EQ(lower_bound_words(8192, 512, 512, 4), 512.0 * 512 * 0.75);
-  // 2D regime: d = (4096, 4096, 256), P = 8: 1 <= 8 <= 256 -> 2 sqrt(d1 d2 d3^2 / P) - (d1 d3 + d2 d3)/P
+  // 2D regime: d = (4096, 4096, 256), P = 8: 1 <= 8 <= 256 -> 2 sqrt(d1 d2 d3^2 / P) - (d1 d3 + d2
+  // d3)/P
   EXPECT_NEAR(lower_bound_words(4096, 4096, 256, 8),
               2 * std::sqrt(4096.0 * 4096 * 256 * 256 / 8) - (2 * 4096.0 * 256) / 8, 1e-6);
   // 3D regime: square n = 2048, P = 8: 3 (n^3/P)^(2/3) - 3 n^2 / P
-  EXPECT_NEAR(lower_bound_words(2048, 2048, 2048, 8), 3 * std::pow(2048.0 * 2048 * 2048 / 8, 2.0 / 3) - 3 * 2048.0 * 2048 / 8, 1e-3);
+  EXPECT_NEAR(lower_bound_words(2048, 2048, 2048, 8),
+              3 * std::pow(2048.0 * 2048 * 2048 / 8, 2.0 / 3) - 3 * 2048.0 * 2048 / 8, 1e-3);
   EXPECT_EQ(lower_bound_words(100, 100, 100, 1), 0);
   EXPECT_EQ(lower_bound_words(0, 100, 100, 4), 0);
 }
@@ -47,24 +49,27 @@ TEST(Planner, SquareOnEightRanksGoes3D) {
 TEST(Planner, TallSkinnySplitsRowsOnly) {
   const GemmPlan p = plan_gemm(request(32768, 1024, 1024, 4));
   EXPECT_LE(p.chosen.words / p.lower_bound, 1.0 + 1e-9) << p.explain();
-  const bool rows_only = (p.chosen.algorithm == Algorithm::Ring && p.chosen.ring_form == RingForm::AllGatherB) ||
-                         (p.chosen.algorithm == Algorithm::Summa && p.chosen.pm == 4);
+  const bool rows_only =
+      (p.chosen.algorithm == Algorithm::Ring && p.chosen.ring_form == RingForm::AllGatherB) ||
+      (p.chosen.algorithm == Algorithm::Summa && p.chosen.pm == 4);
   EXPECT_TRUE(rows_only) << p.explain();
 }
 
 TEST(Planner, WideSplitsColumnsOnly) {
   const GemmPlan p = plan_gemm(request(1024, 32768, 1024, 4));
   EXPECT_LE(p.chosen.words / p.lower_bound, 1.0 + 1e-9) << p.explain();
-  const bool cols_only = (p.chosen.algorithm == Algorithm::Ring && p.chosen.ring_form == RingForm::AllGatherA) ||
-                         (p.chosen.algorithm == Algorithm::Summa && p.chosen.pn == 4);
+  const bool cols_only =
+      (p.chosen.algorithm == Algorithm::Ring && p.chosen.ring_form == RingForm::AllGatherA) ||
+      (p.chosen.algorithm == Algorithm::Summa && p.chosen.pn == 4);
   EXPECT_TRUE(cols_only) << p.explain();
 }
 
 TEST(Planner, LargeKSplitsK) {
   const GemmPlan p = plan_gemm(request(1024, 1024, 32768, 4));
   EXPECT_LE(p.chosen.words / p.lower_bound, 1.0 + 1e-9) << p.explain();
-  const bool splits_k = (p.chosen.algorithm == Algorithm::Ring && p.chosen.ring_form == RingForm::ReduceScatter) ||
-                        p.chosen.pk == 4 || p.chosen.stationary != Stationary::C;
+  const bool splits_k =
+      (p.chosen.algorithm == Algorithm::Ring && p.chosen.ring_form == RingForm::ReduceScatter) ||
+      p.chosen.pk == 4 || p.chosen.stationary != Stationary::C;
   EXPECT_TRUE(splits_k) << p.explain();
 }
 
@@ -149,16 +154,21 @@ TEST(Planner, BlockCyclicInputsAsGemmSeesThem) {
 // holds all of B and rank 1 receives all of it; with nb = 128 each row holds half.
 TEST(Planner, SummaWordsFromTheCallersUnevenTiles) {
   const PlanRequest r = request(8192, 8192, 256, 2);
-  EXPECT_DOUBLE_EQ(block_cyclic_request(r, Op::N, Op::N, 2, 1, 256).current_summa_words, 8192.0 * 256);
-  EXPECT_DOUBLE_EQ(block_cyclic_request(r, Op::N, Op::N, 2, 1, 128).current_summa_words, 8192.0 * 128);
+  EXPECT_DOUBLE_EQ(block_cyclic_request(r, Op::N, Op::N, 2, 1, 256).current_summa_words,
+                   8192.0 * 256);
+  EXPECT_DOUBLE_EQ(block_cyclic_request(r, Op::N, Op::N, 2, 1, 128).current_summa_words,
+                   8192.0 * 128);
   const GemmPlan uneven = plan_gemm(block_cyclic_request(r, Op::N, Op::N, 2, 1, 256));
   EXPECT_DOUBLE_EQ(find(uneven, "summa(C) 2x1").words, 8192.0 * 256);
-  EXPECT_DOUBLE_EQ(find(uneven, "summa(C) 1x2").words, find(plan_gemm(r), "summa(C) 1x2").words);  // not in place
+  EXPECT_DOUBLE_EQ(find(uneven, "summa(C) 1x2").words,
+                   find(plan_gemm(r), "summa(C) 1x2").words);  // not in place
   // Even tiles: the actual count is the balanced formula's.
   const PlanRequest even = request(4096, 4096, 4096, 4);
-  EXPECT_DOUBLE_EQ(find(plan_gemm(block_cyclic_request(even, Op::N, Op::N, 2, 2, 64)), "summa(C) 2x2").words,
-                   find(plan_gemm(even), "summa(C) 2x2").words);
-  EXPECT_EQ(block_cyclic_request(r, Op::T, Op::N, 2, 1, 256).current_summa_words, 0);  // A^T: not in place
+  EXPECT_DOUBLE_EQ(
+      find(plan_gemm(block_cyclic_request(even, Op::N, Op::N, 2, 2, 64)), "summa(C) 2x2").words,
+      find(plan_gemm(even), "summa(C) 2x2").words);
+  EXPECT_EQ(block_cyclic_request(r, Op::T, Op::N, 2, 1, 256).current_summa_words,
+            0);  // A^T: not in place
   EXPECT_THROW(block_cyclic_request(r, Op::N, Op::N, 2, 1, 0), InvalidArgument);
 }
 
@@ -202,8 +212,9 @@ TEST(PanelWidth, WidestMultipleOfTheKBlockThatFitsAFifth) {
   // 32768 x 1024 x 1024 on 1x2 (A broadcast between two owners from their storage, k blocks
   // of 256): at 256 the owners take turns, one buffer fills, 8.4e6 of a quarter's 8.5e6.
   EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, blocking::SideBuffers(2, 256), 0), 256);
-  EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, 2, 0), 128);    // two would not fit
-  EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, blocking::SideBuffers(2, 512), 0), 128);  // 256 is half a turn
+  EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, 2, 0), 128);  // two would not fit
+  EXPECT_EQ(summa_panel_width(32768, 512, 512, 1024, blocking::SideBuffers(2, 512), 0),
+            128);  // 256 is half a turn
   // One local packing buffer counts half as much as a broadcast pair.
   EXPECT_EQ(summa_panel_width(4096, 512, 4096, 2048, 1, 2), 768);
   EXPECT_EQ(summa_panel_width(4096, 512, 4096, 2048, 2, 2), 384);
@@ -237,7 +248,8 @@ TEST(PanelWidth, RingSwapChunks) {
   EXPECT_EQ(blocking::rs_chunk_width(4096, 2048, share), 384);
   EXPECT_EQ(blocking::rs_chunk_width(1024, 2048, share), 768);
   r.ring_in_place[2] = {true, true, true};
-  const Candidate rs = evaluate(r, Candidate{Algorithm::Ring, Stationary::Auto, RingForm::ReduceScatter, 2, 1, 1});
+  const Candidate rs =
+      evaluate(r, Candidate{Algorithm::Ring, Stationary::Auto, RingForm::ReduceScatter, 2, 1, 1});
   EXPECT_DOUBLE_EQ(double(rs.memory_bytes), (share + 384.0 * (3 * 4096 + 2048)) * 8);
   EXPECT_DOUBLE_EQ(rs.messages, 6);  // ceil(2048 / 384)
   // AG-A streaming op(B) split along k (TT on 1 x 2): its 2.5 chunk pieces per unit of width

@@ -10,8 +10,7 @@
 #include "shardmm/layout.hpp"
 
 extern "C" {
-int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc,
-            const int* nprocs);
+int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
 int indxg2p_(const int* indxglob, const int* nb, const int* iproc, const int* isrcproc,
              const int* nprocs);
 int indxg2l_(const int* indxglob, const int* nb, const int* iproc, const int* isrcproc,
@@ -37,9 +36,7 @@ struct Fortran {
     const int unused = 0;
     return indxg2l_(&ig, &nb, &unused, &src, &nprocs);
   }
-  [[nodiscard]] int l2g(int il, int proc) const {
-    return indxl2g_(&il, &nb, &proc, &src, &nprocs);
-  }
+  [[nodiscard]] int l2g(int il, int proc) const { return indxl2g_(&il, &nb, &proc, &src, &nprocs); }
 };
 
 std::string describe(int n, const Fortran& f) {
@@ -76,8 +73,8 @@ std::string describe(int n, const Fortran& f) {
       const index_t got = m.to_global(il - 1, p) + 1;
       if (got != f.l2g(il, p))
         return ::testing::AssertionFailure()
-               << describe(n, f) << " proc " << p << " local " << il << ": INDXL2G "
-               << f.l2g(il, p) << ", to_global+1 " << got;
+               << describe(n, f) << " proc " << p << " local " << il << ": INDXL2G " << f.l2g(il, p)
+               << ", to_global+1 " << got;
     }
   return ::testing::AssertionSuccess();
 }

@@ -59,11 +59,16 @@ void Tracker::print(const std::string& title) const {
 nlohmann::json Tracker::to_json() const {
   nlohmann::json ops = nlohmann::json::array();
   for (const Entry& e : entries_)
-    ops.push_back({{"name", e.step.name}, {"collectives", e.step.collectives},
-                   {"seconds", e.seconds / reps()}, {"comm_seconds", e.comm / reps()},
-                   {"words", e.words / reps()}, {"formula_words", e.step.formula_words}});
-  return {{"ops", ops}, {"seconds_per_step", seconds_per_rep()},
-          {"comm_seconds_per_step", comm_seconds_per_rep()}, {"words_per_step", words_per_rep()}};
+    ops.push_back({{"name", e.step.name},
+                   {"collectives", e.step.collectives},
+                   {"seconds", e.seconds / reps()},
+                   {"comm_seconds", e.comm / reps()},
+                   {"words", e.words / reps()},
+                   {"formula_words", e.step.formula_words}});
+  return {{"ops", ops},
+          {"seconds_per_step", seconds_per_rep()},
+          {"comm_seconds_per_step", comm_seconds_per_rep()},
+          {"words_per_step", words_per_rep()}};
 }
 
 }  // namespace shardmm::examples

@@ -9,7 +9,8 @@ namespace shardmm::examples {
 
 double hash_uniform(std::uint64_t seed, index_t i, index_t j) {
   // splitmix64 of (seed, i, j): well mixed, cheap, identical on every rank.
-  std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(i) * 0xBF58476D1CE4E5B9ULL +
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL +
+                    static_cast<std::uint64_t>(i) * 0xBF58476D1CE4E5B9ULL +
                     static_cast<std::uint64_t>(j) * 0x94D049BB133111EBULL;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
@@ -61,7 +62,8 @@ int run_example(int argc, char** argv, CLI::App& app, const std::function<int(co
       try {
         rc = body(world);
       } catch (const std::exception& e) {
-        if (world.rank() == 0) (void)std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
+        if (world.rank() == 0)
+          (void)std::fprintf(stderr, "%s: error: %s\n", app.get_name().c_str(), e.what());
         rc = 1;
       }
     }

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "shardmm/shardmm.hpp"

@@ -32,14 +32,16 @@ void add_options(CLI::App& app, Cli& c) {
   app.add_option("--hidden", c.model.hidden, "hidden units")->check(CLI::PositiveNumber);
   app.add_option("--dout", c.model.dout, "outputs")->check(CLI::PositiveNumber);
   app.add_option("--steps", c.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--lr", c.model.lr, "learning rate (default 0.1 sgd, 0.01 adam)")->check(CLI::PositiveNumber);
+  app.add_option("--lr", c.model.lr, "learning rate (default 0.1 sgd, 0.01 adam)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--optimizer", c.optimizer, "sgd|adam")->check(CLI::IsMember({"sgd", "adam"}));
   app.add_option("--activation", c.activation, "tanh|relu")->check(CLI::IsMember({"tanh", "relu"}));
   app.add_flag("--fsdp", c.model.fsdp, "shard parameters over the data axis (ZeRO-3 style)");
   app.add_option("--mesh", c.mesh, "DATAxMODEL ranks, e.g. 2x2 (default: all ranks on data)");
   app.add_option("--dtype", c.dtype, "f32|f64")->check(CLI::IsMember({"f32", "f64"}));
   app.add_flag("--check", c.check, "compare with 1-rank training; exit 3 on mismatch");
-  app.add_option("--tol", c.tol, "max relative difference for --check (default 1e-9 f64, 1e-4 f32)");
+  app.add_option("--tol", c.tol,
+                 "max relative difference for --check (default 1e-9 f64, 1e-4 f32)");
   app.add_option("--log-every", c.log_every, "print the loss every N steps (default: ~20 lines)");
   app.add_option("--json", c.json, "append one JSON record to FILE");
   app.add_flag("--quiet", c.quiet, "print only the check");
@@ -61,13 +63,14 @@ bool check(const Trainer<T>& dist, const std::vector<double>& losses, const Trai
     std::vector<double> want;
     for (std::size_t s = 0; s < losses.size(); ++s) want.push_back(ref.step(int(s), ignored));
     const double loss_err = max_rel_error(losses, want);
-    std::printf("check: loss curve max relative difference vs 1 rank %.3e (tolerance %.1e)\n", loss_err, tol);
+    std::printf("check: loss curve max relative difference vs 1 rank %.3e (tolerance %.1e)\n",
+                loss_err, tol);
     failures += loss_err <= tol ? 0 : 1;
     const auto ref_params = ref.gather_params();
     for (std::size_t k = 0; k < got.size(); ++k) {
       const double err = max_rel_error(got[k].second, ref_params[k].second);
-      std::printf("check: %-3s after %zu steps: max relative difference %.3e\n", got[k].first.c_str(),
-                  losses.size(), err);
+      std::printf("check: %-3s after %zu steps: max relative difference %.3e\n",
+                  got[k].first.c_str(), losses.size(), err);
       failures += err <= tol ? 0 : 1;
     }
     const bool learned = losses.back() < losses.front();
@@ -80,14 +83,23 @@ bool check(const Trainer<T>& dist, const std::vector<double>& losses, const Trai
 }
 
 template <Scalar T>
-void report(const Cli& cli, const Mesh& mesh, const Tracker& tr, const std::vector<double>& losses) {
+void report(const Cli& cli, const Mesh& mesh, const Tracker& tr,
+            const std::vector<double>& losses) {
   if (!cli.quiet) tr.print("operations");
   if (cli.json.empty()) return;
   nlohmann::json j = tr.to_json();
-  j.update({{"example", "dp_train"}, {"batch", cli.model.batch}, {"din", cli.model.din},
-            {"hidden", cli.model.hidden}, {"dout", cli.model.dout}, {"dtype", cli.dtype},
-            {"mesh", mesh.shape().to_string()}, {"ranks", mesh.size()}, {"fsdp", cli.model.fsdp},
-            {"optimizer", cli.optimizer}, {"steps", cli.steps}, {"losses", losses}});
+  j.update({{"example", "dp_train"},
+            {"batch", cli.model.batch},
+            {"din", cli.model.din},
+            {"hidden", cli.model.hidden},
+            {"dout", cli.model.dout},
+            {"dtype", cli.dtype},
+            {"mesh", mesh.shape().to_string()},
+            {"ranks", mesh.size()},
+            {"fsdp", cli.model.fsdp},
+            {"optimizer", cli.optimizer},
+            {"steps", cli.steps},
+            {"losses", losses}});
   std::ofstream(cli.json, std::ios::app) << j.dump() << "\n";
 }
 
@@ -100,13 +112,13 @@ int run(Cli cli, const Mesh& world) {
   const bool root = mesh.rank() == 0, talk = root && !cli.quiet;
   Trainer<T> trainer(mesh, cfg);
   if (talk)
-    std::printf("dp_train: MLP %lld -> %lld (%s) -> %lld, global batch %lld, %s lr %g, %s, mesh %s "
-                "(x = data, y = model), parameters %s\nlayouts:\n%s",
-                static_cast<long long>(cfg.din), static_cast<long long>(cfg.hidden),
-                cli.activation.c_str(), static_cast<long long>(cfg.dout),
-                static_cast<long long>(cfg.batch), cli.optimizer.c_str(), cfg.lr, cli.dtype.c_str(),
-                mesh.shape().to_string().c_str(), cfg.fsdp ? "sharded over x (FSDP)" : "replicated (pmap)",
-                trainer.layouts().c_str());
+    std::printf(
+        "dp_train: MLP %lld -> %lld (%s) -> %lld, global batch %lld, %s lr %g, %s, mesh %s "
+        "(x = data, y = model), parameters %s\nlayouts:\n%s",
+        static_cast<long long>(cfg.din), static_cast<long long>(cfg.hidden), cli.activation.c_str(),
+        static_cast<long long>(cfg.dout), static_cast<long long>(cfg.batch), cli.optimizer.c_str(),
+        cfg.lr, cli.dtype.c_str(), mesh.shape().to_string().c_str(),
+        cfg.fsdp ? "sharded over x (FSDP)" : "replicated (pmap)", trainer.layouts().c_str());
   const int every = cli.log_every > 0 ? cli.log_every : std::max(1, cli.steps / 20);
   Tracker tr(sizeof(T));
   std::vector<double> losses;
@@ -114,7 +126,8 @@ int run(Cli cli, const Mesh& world) {
     if (s == 1) tr.reset();  // the first step (allocations, first communicators) is warm-up
     losses.push_back(trainer.step(s, tr));
     tr.next_rep();
-    if (talk && (s % every == 0 || s + 1 == cli.steps)) std::printf("step %5d  loss %.10f\n", s, losses.back());
+    if (talk && (s % every == 0 || s + 1 == cli.steps))
+      std::printf("step %5d  loss %.10f\n", s, losses.back());
   }
   if (root) report<T>(cli, mesh, tr, losses);
   if (!cli.check) return 0;
@@ -134,7 +147,8 @@ int main(int argc, char** argv) {
       if (app.count("--lr") == 0 && cli.optimizer == "adam") cli.model.lr = 0.01;
       return cli.dtype == "f32" ? run<float>(cli, world) : run<double>(cli, world);
     });
-  } catch (const std::exception& e) {  // setting up the command line failed (run_example catches the rest)
+  } catch (const std::exception&
+               e) {  // setting up the command line failed (run_example catches the rest)
     (void)std::fprintf(stderr, "dp_train: error: %s\n", e.what());
     return 1;
   }

@@ -29,7 +29,10 @@ double teacher(index_t sample, index_t k, index_t din) {
 
 template <Scalar T>
 Trainer<T>::Trainer(const Mesh& mesh, const TrainConfig& cfg)
-    : mesh_(mesh), c_(cfg), X_(mesh.axis_size("x")), Y_(mesh.axis_size("y")),
+    : mesh_(mesh),
+      c_(cfg),
+      X_(mesh.axis_size("x")),
+      Y_(mesh.axis_size("y")),
       X_in_(batch_matrix("X[B_X,J]", cfg.din)),
       target_(batch_matrix("t[B_X,J]", cfg.dout)),
       ones_(batch_matrix("one[B_X,J]", 1)),
@@ -54,12 +57,17 @@ DistMatrix<T> Trainer<T>::batch_matrix(const std::string& spec, index_t cols) co
 // A parameter in its stored layout (working layout, or the FSDP shard), with its gradient and
 // Adam moments in the same layout, initialised to scale * uniform[-1, 1) of (seed, i, j).
 template <Scalar T>
-typename Trainer<T>::Param Trainer<T>::make_param(const std::string& name, const std::string& working,
+typename Trainer<T>::Param Trainer<T>::make_param(const std::string& name,
+                                                  const std::string& working,
                                                   const std::string& shard, index_t rows,
                                                   index_t cols, std::uint64_t seed, double scale) {
   const Layout stored(mesh_.shape(), rows, cols, name + (c_.fsdp ? shard : working));
-  Param p{name, DistMatrix<T>(mesh_, stored), DistMatrix<T>(mesh_, stored),
-          DistMatrix<T>(mesh_, stored), DistMatrix<T>(mesh_, stored), std::nullopt};
+  Param p{name,
+          DistMatrix<T>(mesh_, stored),
+          DistMatrix<T>(mesh_, stored),
+          DistMatrix<T>(mesh_, stored),
+          DistMatrix<T>(mesh_, stored),
+          std::nullopt};
   if (c_.fsdp) p.full.emplace(mesh_, Layout(mesh_.shape(), rows, cols, name + working));
   p.value.fill([&](index_t i, index_t j) { return scalar<T>(scale * hash_uniform(seed, i, j)); });
   return p;
@@ -105,16 +113,18 @@ double Trainer<T>::forward(Tracker& tr) {
     zip_local([relu](T& h, T z) { h = relu ? std::max(z, T(0)) : std::tanh(z); }, h_, z1_);
   });
   const double tile = double(c_.batch) / X_ * double(c_.dout);  // this rank's pred rows
-  tr.gemm(Step{"pred = h.W2", Y_ > 1 ? "AllReduce_Y" : "none", 2.0 * (Y_ - 1) / Y_ * tile},
-          Op::N, Op::N, T(1), h_, p_[W2].use(), T(0), pred_, o);
+  tr.gemm(Step{"pred = h.W2", Y_ > 1 ? "AllReduce_Y" : "none", 2.0 * (Y_ - 1) / Y_ * tile}, Op::N,
+          Op::N, T(1), h_, p_[W2].use(), T(0), pred_, o);
   tr.gemm(Step{"pred += 1.b2"}, Op::N, Op::N, T(1), ones_, p_[b2].use(), T(1), pred_, o);
   double partial = 0;  // this rank's share of L = 1/(2B) sum (pred - t)^2
   const T inv_b = T(1) / T(c_.batch);
   tr.local(Step{"dpred = (pred - t) / B"}, [&] {
-    zip_local([&](T& d, T p, T t) {
-      d = (p - t) * inv_b;
-      partial += 0.5 * double(p - t) * double(p - t) / double(c_.batch);
-    }, dpred_, pred_, target_);
+    zip_local(
+        [&](T& d, T p, T t) {
+          d = (p - t) * inv_b;
+          partial += 0.5 * double(p - t) * double(p - t) / double(c_.batch);
+        },
+        dpred_, pred_, target_);
   });
   RedistStats moved;
   const double t0 = now_seconds();
@@ -140,8 +150,8 @@ void Trainer<T>::backward(Tracker& tr) {
           p_[b2].grad, o);
   tr.gemm(Step{"dh = dpred.W2^T"}, Op::N, Op::T, T(1), dpred_, p_[W2].use(), T(0), dh_, o);
   tr.local(Step{"dz1 = dh*act'(z1)"}, [&] {  // in place: dh becomes dz1
-    zip_local([relu](T& d, T z, T h) { d *= relu ? T(z > T(0) ? 1 : 0) : T(1) - h * h; }, dh_,
-              z1_, h_);
+    zip_local([relu](T& d, T z, T h) { d *= relu ? T(z > T(0) ? 1 : 0) : T(1) - h * h; }, dh_, z1_,
+              h_);
   });
   tr.gemm(Step{"dW1 = X^T.dz1", red, words_of(W1, f)}, Op::T, Op::N, T(1), X_in_, dh_, T(0),
           p_[W1].grad, o);

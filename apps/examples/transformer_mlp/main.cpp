@@ -50,7 +50,8 @@ void add_options(CLI::App& app, Cli& c) {
 // One rank, after forward() and backward().
 template <Scalar T>
 double gradient_check(MlpBlock<T>& blk) {
-  const std::vector<std::pair<std::string, std::string>> params = {{"x", "dx"}, {"W1", "dW1"}, {"W2", "dW2"}};
+  const std::vector<std::pair<std::string, std::string>> params = {
+      {"x", "dx"}, {"W1", "dW1"}, {"W2", "dW2"}};
   double g = 0;
   for (std::size_t p = 0; p < params.size(); ++p)
     for_each_local(blk.tensor(params[p].second), [&](T& v, index_t i, index_t j) {
@@ -102,7 +103,8 @@ bool verify(MlpBlock<T>& dist, const MlpConfig& cfg, const Mesh& mesh, double to
     }
     if constexpr (std::is_same_v<T, double>) {
       const double fd = gradient_check(ref);
-      std::printf("verify: gradients vs central differences: relative error %.3e (tolerance 1e-5)\n", fd);
+      std::printf(
+          "verify: gradients vs central differences: relative error %.3e (tolerance 1e-5)\n", fd);
       failures += fd <= 1e-5 ? 0 : 1;
     }
     std::printf("verify: %s\n", failures == 0 ? "PASSED" : "FAILED");
@@ -119,16 +121,25 @@ void report(const Cli& cli, const Mesh& mesh, MlpBlock<T>& blk, const Tracker& t
                 "mode %s, overlap %s\n",
                 static_cast<long long>(cli.B), static_cast<long long>(cli.D),
                 static_cast<long long>(cli.F), cli.dtype.c_str(), mesh.shape().to_string().c_str(),
-                cli.mode.c_str(), cli.overlap ? (cli.bidirectional ? "bidirectional ring" : "ring") : "off");
+                cli.mode.c_str(),
+                cli.overlap ? (cli.bidirectional ? "bidirectional ring" : "ring") : "off");
     std::printf("layouts:\n%s", blk.layouts().c_str());
     tr.print("operations");
-    std::printf("  %.3f ms per step, %.2f GFLOP/s per rank\n", 1e3 * t, flops / mesh.size() / t * 1e-9);
+    std::printf("  %.3f ms per step, %.2f GFLOP/s per rank\n", 1e3 * t,
+                flops / mesh.size() / t * 1e-9);
   }
   if (cli.json.empty()) return;
   nlohmann::json j = tr.to_json();
-  j.update({{"example", "transformer_mlp"}, {"B", cli.B}, {"D", cli.D}, {"F", cli.F},
-            {"dtype", cli.dtype}, {"mesh", mesh.shape().to_string()}, {"ranks", mesh.size()},
-            {"mode", cli.mode}, {"overlap", cli.overlap}, {"bidirectional", cli.bidirectional},
+  j.update({{"example", "transformer_mlp"},
+            {"B", cli.B},
+            {"D", cli.D},
+            {"F", cli.F},
+            {"dtype", cli.dtype},
+            {"mesh", mesh.shape().to_string()},
+            {"ranks", mesh.size()},
+            {"mode", cli.mode},
+            {"overlap", cli.overlap},
+            {"bidirectional", cli.bidirectional},
             {"gflops_per_rank", flops / mesh.size() / t * 1e-9}});
   std::ofstream(cli.json, std::ios::app) << j.dump() << "\n";
 }
@@ -136,8 +147,8 @@ void report(const Cli& cli, const Mesh& mesh, MlpBlock<T>& blk, const Tracker& t
 template <Scalar T>
 int run(const Cli& cli, const Mesh& world) {
   const Mesh mesh(MPI_COMM_WORLD, parse_mesh(cli.mesh, world.size()));
-  const MlpConfig cfg{cli.B, cli.D, cli.F,
-                      cli.mode == "seqpar" ? TpMode::SeqParallel : TpMode::AllReduce,
+  const MlpConfig cfg{cli.B,       cli.D,
+                      cli.F,       cli.mode == "seqpar" ? TpMode::SeqParallel : TpMode::AllReduce,
                       cli.overlap, cli.bidirectional};
   MlpBlock<T> blk(mesh, cfg);
   blk.init();
@@ -159,13 +170,15 @@ int run(const Cli& cli, const Mesh& world) {
 int main(int argc, char** argv) {
   using namespace shardmm::examples;
   try {
-    CLI::App app{"transformer_mlp: a Transformer MLP block on a data x model mesh", "transformer_mlp"};
+    CLI::App app{"transformer_mlp: a Transformer MLP block on a data x model mesh",
+                 "transformer_mlp"};
     Cli cli;
     add_options(app, cli);
     return run_example(argc, argv, app, [&](const shardmm::Mesh& world) {
       return cli.dtype == "f32" ? run<float>(cli, world) : run<double>(cli, world);
     });
-  } catch (const std::exception& e) {  // setting up the command line failed (run_example catches the rest)
+  } catch (const std::exception&
+               e) {  // setting up the command line failed (run_example catches the rest)
     (void)std::fprintf(stderr, "transformer_mlp: error: %s\n", e.what());
     return 1;
   }

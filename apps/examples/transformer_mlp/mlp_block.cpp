@@ -37,7 +37,10 @@ const char* activation_spec(TpMode m) { return m == TpMode::AllReduce ? "[B_X,D]
 
 template <Scalar T>
 MlpBlock<T>::MlpBlock(const Mesh& mesh, const MlpConfig& cfg)
-    : mesh_(mesh), c_(cfg), X_(mesh.axis_size("x")), Y_(mesh.axis_size("y")),
+    : mesh_(mesh),
+      c_(cfg),
+      X_(mesh.axis_size("x")),
+      Y_(mesh.axis_size("y")),
       x_(add("x", activation_spec(cfg.mode), cfg.B, cfg.D)),
       W1_(add("W1", "[D,F_Y]", cfg.D, cfg.F)),
       W2_(add("W2", "[F_Y,D]", cfg.F, cfg.D)),
@@ -106,8 +109,8 @@ template <Scalar T>
 void MlpBlock<T>::forward(Tracker& tr) {
   const double act = activation_words();
   if (seqpar() && ring()) {  // x's row blocks circulate over Y, each multiplied on arrival
-    ring_gemm(tr, {"h = x.W1", "ring AllGather_Y(x), overlapped", act}, RingForm::AllGatherA,
-              Op::N, x_, W1_, h_);
+    ring_gemm(tr, {"h = x.W1", "ring AllGather_Y(x), overlapped", act}, RingForm::AllGatherA, Op::N,
+              x_, W1_, h_);
   } else {
     if (seqpar()) tr.move(Step{"x_full = AllGather(x)", on_model("AllGather"), act}, x_, *xf_);
     tr.gemm(Step{"h = x.W1"}, Op::N, Op::N, T(1), x_full(), W1_, T(0), h_, sharded());
@@ -121,15 +124,15 @@ void MlpBlock<T>::backward(Tracker& tr) {
   const double act = activation_words(), grad = gradient_words();
   if (seqpar()) tr.move(Step{"dy_full = AllGather(dy)", on_model("AllGather"), act}, dy_, *dyf_);
   tr.gemm(Step{"da = dy.W2^T"}, Op::N, Op::T, T(1), dy_full(), W2_, T(0), da_, sharded());
-  tr.gemm(Step{"dW2 = a^T.dy", on_data("AllReduce"), grad}, Op::T, Op::N, T(1), a_, dy_full(),
-          T(0), dW2_, sharded());
+  tr.gemm(Step{"dW2 = a^T.dy", on_data("AllReduce"), grad}, Op::T, Op::N, T(1), a_, dy_full(), T(0),
+          dW2_, sharded());
   tr.local(Step{"dh = da*GeLU'(h)"},
            [&] { zip_local([](T& dh, T da, T h) { dh = da * gelu_grad(h); }, dh_, da_, h_); });
   reduce_over_model(tr, "dx = dh.W1^T", Op::T, dh_, W1_, dx_);
   if (seqpar() && ring())  // the forward ring kept no gathered x: gather it again for dW1
     tr.move(Step{"x_full = AllGather(x) again", on_model("AllGather"), act}, x_, *xf_);
-  tr.gemm(Step{"dW1 = x^T.dh", on_data("AllReduce"), grad}, Op::T, Op::N, T(1), x_full(), dh_,
-          T(0), dW1_, sharded());
+  tr.gemm(Step{"dW1 = x^T.dh", on_data("AllReduce"), grad}, Op::T, Op::N, T(1), x_full(), dh_, T(0),
+          dW1_, sharded());
 }
 
 // out <- A . op(B), contracting F, which is sharded over Y: the partial sums {U_Y} are reduced
@@ -138,16 +141,17 @@ void MlpBlock<T>::backward(Tracker& tr) {
 // (the partial row blocks circulate, each shift overlapped with the next block's GEMM), then
 // in allreduce mode an AllGather_Y back to [B_X,D] (ReduceScatter + AllGather = AllReduce).
 template <Scalar T>
-void MlpBlock<T>::reduce_over_model(Tracker& tr, const std::string& name, Op opB,
-                                    DistMatrix<T>& A, DistMatrix<T>& Bm, DistMatrix<T>& out) {
+void MlpBlock<T>::reduce_over_model(Tracker& tr, const std::string& name, Op opB, DistMatrix<T>& A,
+                                    DistMatrix<T>& Bm, DistMatrix<T>& out) {
   const double words = seqpar() ? activation_words() : 2 * activation_words();
   if (!ring()) {
-    tr.gemm(Step{name, on_model(seqpar() ? "ReduceScatter" : "AllReduce"), words}, Op::N, opB,
-            T(1), A, Bm, T(0), out, sharded());
+    tr.gemm(Step{name, on_model(seqpar() ? "ReduceScatter" : "AllReduce"), words}, Op::N, opB, T(1),
+            A, Bm, T(0), out, sharded());
     return;
   }
-  const Step s{name, seqpar() ? "ring ReduceScatter_Y, overlapped"
-                              : "ring ReduceScatter_Y + AllGather_Y", words};
+  const Step s{name,
+               seqpar() ? "ring ReduceScatter_Y, overlapped" : "ring ReduceScatter_Y + AllGather_Y",
+               words};
   if (seqpar()) {
     ring_gemm(tr, s, RingForm::ReduceScatter, opB, A, Bm, out);
     return;
@@ -189,8 +193,8 @@ DistMatrix<T> MlpBlock<T>::model_view(DistMatrix<T>& M) {
     }
     s.dims[d].kind = s.dims[d].axes.empty() ? DimSpec::Kind::Replicated : DimSpec::Kind::Block;
   }
-  DistMatrix<T> v = DistMatrix<T>::view(
-      *model_, Layout(model_->shape(), extent[0], extent[1], s), M.data(), M.ld());
+  DistMatrix<T> v = DistMatrix<T>::view(*model_, Layout(model_->shape(), extent[0], extent[1], s),
+                                        M.data(), M.ld());
   if (v.local_rows() != M.local_rows() || v.local_cols() != M.local_cols())
     throw InvalidArgument("model-axis view of " + L.to_string() + " does not match its tile");
   return v;
@@ -200,7 +204,8 @@ template <Scalar T>
 std::string MlpBlock<T>::layouts() const {
   std::ostringstream out;
   for (const std::string& name : order_)
-    out << "  " << std::left << std::setw(8) << name << tensors_.at(name)->layout().to_string() << "\n";
+    out << "  " << std::left << std::setw(8) << name << tensors_.at(name)->layout().to_string()
+        << "\n";
   return out.str();
 }
 

@@ -22,11 +22,11 @@
 extern "C" {
 #endif
 
-#define SHARDMM_PXGEMM_PARAMS(T)                                                           \
-  const char *transa, const char *transb, const int *m, const int *n, const int *k,       \
-      const T *alpha, const T *a, const int *ia, const int *ja, const int *desca,         \
-      const T *b, const int *ib, const int *jb, const int *descb, const T *beta, T *c,     \
-      const int *ic, const int *jc, const int *descc
+#define SHARDMM_PXGEMM_PARAMS(T)                                                              \
+  const char *transa, const char *transb, const int *m, const int *n, const int *k,           \
+      const T *alpha, const T *a, const int *ia, const int *ja, const int *desca, const T *b, \
+      const int *ib, const int *jb, const int *descb, const T *beta, T *c, const int *ic,     \
+      const int *jc, const int *descc
 
 void shardmm_psgemm(SHARDMM_PXGEMM_PARAMS(float));
 void shardmm_pdgemm(SHARDMM_PXGEMM_PARAMS(double));

@@ -45,10 +45,10 @@ typedef enum shardmm_status {
 } shardmm_status;
 
 typedef enum shardmm_dtype {
-  SHARDMM_F32 = 0,  /* float */
-  SHARDMM_F64 = 1,  /* double */
-  SHARDMM_C64 = 2,  /* float complex: (re, im) pairs */
-  SHARDMM_C128 = 3, /* double complex */
+  SHARDMM_F32 = 0,                      /* float */
+  SHARDMM_F64 = 1,                      /* double */
+  SHARDMM_C64 = 2,                      /* float complex: (re, im) pairs */
+  SHARDMM_C128 = 3,                     /* double complex */
   SHARDMM_DTYPE_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
 } shardmm_dtype;
 
@@ -89,9 +89,9 @@ typedef struct shardmm_options {
   int overlap;                   /* overlap communication with local GEMMs (default 1) */
   const char *ring_axis;         /* ring: mesh axis (NULL: the longest axis) */
   shardmm_ring_form ring_form;
-  int bidirectional;             /* ring, all-gather forms */
-  int grid_m, grid_n, grid_k;    /* 2.5D grid (all 0: the planner chooses) */
-  int64_t memory_limit;          /* bytes per rank for the planner (0: SHARDMM_MEMORY_LIMIT) */
+  int bidirectional;          /* ring, all-gather forms */
+  int grid_m, grid_n, grid_k; /* 2.5D grid (all 0: the planner chooses) */
+  int64_t memory_limit;       /* bytes per rank for the planner (0: SHARDMM_MEMORY_LIMIT) */
 } shardmm_options;
 
 /* What one shardmm_gemm did on this rank. */
@@ -115,8 +115,8 @@ void shardmm_options_init(shardmm_options *options);
 int shardmm_mesh_create(MPI_Comm comm, const char *shape, shardmm_mesh *mesh);
 /* Collective. Axis names and sizes; rank order row-major (last axis fastest) unless
  * column_major. */
-int shardmm_mesh_create_axes(MPI_Comm comm, int ndims, const char *const *names,
-                             const int *sizes, int column_major, shardmm_mesh *mesh);
+int shardmm_mesh_create_axes(MPI_Comm comm, int ndims, const char *const *names, const int *sizes,
+                             int column_major, shardmm_mesh *mesh);
 /* Collective (frees communicators). Null is ignored. Matrices keep their mesh alive. */
 int shardmm_mesh_destroy(shardmm_mesh mesh);
 /* This rank's place: rank in the mesh, number of ranks, axes; coords gets ndims entries
@@ -133,24 +133,24 @@ int shardmm_local_shape(shardmm_mesh mesh, int64_t m, int64_t n, const char *lay
 int shardmm_matrix_create(shardmm_mesh mesh, shardmm_dtype dtype, int64_t m, int64_t n,
                           const char *layout, void *data, int64_t ld, shardmm_matrix *matrix);
 /* ScaLAPACK's layout: mb x nb blocks, cyclic over the first two mesh axes from (rsrc, csrc). */
-int shardmm_matrix_create_block_cyclic(shardmm_mesh mesh, shardmm_dtype dtype, int64_t m,
-                                       int64_t n, int64_t mb, int64_t nb, int rsrc, int csrc,
-                                       void *data, int64_t ld, shardmm_matrix *matrix);
+int shardmm_matrix_create_block_cyclic(shardmm_mesh mesh, shardmm_dtype dtype, int64_t m, int64_t n,
+                                       int64_t mb, int64_t nb, int rsrc, int csrc, void *data,
+                                       int64_t ld, shardmm_matrix *matrix);
 /* Null is ignored; caller memory is not freed. */
 int shardmm_matrix_destroy(shardmm_matrix matrix);
 /* This rank's tile (any output may be NULL). */
 int shardmm_matrix_local(shardmm_matrix matrix, void **data, int64_t *local_rows,
                          int64_t *local_cols, int64_t *ld);
 /* Global row and column of local element (i_loc, j_loc) of this rank's tile. */
-int shardmm_matrix_global_index(shardmm_matrix matrix, int64_t i_loc, int64_t j_loc,
-                                int64_t *i, int64_t *j);
+int shardmm_matrix_global_index(shardmm_matrix matrix, int64_t i_loc, int64_t j_loc, int64_t *i,
+                                int64_t *j);
 
 /* Collective. C <- alpha op(A) op(B) + beta C; trans: 'N', 'T' or 'C'. alpha and beta point to
  * one value of the matrices' dtype (all three must share it and the mesh). options NULL:
  * defaults; report may be NULL. */
-int shardmm_gemm(char transa, char transb, const void *alpha, shardmm_matrix A,
-                 shardmm_matrix B, const void *beta, shardmm_matrix C,
-                 const shardmm_options *options, shardmm_report *report);
+int shardmm_gemm(char transa, char transb, const void *alpha, shardmm_matrix A, shardmm_matrix B,
+                 const void *beta, shardmm_matrix C, const shardmm_options *options,
+                 shardmm_report *report);
 /* Not collective, no communication: the algorithm, grid and details shardmm_gemm would use
  * for these operands, e.g. "summa on 2x2 [C-stationary, ...]", written to buffer (size
  * bytes, always terminated); *length (may be NULL) gets the full length. A buffer too small

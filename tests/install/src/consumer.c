@@ -9,7 +9,8 @@ static shardmm_matrix matrix(shardmm_mesh mesh, int64_t n, const char *layout, i
   shardmm_local_shape(mesh, n, n, layout, &lr, &lc);
   double *data = calloc((size_t)((lr > 0 ? lr : 1) * (lc > 0 ? lc : 1)), sizeof *data);
   shardmm_matrix X = NULL;
-  if (shardmm_matrix_create(mesh, SHARDMM_F64, n, n, layout, data, lr, &X) != SHARDMM_OK) return NULL;
+  if (shardmm_matrix_create(mesh, SHARDMM_F64, n, n, layout, data, lr, &X) != SHARDMM_OK)
+    return NULL;
   for (int64_t jl = 0; jl < lc; ++jl)
     for (int64_t il = 0; il < lr; ++il) {
       int64_t i, j;
@@ -48,7 +49,8 @@ int main(int argc, char **argv) {
       failed |= c[il + jl * ld] != 2.0 * (double)(i + 3 * j);
     }
   MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0) printf("C API: shardmm %s, plan '%s': %s\n", shardmm_version(), plan, failed ? "WRONG" : "ok");
+  if (rank == 0)
+    printf("C API: shardmm %s, plan '%s': %s\n", shardmm_version(), plan, failed ? "WRONG" : "ok");
   shardmm_matrix *all[3] = {&A, &B, &C};
   for (int x = 0; x < 3; ++x) {
     void *data = NULL;

@@ -14,8 +14,8 @@ void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
 void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
 void Cblacs_gridexit(int ctxt);
 int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, const int *nprocs);
-void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb, const int *irsrc,
-               const int *icsrc, const int *ictxt, const int *lld, int *info);
+void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb,
+               const int *irsrc, const int *icsrc, const int *ictxt, const int *lld, int *info);
 void pdgemm_(SHARDMM_PXGEMM_PARAMS(double));
 
 int main(int argc, char **argv) {
@@ -30,7 +30,8 @@ int main(int argc, char **argv) {
   const int lc = numroc_(&n, &nb, &col, &zero, &q);
   int desc[9];
   descinit_(desc, &n, &n, &nb, &nb, &zero, &zero, &ctxt, &n, &info);
-  double *a = malloc(sizeof(double) * (size_t)(n * lc)), *b = malloc(sizeof(double) * (size_t)(n * lc)),
+  double *a = malloc(sizeof(double) * (size_t)(n * lc)),
+         *b = malloc(sizeof(double) * (size_t)(n * lc)),
          *c = malloc(sizeof(double) * (size_t)(n * lc));
   for (int jl = 0; jl < lc; ++jl) {
     const int j = (jl / nb * q + col) * nb + jl % nb;
@@ -39,7 +40,7 @@ int main(int argc, char **argv) {
   const double alpha = 1, beta = 0;
   for (int call = 0; call < 2; ++call) {
     (call ? shardmm_pdgemm : pdgemm_)("N", "N", &n, &n, &n, &alpha, a, &one, &one, desc, b, &one,
-                                     &one, desc, &beta, c, &one, &one, desc);
+                                      &one, desc, &beta, c, &one, &one, desc);
     for (int jl = 0; jl < lc; ++jl) {
       const int j = (jl / nb * q + col) * nb + jl % nb;
       for (int i = 0; i < n; ++i) failed |= c[i + jl * n] != 2.0 * (i + 3 * j);
