@@ -139,7 +139,7 @@ TYPED_TEST(RingTraffic, RingStreamsSplitOperand) {
             o.ring_form = sc.form;
             if (mesh.shape().ndims() > 1) o.ring_axis = X;
             std::string what = describe("streamed ring over " + X, mesh, opA, opB, s);
-            what += " " + a + " " + b + " " + c;
+            for (const std::string* layout : {&a, &b, &c}) (what += ' ') += *layout;
             const auto r = run<TypeParam>(mesh, opA, opB, s, a, b, c, o, what);
             const int me = mesh.coord(X), peer = 1 - me;
             const bool ag_a = sc.form == RingForm::AllGatherA;
