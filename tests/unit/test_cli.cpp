@@ -10,61 +10,18 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "cli_parse_util.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/version.hpp"
 
 namespace shardmm::cli {
 namespace {
 
-using Args = std::vector<std::string>;
-
-// A fresh launcher command line; parse() feeds it `args` after the program name.
-class Cli {
- public:
-  Cli() { build_app(app, c); }
-  Cli& parse(const Args& args) {
-    std::vector<const char*> argv{"shardmm"};
-    for (const auto& a : args) argv.push_back(a.c_str());
-    app.parse(static_cast<int>(argv.size()), argv.data());
-    return *this;
-  }
-  Commands c;
-  CLI::App app{"shardmm"};
-};
-
-std::string joined(const Args& args) {
-  std::string s;
-  for (const auto& a : args) s += " " + a;
-  return s;
-}
-
-// `args` is rejected with a CLI::ParseError that is not a success (exit code != 0).
-void expect_rejected(const Args& args) {
-  try {
-    Cli().parse(args);
-    ADD_FAILURE() << "accepted:" << joined(args);
-  } catch (const CLI::ParseError& e) {
-    EXPECT_NE(e.get_exit_code(), 0) << joined(args) << ": " << e.what();
-  }
-}
-
-// `args` ends parsing with a CLI::Success of type E; returns what the launcher would print.
-template <class E>
-std::string expect_success_exit(const Args& args) {
-  Cli cli;
-  try {
-    cli.parse(args);
-  } catch (const E& e) {
-    std::ostringstream out, err;
-    EXPECT_EQ(cli.app.exit(e, out, err), 0) << joined(args);
-    return out.str();
-  } catch (const CLI::ParseError& e) {
-    ADD_FAILURE() << joined(args) << ": wrong exception " << e.get_name() << ": " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "no exception for" << joined(args);
-  return "";
-}
+using testing::Args;
+using testing::Cli;
+using testing::expect_rejected;
+using testing::expect_success_exit;
+using testing::joined;
 
 TEST(CliApp, ExactlyOneSubcommand) {
   expect_rejected({});
@@ -281,158 +238,6 @@ TEST(CliCalibrate, DefaultsAndOptions) {
   EXPECT_EQ(Cli().parse({"calibrate", "--output", "x.json"}).c.calibrate.output, "x.json");
   expect_rejected({"calibrate", "--reps", "0"});
   expect_rejected({"calibrate", "--size", "3"});
-}
-
-TEST(CliMultiply, PositionalsAndDefaults) {
-  Cli cli;
-  const MultiplyConfig& m = cli.parse({"multiply", "a.npy", "b.npy", "-o", "c.npy"}).c.multiply;
-  EXPECT_TRUE(cli.app.got_subcommand("multiply"));
-  EXPECT_EQ(m.a, "a.npy");
-  EXPECT_EQ(m.b, "b.npy");
-  EXPECT_EQ(m.output, "c.npy");
-  EXPECT_EQ(m.c_in, "");
-  EXPECT_EQ(m.transa + m.transb, "NN");
-  EXPECT_EQ(m.alpha, 1.0);
-  EXPECT_EQ(m.beta, 0.0);
-  EXPECT_EQ(m.algo, "auto");
-  EXPECT_EQ(m.layout_a + m.layout_b + m.layout_c, "");
-  EXPECT_EQ(m.nb, 64);
-  EXPECT_EQ(m.format, "npy");
-  EXPECT_EQ(m.shape_a + m.shape_b + m.shape_c, "");
-  EXPECT_EQ(m.dtype, "f64");
-  EXPECT_EQ(m.order, "F");
-  EXPECT_TRUE(m.fortran_out);
-  EXPECT_FALSE(m.quiet);
-  EXPECT_EQ(Cli().parse({"multiply", "-o", "x", "p", "q"}).c.multiply.b, "q");
-  EXPECT_EQ(Cli().parse({"multiply", "p", "q", "--output", "y"}).c.multiply.output, "y");
-}
-
-TEST(CliMultiply, EveryOption) {
-  const MultiplyConfig m =
-      Cli()
-          .parse({"multiply",   "a.bin",      "b.bin",   "-o",         "c.bin",     "--c-in",
-                  "c0.bin",     "--transa",   "t",       "--transb",   "C",         "--alpha",
-                  "2.5",        "--beta",     "-1",      "--algo",     "summa",     "--layout-a",
-                  "A[I_X,J_Y]", "--layout-b", "bc(2,3)", "--layout-c", "C[I_XY,J]", "--nb",
-                  "8",          "--format",   "raw",     "--shape-a",  "3x4",       "--shape-b",
-                  "5x4",        "--shape-c",  "3x5",     "--dtype",    "c128",      "--order",
-                  "C",          "--quiet"})
-          .c.multiply;
-  EXPECT_EQ(m.c_in, "c0.bin");
-  EXPECT_EQ(m.transa, "t");
-  EXPECT_EQ(m.transb, "C");
-  EXPECT_EQ(m.alpha, 2.5);
-  EXPECT_EQ(m.beta, -1.0);
-  EXPECT_EQ(m.algo, "summa");
-  EXPECT_EQ(m.layout_a, "A[I_X,J_Y]");
-  EXPECT_EQ(m.layout_b, "bc(2,3)");
-  EXPECT_EQ(m.layout_c, "C[I_XY,J]");
-  EXPECT_EQ(m.nb, 8);
-  EXPECT_EQ(m.format, "raw");
-  EXPECT_EQ(m.shape_a, "3x4");
-  EXPECT_EQ(m.shape_b, "5x4");
-  EXPECT_EQ(m.shape_c, "3x5");
-  EXPECT_EQ(m.dtype, "c128");
-  EXPECT_EQ(m.order, "C");
-  EXPECT_TRUE(m.quiet);
-}
-
-// --c-order writes row-major output (fortran_out false), --fortran-order column-major; the
-// last one given wins.
-TEST(CliMultiply, OutputOrderFlags) {
-  const Args base = {"multiply", "a.npy", "b.npy", "-o", "c.npy"};
-  auto fortran_out = [&base](const Args& flags) {
-    Args args = base;
-    args.insert(args.end(), flags.begin(), flags.end());
-    return Cli().parse(args).c.multiply.fortran_out;
-  };
-  EXPECT_FALSE(fortran_out({"--c-order"}));
-  EXPECT_TRUE(fortran_out({"--fortran-order"}));
-  EXPECT_TRUE(fortran_out({"--c-order", "--fortran-order"}));
-  EXPECT_FALSE(fortran_out({"--fortran-order", "--c-order"}));
-}
-
-TEST(CliMultiply, InvalidInput) {
-  for (const Args& bad :
-       {Args{"multiply", "a.npy", "b.npy"}, Args{"multiply", "a.npy", "-o", "c"},
-        Args{"multiply", "-o", "c.npy"}, Args{"multiply", "a", "b", "c", "-o", "d"},
-        Args{"multiply", "a", "b", "-o"}})
-    expect_rejected(bad);
-  const Args base = {"multiply", "a.npy", "b.npy", "-o", "c.npy"};
-  for (const Args& extra :
-       {Args{"--dtype", "f16"}, Args{"--dtype", "<f8"}, Args{"--format", "hdf5"},
-        Args{"--order", "R"}, Args{"--transa", "H"}, Args{"--transb", ""}, Args{"--nb", "0"},
-        Args{"--nb", "-4"}, Args{"--alpha", "1+i"}, Args{"--frobnicate"}}) {
-    Args args = base;
-    args.insert(args.end(), extra.begin(), extra.end());
-    expect_rejected(args);
-  }
-}
-
-// multiply takes bench's algorithm options, declared once: the same help line in both.
-TEST(CliMultiply, AlgorithmOptionsAsBench) {
-  const MultiplyConfig d = Cli().parse({"multiply", "a.npy", "b.npy", "-o", "c.npy"}).c.multiply;
-  EXPECT_EQ(d.grid + d.ring_axis + d.memory_limit + d.stationary, "auto");
-  EXPECT_EQ(d.panel + d.blas_threads + (d.bidirectional ? 1 : 0), 0);
-  const MultiplyConfig m = Cli()
-                               .parse({"multiply",
-                                       "a.npy",
-                                       "b.npy",
-                                       "-o",
-                                       "c.npy",
-                                       "--algo",
-                                       "ring",
-                                       "--ring-axis",
-                                       "y",
-                                       "--bidirectional",
-                                       "--stationary",
-                                       "B",
-                                       "--panel",
-                                       "96",
-                                       "--grid",
-                                       "2x2x2",
-                                       "--memory-limit",
-                                       "1G",
-                                       "--blas-threads",
-                                       "2"})
-                               .c.multiply;
-  EXPECT_EQ(m.algo, "ring");
-  EXPECT_EQ(m.ring_axis, "y");
-  EXPECT_TRUE(m.bidirectional);
-  EXPECT_EQ(m.stationary, "B");
-  EXPECT_EQ(m.panel, 96);
-  EXPECT_EQ(m.grid, "2x2x2");
-  EXPECT_EQ(m.memory_limit, "1G");
-  EXPECT_EQ(m.blas_threads, 2);
-  const std::string bench = expect_success_exit<CLI::CallForHelp>({"bench", "--help"});
-  const std::string mult = expect_success_exit<CLI::CallForHelp>({"multiply", "--help"});
-  auto line_of = [](const std::string& help, const std::string& option) {
-    const std::size_t at = help.find("  " + option);
-    return at == std::string::npos ? std::string("missing")
-                                   : help.substr(at, help.find("\n  -", at + 1) - at);
-  };
-  for (const char* option :
-       {"--grid", "--panel", "--stationary", "--ring-axis", "--bidirectional", "--memory-limit",
-        "--blas-threads", "--transa", "--nb", "--layout-a"}) {
-    EXPECT_NE(line_of(mult, option), "missing") << option << ":\n" << mult;
-    EXPECT_EQ(line_of(mult, option), line_of(bench, option)) << option;
-  }
-  for (const Args& extra :
-       {Args{"--stationary", "D"}, Args{"--panel", "-1"}, Args{"--blas-threads", "-2"}}) {
-    Args args = {"multiply", "a.npy", "b.npy", "-o", "c.npy"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    expect_rejected(args);
-  }
-}
-
-// beta_given says whether --beta was given: without it beta is 1 when --c-in is (run_multiply).
-TEST(CliMultiply, BetaGiven) {
-  EXPECT_FALSE(
-      Cli().parse({"multiply", "a", "b", "-o", "c", "--c-in", "c0"}).c.multiply.beta_given);
-  const MultiplyConfig m =
-      Cli().parse({"multiply", "a", "b", "-o", "c", "--beta", "0.5"}).c.multiply;
-  EXPECT_TRUE(m.beta_given);
-  EXPECT_EQ(m.beta, 0.5);
 }
 
 // --help shows the defaults (and what --c-in does to beta's).
