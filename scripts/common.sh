@@ -57,27 +57,3 @@ check_ctest_args() {
     grep -qxF -e "${arg%%=*}" -e "${arg:0:2}" <<<"$known" || usage_error "unknown ctest option '$arg'"
   done
 }
-
-# test_targets BUILD_DIR CTEST_SELECTION...: the build targets whose programs the selected
-# tests run (configured, not yet built), one per line; `all` when one cannot be told.
-test_targets() {
-  local dir=$1
-  shift
-  local targets
-  targets=$(cmake --build "$dir" --target help 2>/dev/null | sed -n 's/^\.\.\. \([^ ]*\).*/\1/p')
-  (cd "$dir" && ctest --show-only=json-v1 "$@") | TARGETS="$targets" BUILD="$dir" python3 -c '
-import json, os, sys
-targets, build = set(os.environ["TARGETS"].split()), os.path.realpath(os.environ["BUILD"])
-need = set()
-unknown = False
-for test in json.load(sys.stdin)["tests"]:
-    # ctest names no command for a program not built yet: such tests are named after it.
-    for arg in test.get("command") or [test["name"]]:
-        name = os.path.basename(arg)
-        if name in targets:
-            need.add(name)
-        elif os.path.isabs(arg) and os.path.realpath(arg).startswith(build + os.sep):
-            unknown = True  # a program of the build that is not named after its target
-print("all" if unknown or not need else "\n".join(sorted(need)))'
-}
-
