@@ -1,9 +1,14 @@
-// Helpers of the launcher's tests (test_multiply.cpp, test_plan_bench_calibrate.cpp).
+// Helpers of the launcher's tests (test_multiply.cpp, test_multiply_checks.cpp,
+// test_plan_bench_calibrate.cpp).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <exception>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
 
 namespace shardmm::testing {
 
@@ -16,6 +21,17 @@ int returns(F&& f) {
     ADD_FAILURE() << "threw " << e.what();
     return -1;
   }
+}
+
+// The launcher's command line `shardmm multiply --quiet ARGS` -> its MultiplyConfig.
+inline cli::MultiplyConfig parse_multiply(const std::vector<std::string>& args) {
+  CLI::App app;
+  cli::Commands cmds;
+  cli::build_app(app, cmds);
+  std::vector<const char*> argv{"shardmm", "multiply", "--quiet"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  app.parse(static_cast<int>(argv.size()), argv.data());
+  return cmds.multiply;
 }
 
 }  // namespace shardmm::testing

@@ -27,17 +27,6 @@ std::string joined(const Args& args) {
   return s;
 }
 
-// The launcher's command line `shardmm multiply ARGS` -> its MultiplyConfig.
-cli::MultiplyConfig parse_multiply(const Args& args) {
-  CLI::App app;
-  cli::Commands cmds;
-  cli::build_app(app, cmds);
-  std::vector<const char*> argv{"shardmm", "multiply", "--quiet"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  app.parse(static_cast<int>(argv.size()), argv.data());
-  return cmds.multiply;
-}
-
 // Elements in file order -> column-major m x n.
 template <class T>
 std::vector<T> decode(const std::string& bytes, index_t m, index_t n, bool fortran) {

@@ -12,6 +12,7 @@
 
 #include "agree.hpp"
 #include "cli.hpp"
+#include "mpi/cli_test_util.hpp"
 #include "mpi/npy_test_util.hpp"
 
 namespace shardmm::testing {
@@ -21,16 +22,6 @@ using namespace npy;
 using Args = std::vector<std::string>;
 
 [[maybe_unused]] auto* const g_env = ::testing::AddGlobalTestEnvironment(new TempDir);
-
-cli::MultiplyConfig parse_multiply(const Args& args) {
-  CLI::App app;
-  cli::Commands cmds;
-  cli::build_app(app, cmds);
-  std::vector<const char*> argv{"shardmm", "multiply", "--quiet"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  app.parse(static_cast<int>(argv.size()), argv.data());
-  return cmds.multiply;
-}
 
 // run_multiply's exit code on `args`; an exception is a failure (and -1).
 int multiply(const Args& args) {
