@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,16 @@ inline std::string get_file(const std::string& path) {  // rank 0 only; "" elsew
   if (world_rank() != 0) return "";
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Every file and directory under g_dir with its bytes ("<dir>" for a directory), on rank 0
+/// (empty elsewhere): taken before and after a refused call, nothing may differ.
+inline std::map<std::string, std::string> snapshot() {
+  std::map<std::string, std::string> files;
+  if (world_rank() == 0)
+    for (const auto& e : fs::recursive_directory_iterator(g_dir))
+      files[e.path().string()] = e.is_directory() ? "<dir>" : get_file(e.path().string());
+  return files;
 }
 
 // On rank 0: the file holds exactly `want`; the message points at the first differing byte.

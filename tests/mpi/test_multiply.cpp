@@ -225,15 +225,6 @@ TEST(MultiplyEdge, EmptyAndTinyDimensions) {
 
 // ------------------------------------------------------------------------------ bad input
 
-// Every regular file and directory under the test directory with its bytes (rank 0).
-std::map<std::string, std::string> snapshot() {
-  std::map<std::string, std::string> files;
-  if (world_rank() == 0)
-    for (const auto& e : fs::recursive_directory_iterator(g_dir))
-      files[e.path().string()] = e.is_directory() ? "<dir>" : get_file(e.path().string());
-  return files;
-}
-
 // `multiply ARGS -o out` throws E (message containing `part`) on every rank, and the test
 // directory is left byte for byte: run once without `out` and, when `out` is not an input,
 // once more with a file already there.

@@ -34,15 +34,6 @@ int multiply(const Args& args) {
   }
 }
 
-// Every file and directory under the test directory with its bytes (rank 0).
-std::map<std::string, std::string> snapshot() {
-  std::map<std::string, std::string> files;
-  if (world_rank() == 0)
-    for (const auto& e : fs::recursive_directory_iterator(g_dir))
-      files[e.path().string()] = e.is_directory() ? "<dir>" : get_file(e.path().string());
-  return files;
-}
-
 // `multiply ARGS` throws E (with `part` in its message) on every rank and writes nothing.
 template <class E>
 void expect_refused(const Args& args, const std::string& part) {
