@@ -40,6 +40,7 @@ void run(const algo::Operands<T>& x, const algo::Setup& setup, const Options& o,
     case Algorithm::Ring: return algo::ring_run(x, setup, o, t);
     case Algorithm::Sharded: return algo::sharded_run(x, setup, o, t);
     case Algorithm::Gemm25D: return algo::gemm25d_run(x, setup, o, t);
+    case Algorithm::Strassen: return algo::strassen_run(x, setup, o, t);
     case Algorithm::Auto: break;
   }
 }

@@ -8,10 +8,11 @@
 
 namespace shardmm {
 
-enum class Algorithm { Auto, Local, Summa, Cannon, Ring, Sharded, Gemm25D };
+enum class Algorithm { Auto, Local, Summa, Cannon, Ring, Sharded, Gemm25D, Strassen };
 
 std::string to_string(Algorithm a);
-Algorithm parse_algorithm(std::string_view text);  ///< auto|local|summa|cannon|ring|sharded|25d
+/// auto|local|summa|cannon|ring|sharded|25d|strassen
+Algorithm parse_algorithm(std::string_view text);
 
 /// Which ring form the 1D collective matmul uses.
 enum class RingForm {
@@ -37,6 +38,13 @@ struct TimelineEvent {
 
 struct Options {
   Algorithm algorithm = Algorithm::Auto;
+  /// Let Auto consider fast (Strassen-Winograd) algorithms. Their error bound is weaker than
+  /// classical GEMM's (docs/ALGORITHMS.md), so Auto never picks one unless this is set;
+  /// Algorithm::Strassen asked for by name runs regardless.
+  bool allow_fast = false;
+  /// Strassen: smallest min(m, n, k) of a local product at which a Winograd step is taken
+  /// (0: the machine profile's, measured by `shardmm calibrate`).
+  std::int64_t fast_crossover = 0;
   /// SUMMA panel width along k (0: the widest of 4, 2 or 1 x 384 whose buffers fit in a fifth
   /// of the rank's A + B + C, else 256 if its buffers fit in a quarter, else 128; panels cut
   /// at the operands' k-block boundaries). Also, at p = 2, the chunk in which the ring swaps:

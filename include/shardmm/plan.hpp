@@ -27,6 +27,9 @@ struct MachineProfile {
   double latency_s = 5e-6;              ///< alpha: seconds per message
   double bytes_per_s = 4e9;             ///< 1 / beta: point-to-point bandwidth per rank
   double gflops[4] = {60, 30, 60, 30};  ///< local GEMM rate per rank: f32, f64, c64, c128
+  /// Strassen: smallest min(m, n, k) at which one Winograd step beats a classical GEMM
+  /// (JSON "strassen_crossover", optional; calibrate measures it).
+  std::int64_t strassen_crossover = 1536;
   std::string source = "defaults";
 
   [[nodiscard]] double flops_per_s(Dtype d) const { return gflops[static_cast<int>(d)] * 1e9; }
@@ -75,6 +78,10 @@ struct PlanRequest {
   /// Per ring form (same index): whether it streams its non-circulating operand at p = 2
   /// (op(B) split along k for AllGatherA, op(A) for AllGatherB) instead of re-splitting it.
   std::array<bool, 3> ring_streamed{};
+  /// Fast algorithms (Strassen) are candidates only when set (Options::allow_fast).
+  bool allow_fast = false;
+  /// Strassen's crossover (Options::fast_crossover); 0 = profile.strassen_crossover.
+  std::int64_t fast_crossover = 0;
 };
 
 struct GemmPlan {

@@ -125,6 +125,7 @@ Setup ring_setup(const Problem& p, const Options& o);
 Setup sharded_setup(const Problem& p, const Options& o);
 Setup local_setup(const Problem& p, const Options& o);
 Setup gemm25d_setup(const Problem& p, const Options& o);
+Setup strassen_setup(const Problem& p, const Options& o);
 
 template <Scalar T>
 void summa_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
@@ -138,6 +139,8 @@ template <Scalar T>
 void sharded_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 template <Scalar T>
 void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
+template <Scalar T>
+void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 template <Scalar T>
 void local_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 

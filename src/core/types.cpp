@@ -69,6 +69,7 @@ std::string to_string(Algorithm a) {
     case Algorithm::Ring: return "ring";
     case Algorithm::Sharded: return "sharded";
     case Algorithm::Gemm25D: return "25d";
+    case Algorithm::Strassen: return "strassen";
   }
   return "?";
 }
@@ -76,10 +77,10 @@ std::string to_string(Algorithm a) {
 Algorithm parse_algorithm(std::string_view text) {
   const std::string t = lower(text);
   for (Algorithm a : {Algorithm::Auto, Algorithm::Local, Algorithm::Summa, Algorithm::Cannon,
-                      Algorithm::Ring, Algorithm::Sharded, Algorithm::Gemm25D})
+                      Algorithm::Ring, Algorithm::Sharded, Algorithm::Gemm25D, Algorithm::Strassen})
     if (to_string(a) == t) return a;
   throw InvalidArgument("unknown algorithm '" + std::string(text) +
-                        "' (auto, local, summa, cannon, ring, sharded, 25d)");
+                        "' (auto, local, summa, cannon, ring, sharded, 25d, strassen)");
 }
 
 }  // namespace shardmm

@@ -72,7 +72,8 @@ void choose_algorithm(const algo::Problem& p, const PlanRequest& q, Resolved& r)
     r.options.grid_m = c.pm, r.options.grid_n = c.pn, r.options.grid_k = c.pk;
   } else if (c.algorithm == Algorithm::Ring) {
     if (!is_line(p.mesh)) r.remesh = MeshShape({"x"}, {c.pm});  // a line runs as it is
-  } else if (c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon) {
+  } else if (c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon ||
+             c.algorithm == Algorithm::Strassen) {
     if (p.mesh.ndims() != 2 || p.mesh.sizes[0] != c.pm || p.mesh.sizes[1] != c.pn)
       r.remesh = MeshShape({"x", "y"}, {c.pm, c.pn});
   }
@@ -136,6 +137,8 @@ PlanRequest request_for(const algo::Problem& p, Dtype dtype, const Options& o) {
   PlanRequest q;
   q.m = p.m, q.n = p.n, q.k = p.k, q.ranks = p.mesh.size(), q.dtype = dtype;
   q.memory_limit = o.memory_limit;
+  q.allow_fast = o.allow_fast;
+  q.fast_crossover = o.fast_crossover;
   q.profile = MachineProfile::from_environment();
   describe_inputs(p, q);
   return q;
@@ -147,6 +150,8 @@ Resolved resolve(const algo::Problem& p, const PlanRequest& q, const Options& o)
   Options& x = r.options;
   if (x.algorithm == Algorithm::Gemm25D && x.grid_m == 0 && x.grid_n == 0 && x.grid_k == 0)
     choose_25d_grid(q, x);
+  if (x.algorithm == Algorithm::Strassen && x.fast_crossover == 0)
+    x.fast_crossover = q.profile.strassen_crossover;  // the setup and the run use it as given
   if (x.algorithm == Algorithm::Summa && x.stationary == Stationary::Auto)
     choose_summa_variant(r.remesh ? remeshed(p, *r.remesh) : p, q, x);
   return r;
@@ -160,6 +165,7 @@ algo::Setup make_setup(const algo::Problem& p, const Options& o) {
     case Algorithm::Ring: return algo::ring_setup(p, o);
     case Algorithm::Sharded: return algo::sharded_setup(p, o);
     case Algorithm::Gemm25D: return algo::gemm25d_setup(p, o);
+    case Algorithm::Strassen: return algo::strassen_setup(p, o);
     case Algorithm::Auto: break;
   }
   throw InvalidArgument("gemm: no setup for algorithm " + to_string(o.algorithm));

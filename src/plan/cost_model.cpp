@@ -137,6 +137,7 @@ Costs local(const PlanRequest& r) {
 }  // namespace
 
 void evaluate(const PlanRequest& r, Candidate& c) {
+  if (c.algorithm == Algorithm::Strassen) return evaluate_strassen(r, c);
   Costs x;
   switch (c.algorithm) {
     case Algorithm::Summa: x = summa(r, c); break;

@@ -10,4 +10,7 @@ namespace shardmm::plan {
 /// Fills words, redist_words, messages, flops, memory_bytes and seconds of `c`.
 void evaluate(const PlanRequest& r, Candidate& c);
 
+/// The same for Algorithm::Strassen (strassen_cost.cpp).
+void evaluate_strassen(const PlanRequest& r, Candidate& c);
+
 }  // namespace shardmm::plan

@@ -49,6 +49,9 @@ std::vector<Candidate> enumerate(const PlanRequest& r) {
   const int P = r.ranks;
   auto add = [&](Candidate c) { out.push_back(c); };
   add({Algorithm::Local});
+  if (r.allow_fast)  // Strassen on every 2D factorisation of P (opt-in: a weaker error bound)
+    for (int pm = 1; pm <= P; ++pm)
+      if (P % pm == 0) add({Algorithm::Strassen, Stationary::C, RingForm::Auto, pm, P / pm, 1});
   if (P == 1) return out;
   for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter})
     add({Algorithm::Ring, Stationary::C, f, P, 1, 1});

@@ -19,9 +19,12 @@ MachineProfile MachineProfile::from_json_file(const std::string& path) {
     const auto& g = j.at("gemm_gflops");
     const char* keys[4] = {"f32", "f64", "c64", "c128"};
     for (int d = 0; d < 4; ++d) p.gflops[d] = g.at(keys[d]).get<double>();
+    p.strassen_crossover = j.value("strassen_crossover", p.strassen_crossover);
   } catch (const nlohmann::json::exception& e) {
     throw IoError("machine profile '" + path + "' is malformed: " + e.what());
   }
+  if (p.strassen_crossover < 2)
+    throw IoError("machine profile '" + path + "' has a strassen_crossover below 2");
   if (p.latency_s < 0 || p.bytes_per_s <= 0)
     throw IoError("machine profile '" + path + "' has a negative latency or zero bandwidth");
   p.source = path;
@@ -37,6 +40,7 @@ std::string MachineProfile::to_json() const {
   nlohmann::json j = {
       {"latency_s", latency_s},
       {"bytes_per_s", bytes_per_s},
+      {"strassen_crossover", strassen_crossover},
       {"gemm_gflops",
        {{"f32", gflops[0]}, {"f64", gflops[1]}, {"c64", gflops[2]}, {"c128", gflops[3]}}}};
   return j.dump(2);

@@ -1,0 +1,95 @@
+// Strassen (Algorithm::Strassen, opt-in: Options::allow_fast for Auto): each rank's whole
+// share of the product as one local Strassen-Winograd recursion (strassen_winograd.cpp).
+// What moves: nothing inside the run. The setup asks for C[I_R,J_S] (the caller's C when it
+// shards every mesh axis longer than 1 and holds no partial sums, else rows over every axis
+// but the last, columns over the last), op(A)[I_R,K] and op(B)[K,J_S]: the front end's
+// redistribution all-gathers op(A)'s k over the column axes S and op(B)'s k over the row axes
+// R (words received per rank: m_loc k (1 - 1/|S|) + k n_loc (1 - 1/|R|)), one all-to-all each,
+// before the run. Each rank then holds op(A)'s rows and op(B)'s columns of its C tile whole,
+// so the recursion's 15 quadrant additions and 7 products are all local and the products are
+// as large as the rank's share: m_loc x n_loc x k, halved per level while the smallest of them
+// is at least the crossover (Options::fast_crossover, else the machine profile's, measured by
+// `shardmm calibrate`). Scratch: slot Partial, winograd::scratch() elements, taken in the
+// prologue. Works for any rank count, mesh, shape, op, alpha and beta.
+#include <algorithm>
+
+#include "algo/algo.hpp"
+#include "algo/strassen_winograd.hpp"
+#include "core/winograd.hpp"
+#include "memory/workspace.hpp"
+
+namespace shardmm::algo {
+namespace {
+
+// True when C's layout gives every rank its own tile: no partial sums, no replication over
+// an axis longer than 1.
+bool tiles_every_rank(const Layout& C) {
+  if (C.is_unreduced()) return false;
+  for (int a : C.replica_axes())
+    if (C.mesh().sizes[a] > 1) return false;
+  return true;
+}
+
+// C's default sharding: rows block-split over every mesh axis but the last, columns over the
+// last (a line: rows over it).
+ShardingSpec default_spec(const MeshShape& mesh) {
+  ShardingSpec s;
+  s.name = "C";
+  s.dims[0].label = "I", s.dims[1].label = "J";
+  const int d = mesh.ndims();
+  for (int a = 0; a < d; ++a) {
+    DimSpec& dim = s.dims[d > 1 && a == d - 1 ? 1 : 0];
+    dim.kind = DimSpec::Kind::Block;
+    dim.axes.push_back(mesh.names[a]);
+  }
+  return s;
+}
+
+index_t largest(const DimMap& d) {
+  index_t most = 0;
+  for (int p = 0; p < d.nprocs; ++p) most = std::max(most, d.local_extent(p));
+  return most;
+}
+
+}  // namespace
+
+Setup strassen_setup(const Problem& p, const Options& o) {
+  Setup s;
+  s.algorithm = Algorithm::Strassen;
+  const ShardingSpec cs = tiles_every_rank(p.C) ? p.C.spec() : default_spec(p.mesh);
+  s.C = Layout(p.mesh, p.m, p.n, cs);
+  ShardingSpec as, bs;
+  as.name = "A", bs.name = "B";
+  as.dims[0] = cs.dims[0], as.dims[1].label = "K";  // k whole (replicated)
+  bs.dims[1] = cs.dims[1], bs.dims[0].label = "K";
+  s.A = stored_layout(p.opA, p.mesh, p.m, p.k, as);
+  s.B = stored_layout(p.opB, p.mesh, p.k, p.n, bs);
+  s.pm = s.C.row_map().nprocs, s.pn = s.C.col_map().nprocs;
+  const index_t crossover = o.fast_crossover > 0 ? o.fast_crossover : winograd::kDefaultCrossover;
+  const index_t ml = largest(s.C.row_map()), nl = largest(s.C.col_map());
+  s.grid = std::to_string(s.pm) + "x" + std::to_string(s.pn);
+  s.detail = std::to_string(winograd::levels(ml, nl, p.k, crossover)) +
+             " Winograd level(s) on the local " + std::to_string(ml) + "x" + std::to_string(nl) +
+             "x" + std::to_string(p.k) + " product (crossover " + std::to_string(crossover) +
+             "), C " + s.C.spec().to_string();
+  return s;
+}
+
+template <Scalar T>
+void strassen_run(const Operands<T>& x, const Setup&, const Options& o, Timers& t) {
+  const index_t m = x.C.local_rows(), n = x.C.local_cols();
+  const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
+  const index_t crossover = o.fast_crossover > 0 ? o.fast_crossover : winograd::kDefaultCrossover;
+  const int L = winograd::levels(m, n, k, crossover);
+  T* work = nullptr;
+  prologue(x.C.mesh().comm(),
+           [&] { work = memory::get<T>(memory::Slot::Partial, winograd::scratch(m, n, k, L)); });
+  t.timed(&Timers::gemm, "gemm", 0, [&] {
+    winograd_gemm(x.opA, x.opB, m, n, k, x.alpha, x.A.data(), x.A.ld(), x.B.data(), x.B.ld(),
+                  x.beta, x.C.data(), x.C.ld(), L, work);
+  });
+}
+
+SHARDMM_INSTANTIATE_RUN(strassen_run)
+
+}  // namespace shardmm::algo

@@ -1,0 +1,51 @@
+// Strassen-Winograd's recursion rules, shared by the algorithm (src/algo/strassen*.cpp) and
+// the cost model (src/plan/strassen_cost.cpp), so both agree on how many levels a product
+// gets and how much scratch they take. Pure arithmetic.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace shardmm::winograd {
+
+/// Smallest min(m, n, k) a Winograd step is taken at when no profile says otherwise (measured
+/// by `shardmm calibrate`: one step beats one classical GEMM from about this size on).
+inline constexpr std::int64_t kDefaultCrossover = 1536;
+/// Deepest recursion: 7^6 leaf products; deeper gains nothing on real sizes.
+inline constexpr int kMaxLevels = 6;
+
+/// Levels of the recursion for an m x n x k product: one more while the smallest dimension
+/// is at least `crossover` (each level halves all three, odd ones rounded down).
+inline int levels(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t crossover) {
+  const std::int64_t c = std::max<std::int64_t>(crossover, 2);
+  int L = 0;
+  while (L < kMaxLevels && std::min({m, n, k}) >= c) m /= 2, n /= 2, k /= 2, ++L;
+  return L;
+}
+
+/// Elements of scratch the recursion takes with L levels: per level one quadrant each of
+/// op(A) (X), op(B) (Y) and C (Z), of the halved sizes; a level's sub-products reuse the
+/// next level's part. At most (mk + kn + mn) / 3.
+inline std::int64_t scratch(std::int64_t m, std::int64_t n, std::int64_t k, int L) {
+  std::int64_t total = 0;
+  for (int l = 0; l < L; ++l) {
+    m /= 2, n /= 2, k /= 2;
+    total += m * k + k * n + m * n;
+  }
+  return total;
+}
+
+/// Elements each level's additions touch (two reads and a write per element), summed over
+/// the 7^l sub-products of every level: 4 op(A) quadrant sums, 4 op(B) ones and 8 C
+/// quadrant updates per step.
+inline double addition_traffic(std::int64_t m, std::int64_t n, std::int64_t k, int L) {
+  double total = 0, count = 1;
+  for (int l = 0; l < L; ++l) {
+    m /= 2, n /= 2, k /= 2;
+    total += count * 3.0 * (4.0 * double(m * k) + 4.0 * double(k * n) + 8.0 * double(m * n));
+    count *= 7;
+  }
+  return total;
+}
+
+}  // namespace shardmm::winograd

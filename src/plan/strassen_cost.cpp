@@ -1,0 +1,47 @@
+// Cost of a Strassen candidate (pure; src/algo/strassen.cpp is what it prices): on a pm x pn
+// grid each rank all-gathers op(A)'s rows and op(B)'s columns of its C tile, whole along k,
+// then runs the local Winograd recursion (core/winograd.hpp decides its levels and scratch).
+// Nothing overlaps: time = all-gathers + products + additions + moving C.
+#include <algorithm>
+#include <cmath>
+
+#include "core/winograd.hpp"
+#include "plan/cost_model.hpp"
+
+namespace shardmm::plan {
+namespace {
+
+// Rate of the recursion's element-wise additions per rank (bytes moved through memory): they
+// stream from memory, unlike the GEMMs; a conservative figure for one core of these VMs.
+constexpr double kAddBytesPerS = 6e9;
+
+double up(double a, double b) { return std::ceil(a / b); }
+
+}  // namespace
+
+void evaluate_strassen(const PlanRequest& r, Candidate& c) {
+  const double P = r.ranks, m = double(r.m), n = double(r.n), k = double(r.k);
+  const double pm = c.pm, pn = c.pn, elem = double(dtype_size(r.dtype));
+  const bool cplx = r.dtype == Dtype::C64 || r.dtype == Dtype::C128;
+  const auto ml = static_cast<std::int64_t>(up(m, pm)), nl = static_cast<std::int64_t>(up(n, pn));
+  const std::int64_t crossover =
+      r.fast_crossover > 0 ? r.fast_crossover : r.profile.strassen_crossover;
+  const int L = winograd::levels(ml, nl, r.k, crossover);
+  // op(A) gathered along the column axes, op(B) along the row axes (the front end's
+  // all-to-alls); A and C also move when the caller's grid is another one.
+  c.words = double(ml) * k * (1 - 1 / pn) + k * double(nl) * (1 - 1 / pm);
+  const bool on_grid = c.pm == r.current_pm && c.pn == r.current_pn;
+  c.redist_words = on_grid || r.ranks == 1 ? 0 : (m * k + m * n) / P * (1 - 1 / P);
+  c.messages = r.ranks > 1 ? 2 * (P - 1) + (c.redist_words > 0 ? 2 * (P - 1) : 0) : 0;
+  const double products = (cplx ? 8 : 2) * double(ml) * double(nl) * k * std::pow(7.0 / 8.0, L);
+  const double traffic = winograd::addition_traffic(ml, nl, r.k, L);
+  c.flops = products + traffic / 3;
+  c.memory_bytes = static_cast<std::int64_t>(
+      elem * double(ml * r.k + r.k * nl + ml * nl + winograd::scratch(ml, nl, r.k, L)));
+  const double compute = products / r.profile.flops_per_s(r.dtype) + traffic * elem / kAddBytesPerS;
+  const double comm =
+      (c.words + c.redist_words) * elem / r.profile.bytes_per_s + r.profile.latency_s * c.messages;
+  c.seconds = compute + comm;
+}
+
+}  // namespace shardmm::plan

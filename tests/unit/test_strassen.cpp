@@ -1,0 +1,181 @@
+// Strassen-Winograd without MPI: the local recursion against a serial OpenBLAS reference
+// within the Winograd normwise bound (docs/ALGORITHMS.md) on awkward shapes, every dtype, every
+// op pair, alpha/beta; the recursion rules; the planner's opt-in (Auto never picks it unless
+// allowed) and its pricing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <vector>
+
+#include "algo/strassen_winograd.hpp"
+#include "blas/blas.hpp"
+#include "core/winograd.hpp"
+#include "shardmm/plan.hpp"
+
+using namespace shardmm;
+
+namespace {
+
+// Deterministic entries in [-1, 1] (complex: both parts).
+template <class T>
+std::vector<T> filled(index_t count, unsigned seed) {
+  std::vector<T> v(static_cast<std::size_t>(std::max<index_t>(count, 1)));
+  std::uint64_t s = seed * 2654435761u + 1;
+  auto next = [&s] {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return double(s >> 11) / double(1ull << 53) * 2 - 1;
+  };
+  for (T& x : v) {
+    if constexpr (is_complex_v<T>) x = T(real_t<T>(next()), real_t<T>(next()));
+    else x = T(next());
+  }
+  return v;
+}
+
+template <class T>
+double max_abs(const std::vector<T>& v) {
+  double most = 0;
+  for (const T& x : v) most = std::max(most, double(std::abs(x)));
+  return most;
+}
+
+// Winograd's bound (Higham, Accuracy and Stability, 2nd ed., Thm 23.3) with n = k rounded up
+// to a multiple of 2^L and n0 = that / 2^L: ||C - Chat||max <= [18^L (n0^2 + 6 n0) - 6 n] u
+// ||A||max ||B||max (complex: x 4, a complex product's real operations).
+double winograd_bound(index_t k, int L) {
+  const double step = std::pow(2.0, L);
+  const double n0 = std::ceil(double(k) / step), n = n0 * step;
+  return std::pow(18.0, L) * (n0 * n0 + 6 * n0) - 6 * n;
+}
+
+struct Case {
+  index_t m, n, k;
+  int levels;
+};
+
+template <Scalar T>
+void check(Op opA, Op opB, Case c, T alpha, T beta) {
+  const index_t ar = opA == Op::N ? c.m : c.k, ac = opA == Op::N ? c.k : c.m;
+  const index_t br = opB == Op::N ? c.k : c.n, bc = opB == Op::N ? c.n : c.k;
+  const index_t lda = ar + 3, ldb = br + 1, ldc = c.m + 2;  // padded leading dimensions
+  const auto A = filled<T>(lda * ac, 1), B = filled<T>(ldb * bc, 2), C0 = filled<T>(ldc * c.n, 3);
+  std::vector<T> C = C0, ref = C0;
+  // Exactly the scratch the rules promise (a sanitizer build catches any overrun).
+  std::vector<T> work(
+      static_cast<std::size_t>(std::max<index_t>(winograd::scratch(c.m, c.n, c.k, c.levels), 1)));
+  algo::winograd_gemm(opA, opB, c.m, c.n, c.k, alpha, A.data(), lda, B.data(), ldb, beta, C.data(),
+                      ldc, c.levels, work.data());
+  blas::gemm(opA, opB, c.m, c.n, c.k, alpha, A.data(), lda, B.data(), ldb, beta, ref.data(), ldc);
+  double err = 0;
+  for (index_t j = 0; j < c.n; ++j)
+    for (index_t i = 0; i < c.m; ++i) {
+      const auto at = static_cast<std::size_t>(i + j * ldc);
+      err = std::max(err, double(std::abs(C[at] - ref[at])));
+    }
+  for (index_t j = 0; j < c.n; ++j)  // the padding rows below C stay untouched
+    for (index_t i = c.m; i < ldc; ++i) {
+      const auto at = static_cast<std::size_t>(i + j * ldc);
+      ASSERT_EQ(C[at], C0[at]);
+    }
+  const double u = std::numeric_limits<real_t<T>>::epsilon() / 2, cx = is_complex_v<T> ? 4 : 1;
+  // Ours plus the reference's own classical error (k u per entry), plus beta's rounding.
+  const double allowed = cx * (winograd_bound(c.k, c.levels) + double(c.k) * double(c.k)) * u *
+                             std::abs(alpha) * max_abs(A) * max_abs(B) +
+                         4 * u * std::abs(beta) * max_abs(C0);
+  EXPECT_LE(err, allowed) << to_string(opA) << to_string(opB) << " " << c.m << "x" << c.n << "x"
+                          << c.k << " L=" << c.levels << " " << to_string(dtype_of<T>());
+}
+
+template <Scalar T>
+void sweep() {
+  const Case cases[] = {{37, 29, 45, 2}, {64, 64, 64, 3}, {2, 2, 2, 1},    {1, 9, 8, 2},
+                        {33, 17, 1, 2},  {50, 3, 31, 1},  {23, 40, 19, 3}, {16, 16, 16, 0}};
+  T alpha = T(-1.25);
+  if constexpr (is_complex_v<T>) alpha = T(0.75, -0.5);
+  const T betas[] = {T(0), T(1), T(0.5)};
+  int i = 0;
+  for (Case c : cases)
+    for (Op opA : {Op::N, Op::T, Op::C})
+      for (Op opB : {Op::N, Op::T, Op::C}) check<T>(opA, opB, c, alpha, betas[i++ % 3]);
+}
+
+TEST(Winograd, MatchesClassicalWithinTheBoundF32) { sweep<float>(); }
+TEST(Winograd, MatchesClassicalWithinTheBoundF64) { sweep<double>(); }
+TEST(Winograd, MatchesClassicalWithinTheBoundC64) { sweep<std::complex<float>>(); }
+TEST(Winograd, MatchesClassicalWithinTheBoundC128) { sweep<std::complex<double>>(); }
+
+// beta = 0 never reads C: NaN in C does not leak into the result.
+TEST(Winograd, BetaZeroIgnoresC) {
+  const index_t s = 24;
+  const auto A = filled<double>(s * s, 4), B = filled<double>(s * s, 5);
+  std::vector<double> C(s * s, std::numeric_limits<double>::quiet_NaN());
+  std::vector<double> work(static_cast<std::size_t>(winograd::scratch(s, s, s, 2)));
+  algo::winograd_gemm(Op::N, Op::N, s, s, s, 1.0, A.data(), s, B.data(), s, 0.0, C.data(), s, 2,
+                      work.data());
+  for (double x : C) ASSERT_TRUE(std::isfinite(x));
+}
+
+TEST(Winograd, LevelsHalveWhileTheSmallestDimensionReachesTheCrossover) {
+  EXPECT_EQ(winograd::levels(4096, 8192, 8192, 1536), 2);  // 4096, 2048 | 1024
+  EXPECT_EQ(winograd::levels(8192, 16384, 16384, 1536), 3);
+  EXPECT_EQ(winograd::levels(1535, 9000, 9000, 1536), 0);
+  EXPECT_EQ(winograd::levels(1 << 20, 1 << 20, 1 << 20, 2), winograd::kMaxLevels);
+  EXPECT_EQ(winograd::levels(37, 29, 45, 4), 3);  // 29 -> 14 -> 7 -> 3
+  EXPECT_EQ(winograd::scratch(8, 8, 8, 2), 3 * 16 + 3 * 4);
+  // At most a third of A + B + C, whatever the levels.
+  EXPECT_LE(winograd::scratch(4096, 8192, 8192, 6) * 3, 4096 * 8192 + 8192 * 8192 + 4096 * 8192);
+}
+
+PlanRequest request(std::int64_t m, std::int64_t n, std::int64_t k, int P) {
+  PlanRequest r;
+  r.m = m, r.n = n, r.k = k, r.ranks = P;
+  return r;
+}
+
+TEST(PlannerStrassen, AutoNeverPicksItUnlessAllowed) {
+  for (int P : {1, 2, 3, 4, 6})
+    for (std::int64_t s : {64, 1000, 8192, 16384}) {
+      for (const Candidate& c : plan_gemm(request(s, s, s, P)).candidates)
+        EXPECT_NE(c.algorithm, Algorithm::Strassen) << c.name();
+      PlanRequest r = request(s, s, s, P);
+      r.allow_fast = true;
+      int strassen = 0;
+      for (const Candidate& c : plan_gemm(r).candidates)
+        strassen += c.algorithm == Algorithm::Strassen;
+      EXPECT_GT(strassen, 0) << "P=" << P << " s=" << s;
+    }
+}
+
+TEST(PlannerStrassen, AllowedItWinsTheBigSquareOnTwoRanks) {
+  PlanRequest r = request(8192, 8192, 8192, 2);
+  r.allow_fast = true;
+  const GemmPlan plan = plan_gemm(r);
+  EXPECT_EQ(plan.chosen.algorithm, Algorithm::Strassen) << plan.explain();
+  // Two levels on the 4096 x 8192 x 8192 local product: (7/8)^2 of the classical products.
+  EXPECT_LT(plan.chosen.flops, 0.8 * 2.0 * 4096 * 8192 * 8192.0);
+  // Its memory: gathered op(A) rows and op(B) columns, C's tile, the scratch.
+  const std::int64_t ml = 8192 / plan.chosen.pm, nl = 8192 / plan.chosen.pn;
+  EXPECT_EQ(plan.chosen.memory_bytes,
+            8 * (ml * 8192 + 8192 * nl + ml * nl + winograd::scratch(ml, nl, 8192, 2)));
+  // A small crossover prices more levels (and so fewer product flops).
+  r.fast_crossover = 512;
+  EXPECT_LT(cheapest_of(r, Algorithm::Strassen).flops, plan.chosen.flops);
+}
+
+TEST(PlannerStrassen, ProfileCarriesTheCrossover) {
+  MachineProfile p;
+  p.strassen_crossover = 777;
+  const std::string path = ::testing::TempDir() + "strassen_profile.json";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(p.to_json().c_str(), f);
+    std::fclose(f);
+  }
+  EXPECT_EQ(MachineProfile::from_json_file(path).strassen_crossover, 777);
+  std::remove(path.c_str());
+}
+
+}  // namespace
