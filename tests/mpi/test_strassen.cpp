@@ -1,0 +1,144 @@
+// Strassen through gemm on 1-6 ranks: every dtype, op pairs, alpha/beta, awkward shapes and
+// layouts (the caller's block-cyclic, a replicated C, a line), against a serial OpenBLAS
+// reference within the Winograd normwise bound (docs/ALGORITHMS.md); a small crossover so
+// small products still recurse (the report says how many levels); the memory budget counts
+// the scratch; Auto takes it only when allowed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "blas/blas.hpp"
+#include "core/winograd.hpp"
+#include "mpi/mpi_test_util.hpp"
+
+using namespace shardmm;
+using namespace shardmm::testing;
+
+namespace {
+
+template <class T>
+double max_abs(const std::vector<T>& v) {
+  double most = 0;
+  for (const T& x : v) most = std::max(most, double(std::abs(x)));
+  return most;
+}
+
+// Higham's bound for Winograd (Thm 23.3) with n = k rounded up to a multiple of 2^L.
+double winograd_bound(index_t k, int L) {
+  const double step = std::pow(2.0, L);
+  const double n0 = std::ceil(double(k) / step), n = n0 * step;
+  return std::pow(18.0, L) * (n0 * n0 + 6 * n0) - 6 * n;
+}
+
+struct Shape {
+  index_t m, n, k;
+};
+
+// Runs gemm with Strassen (crossover 4) and checks max |C - Cref| against the bound with the
+// deepest level count any rank used; returns the report.
+template <Scalar T>
+GemmReport run_case(Op opA, Op opB, Shape s, T alpha, T beta, const Mesh& mesh,
+                    const std::string& lay_c) {
+  const index_t ar = opA == Op::N ? s.m : s.k, ac = opA == Op::N ? s.k : s.m;
+  const index_t br = opB == Op::N ? s.k : s.n, bc = opB == Op::N ? s.n : s.k;
+  auto bc_layout = [&](index_t r, index_t c) {
+    return mesh.shape().ndims() == 2 ? Layout::block_cyclic(mesh.shape(), r, c, 3, 2)
+                                     : Layout(mesh.shape(), r, c, "[I_X:c,J]");
+  };
+  DistMatrix<T> A(mesh, bc_layout(ar, ac)), B(mesh, bc_layout(br, bc)),
+      C(mesh, lay_c.empty() ? bc_layout(s.m, s.n) : Layout(mesh.shape(), s.m, s.n, lay_c));
+  A.fill([](index_t i, index_t j) { return entry<T>(i, j, 1); });
+  B.fill([](index_t i, index_t j) { return entry<T>(i, j, 2); });
+  C.fill([](index_t i, index_t j) { return entry<T>(i, j, 3); });
+  const auto C0 = C.gather();
+  Options o;
+  o.algorithm = Algorithm::Strassen;
+  o.fast_crossover = 4;
+  const GemmReport rep = gemm(opA, opB, alpha, A, B, beta, C, o);
+  const auto a = A.gather(), b = B.gather(), c = C.gather();
+  const int L = winograd::levels(s.m, s.n, s.k, 4);  // no rank's tile recurses deeper
+  if (world_rank() == 0) {
+    std::vector<T> ref = C0;
+    blas::gemm(opA, opB, s.m, s.n, s.k, alpha, a.data(), std::max<index_t>(ar, 1), b.data(),
+               std::max<index_t>(br, 1), beta, ref.data(), std::max<index_t>(s.m, 1));
+    double err = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      err = std::max(err, double(std::abs(c[i] - ref[i])));
+    const double u = std::numeric_limits<real_t<T>>::epsilon() / 2, cx = is_complex_v<T> ? 4 : 1;
+    const double allowed = cx * (winograd_bound(s.k, L) + double(s.k * s.k)) * u * std::abs(alpha) *
+                               max_abs(a) * max_abs(b) +
+                           4 * u * std::abs(beta) * max_abs(C0);
+    EXPECT_LE(err, allowed) << to_string(opA) << to_string(opB) << " " << s.m << "x" << s.n << "x"
+                            << s.k << " " << to_string(dtype_of<T>()) << " C " << lay_c << ": "
+                            << rep.to_string();
+  }
+  return rep;
+}
+
+template <Scalar T>
+void sweep() {
+  const Mesh grid = Mesh::grid2d(MPI_COMM_WORLD);
+  const Shape shapes[] = {{37, 29, 45}, {1, 9, 8}, {50, 3, 31}, {24, 40, 19}};
+  T alpha = T(-1.25), beta = T(0.5);
+  if constexpr (is_complex_v<T>) alpha = T(0.75, -0.5), beta = T(0.25, 1);
+  const Op ops[][2] = {{Op::N, Op::N}, {Op::T, Op::N}, {Op::N, Op::C}, {Op::C, Op::T}};
+  int i = 0;
+  for (Shape s : shapes)
+    for (const auto& op : ops) {
+      const T b = (i++ % 2) ? beta : T(0);
+      run_case<T>(op[0], op[1], s, alpha, b, grid, "");
+    }
+}
+
+TEST(Strassen, WithinTheBoundF32) { sweep<float>(); }
+TEST(Strassen, WithinTheBoundF64) { sweep<double>(); }
+TEST(Strassen, WithinTheBoundC64) { sweep<std::complex<float>>(); }
+TEST(Strassen, WithinTheBoundC128) { sweep<std::complex<double>>(); }
+
+// A replicated C (every rank would hold all of it) and a line mesh: the setup picks its own
+// C layout and the front end folds the result back; the report says the levels taken.
+TEST(Strassen, OtherLayoutsAndMeshes) {
+  const Mesh grid = Mesh::grid2d(MPI_COMM_WORLD);
+  const GemmReport rep = run_case<double>(Op::N, Op::T, {64, 48, 40}, 1.0, 2.0, grid, "C[I,J]");
+  EXPECT_EQ(rep.algorithm, Algorithm::Strassen);
+  EXPECT_NE(rep.detail.find("level(s)"), std::string::npos) << rep.detail;
+  EXPECT_NE(rep.detail.substr(0, 2), "0 ") << rep.detail;  // at least one level at crossover 4
+  const Mesh line = Mesh::line(MPI_COMM_WORLD, "x");
+  run_case<float>(Op::T, Op::N, {33, 70, 27}, 2.0f, 0.0f, line, "");
+}
+
+// The scratch is counted: a limit below what Strassen needs fails on every rank, before
+// anything moves.
+TEST(Strassen, MemoryLimitCountsTheScratch) {
+  const Mesh grid = Mesh::grid2d(MPI_COMM_WORLD);
+  DistMatrix<double> A(grid, 96, 96, "bc(8,8)"), B(grid, 96, 96, "bc(8,8)"),
+      C(grid, 96, 96, "bc(8,8)");
+  Options o;
+  o.algorithm = Algorithm::Strassen;
+  o.fast_crossover = 8;
+  o.memory_limit = 96 * 96 * 8;  // not even the gathered operands
+  expect_same_error_everywhere<OutOfMemory>([&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o); },
+                                            "strassen");
+}
+
+// Auto: never Strassen unless allow_fast; allowed, gemm runs what the planner (with fast
+// candidates) chooses for these block-cyclic inputs.
+TEST(Strassen, AutoOnlyWhenAllowed) {
+  const Mesh grid = Mesh::grid2d(MPI_COMM_WORLD);
+  DistMatrix<double> A(grid, 300, 300, "bc(16,16)"), B(grid, 300, 300, "bc(16,16)"),
+      C(grid, 300, 300, "bc(16,16)");
+  Options o;
+  EXPECT_NE(gemm_dry_run(Op::N, Op::N, A, B, C, o).algorithm, Algorithm::Strassen);
+  o.allow_fast = true;
+  PlanRequest r;
+  r.m = r.n = r.k = 300, r.ranks = world_size(), r.allow_fast = true;
+  r = block_cyclic_request(r, Op::N, Op::N, grid.shape().sizes[0], grid.shape().sizes[1], 16);
+  bool priced = false;
+  for (const Candidate& c : plan_gemm(r).candidates) priced |= c.algorithm == Algorithm::Strassen;
+  EXPECT_TRUE(priced);
+  const Algorithm chosen = plan_gemm(r).chosen.algorithm;
+  EXPECT_EQ(gemm_dry_run(Op::N, Op::N, A, B, C, o).algorithm, chosen);
+}
+
+}  // namespace
