@@ -1,0 +1,49 @@
+"""shardmm from Python: distributed dense matrix multiplication over MPI (docs/PYTHON.md).
+
+A ``Mesh`` of the ranks of an mpi4py communicator with named axes; a ``DistMatrix`` cut over
+its axes as a layout in JAX's notation (``"A[I_X,J_Y]"``) or ScaLAPACK's ``"bc(64,64)"``, whose
+``local`` tile is a NumPy view of the library's storage; ``gemm`` computes
+``C <- alpha op(A) op(B) + beta C`` with the algorithm the planner picks. Every call is
+collective over the mesh; a bad call raises the same error (one class per library error) on
+every rank.
+"""
+
+from ._native import (
+    DimensionMismatch,
+    Error,
+    InvalidArgument,
+    IoError,
+    MpiError,
+    NotSupported,
+    OutOfMemory,
+    ParseError,
+    blas_threads,
+    set_blas_threads,
+)
+from ._native import version as __version__
+from .io import read_npy, read_raw, write_npy, write_raw
+from .matrix import DistMatrix
+from .mesh import Mesh
+from .ops import dry_run, gemm, plan
+
+__all__ = [
+    "DimensionMismatch",
+    "DistMatrix",
+    "Error",
+    "InvalidArgument",
+    "IoError",
+    "Mesh",
+    "MpiError",
+    "NotSupported",
+    "OutOfMemory",
+    "ParseError",
+    "blas_threads",
+    "dry_run",
+    "gemm",
+    "plan",
+    "read_npy",
+    "read_raw",
+    "set_blas_threads",
+    "write_npy",
+    "write_raw",
+]

@@ -1,0 +1,147 @@
+// shardmm._native.gemm, dry_run, plan, output_spec and time_gemm. gemm runs
+// shardmm::gemm with the GIL released; its checks (shapes, layouts, meshes) are the library's,
+// agreed on every rank. The checks made here (one dtype for A, B and C; C is neither A nor B;
+// scalars that fit the dtype; options) look only at arguments every rank passes alike.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "bindings.hpp"
+
+namespace shardmm::python {
+namespace {
+
+// Dimension `dim` of the matrix's layout with its axes named as on the mesh (the notation's
+// bc(mb,nb) shorthand leaves them as placeholders for the first two axes).
+DimSpec bound_dim(const Matrix& mat, int dim) {
+  return std::visit(
+      [&](const auto& M) {
+        const Layout& layout = M.layout();
+        DimSpec d = layout.spec().dims[dim];
+        d.axes.clear();
+        for (int axis : layout.dim_axes(dim)) d.axes.push_back(layout.mesh().names[axis]);
+        return d;
+      },
+      mat.m);
+}
+
+const Mesh& mesh_of(const Matrix& mat) {
+  return std::visit([](const auto& M) -> const Mesh& { return M.mesh(); }, mat.m);
+}
+
+// Calls f(A, B, C) with the three DistMatrix<T> of one T, or throws InvalidArgument. CM is
+// Matrix or const Matrix: C keeps its constness.
+template <class CM, class F>
+auto with_one_dtype(const Matrix& A, const Matrix& B, CM& C, F f) {
+  if (&C == &A || &C == &B) throw InvalidArgument("gemm: C must be a matrix other than A and B");
+  return std::visit(
+      [&](const auto& a) {
+        using T = element_t<decltype(a)>;
+        const auto* b = std::get_if<DistMatrix<T>>(&B.m);
+        auto* c = std::get_if<DistMatrix<T>>(&C.m);
+        if (b == nullptr || c == nullptr)
+          throw InvalidArgument(
+              "gemm: A, B and C must have one dtype; they have " + numpy_name(matrix_dtype(A.m)) +
+              ", " + numpy_name(matrix_dtype(B.m)) + ", " + numpy_name(matrix_dtype(C.m)));
+        return f(a, *b, *c);
+      },
+      A.m);
+}
+
+py::dict gemm(const Matrix& A, const Matrix& B, Matrix& C, std::complex<double> alpha,
+              std::complex<double> beta, const std::string& transa, const std::string& transb,
+              const py::dict& options) {
+  const Op opA = parse_op(transa), opB = parse_op(transb);
+  const Options o = to_options(options);
+  return with_one_dtype(A, B, C, [&](const auto& a, const auto& b, auto& c) {
+    using T = element_t<decltype(a)>;
+    const T al = to_scalar<T>(alpha, "alpha"), be = to_scalar<T>(beta, "beta");
+    GemmReport report;
+    {
+      const py::gil_scoped_release release;
+      report = shardmm::gemm(opA, opB, al, a, b, be, c, o);
+    }
+    return report_dict(report);
+  });
+}
+
+py::dict dry_run(const Matrix& A, const Matrix& B, const Matrix& C, const std::string& transa,
+                 const std::string& transb, const py::dict& options) {
+  const Op opA = parse_op(transa), opB = parse_op(transb);
+  const Options o = to_options(options);
+  return with_one_dtype(A, B, C, [&](const auto& a, const auto& b, const auto& c) {
+    return report_dict(shardmm::gemm_dry_run(opA, opB, a, b, c, o));
+  });
+}
+
+// Per call, after a barrier: the seconds one shardmm::gemm takes when called from C++ (the
+// reference the Python call's overhead is measured against, docs/PYTHON.md).
+std::vector<double> time_gemm(const Matrix& A, const Matrix& B, Matrix& C, int reps) {
+  return with_one_dtype(A, B, C, [&](const auto& a, const auto& b, auto& c) {
+    using T = element_t<decltype(a)>;
+    std::vector<double> seconds;
+    const py::gil_scoped_release release;
+    for (int r = 0; r < reps; ++r) {
+      const int rc = MPI_Barrier(a.mesh().comm());
+      if (rc != MPI_SUCCESS) throw MpiError("MPI_Barrier", rc);
+      const double start = MPI_Wtime();
+      (void)shardmm::gemm(Op::N, Op::N, T(1), a, b, T(0), c);
+      seconds.push_back(MPI_Wtime() - start);
+    }
+    return seconds;
+  });
+}
+
+bool shares_axis(const DimSpec& a, const DimSpec& b) {
+  return std::any_of(a.axes.begin(), a.axes.end(), [&](const std::string& x) {
+    return std::find(b.axes.begin(), b.axes.end(), x) != b.axes.end();
+  });
+}
+
+// The layout gemm gives a C it creates: op(A)'s row sharding and op(B)'s column sharding (the
+// sharding rule of a product), the columns replicated where that would use an axis twice or B
+// lives on another mesh.
+std::string output_spec(const Matrix& A, const Matrix& B, const std::string& transa,
+                        const std::string& transb) {
+  ShardingSpec c;
+  c.name = "C";
+  c.dims[0] = bound_dim(A, parse_op(transa) == Op::N ? 0 : 1);
+  c.dims[1] = bound_dim(B, parse_op(transb) == Op::N ? 1 : 0);
+  if (!mesh_of(A).same_as(mesh_of(B)) || shares_axis(c.dims[0], c.dims[1])) c.dims[1] = DimSpec{};
+  c.dims[0].label = "I";
+  c.dims[1].label = "J";
+  return c.to_string();
+}
+
+py::dict plan(index_t m, index_t n, index_t k, int ranks, const py::handle& dtype,
+              std::int64_t memory_limit, int pm, int pn, index_t nb, const std::string& transa,
+              const std::string& transb) {
+  PlanRequest request;
+  request.m = m, request.n = n, request.k = k;
+  request.ranks = ranks;
+  request.dtype = to_dtype(dtype);
+  request.memory_limit = memory_limit;
+  request.profile = MachineProfile::from_environment();  // as gemm plans
+  if (pm > 0 || pn > 0)
+    request = block_cyclic_request(request, parse_op(transa), parse_op(transb), pm, pn, nb);
+  return plan_dict(plan_gemm(request));
+}
+
+}  // namespace
+
+void bind_gemm(py::module_& m) {
+  m.def("gemm", &gemm, py::arg("A"), py::arg("B"), py::arg("C"), py::arg("alpha"), py::arg("beta"),
+        py::arg("transa"), py::arg("transb"), py::arg("options"));
+  m.def("dry_run", &dry_run, py::arg("A"), py::arg("B"), py::arg("C"), py::arg("transa"),
+        py::arg("transb"), py::arg("options"));
+  m.def("time_gemm", &time_gemm, py::arg("A"), py::arg("B"), py::arg("C"), py::arg("reps"));
+  m.def("output_spec", &output_spec, py::arg("A"), py::arg("B"), py::arg("transa"),
+        py::arg("transb"));
+  m.def("plan", &plan, py::arg("m"), py::arg("n"), py::arg("k"), py::arg("ranks"), py::arg("dtype"),
+        py::arg("memory_limit"), py::arg("pm"), py::arg("pn"), py::arg("nb"), py::arg("transa"),
+        py::arg("transb"));
+}
+
+}  // namespace shardmm::python
