@@ -3,7 +3,7 @@
 import numpy as np
 
 from . import _native
-from ._agree import same_everywhere
+from ._agree import agreed, same_everywhere
 
 SUPPORTED = tuple(np.dtype(t) for t in ("float32", "float64", "complex64", "complex128"))
 
@@ -83,15 +83,21 @@ class DistMatrix:
         (m, n), dtname = same_everywhere(mesh.comm, "from_global", check,
                                          lambda v: f"{kind} {v[0][0]}x{v[0][1]} {v[1]}")
         M = cls.empty(mesh, (m, n), dtname, layout)
-        local = M.local
-        if not M._m.holds_values or local.size == 0:
-            return M  # zeros: an unreduced layout's partial sums off coordinate 0
-        rows, cols = M.global_rows(), M.global_cols()
-        if callable(array):
-            values = np.broadcast_to(array(rows[:, None], cols[None, :]), local.shape)
-        else:
-            values = np.asarray(array)[np.ix_(rows, cols)]
-        local[...] = values
+
+        def fill():
+            local = M.local
+            if not M._m.holds_values or local.size == 0:
+                return  # zeros: an unreduced layout's partial sums off coordinate 0
+            rows, cols = M.global_rows(), M.global_cols()
+            if callable(array):
+                tile = np.asarray(array(rows[:, None], cols[None, :]))
+                if tile.dtype.kind == "c" and local.dtype.kind != "c":
+                    raise _native.InvalidArgument(f"from_global: f gives complex values for {dtname}")
+                local[...] = np.broadcast_to(tile, local.shape)
+            else:
+                local[...] = np.asarray(array)[np.ix_(rows, cols)]
+
+        agreed(mesh.comm, "from_global", fill)  # a callable may fail on some ranks only
         return M
 
     @property

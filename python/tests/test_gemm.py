@@ -1,0 +1,121 @@
+"""gemm against NumPy: every dtype, transposes, alpha/beta, uneven shapes, the algorithms, the
+C gemm creates, writes through `local` seen by gemm, the report, plan / dry_run, and the GIL
+released while the library communicates."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+from helpers import DTYPES, P, WORLD, assert_close, meshes, values
+from mpi4py import MPI
+
+import shardmm
+
+M_, N_, K_ = 13, 7, 9  # uneven over every rank count
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return shardmm.Mesh(shape=meshes()[1])
+
+
+def op(x, t):
+    return {"N": x, "T": x.T, "C": x.conj().T}[t]
+
+
+def operands(mesh, dtype, transa, transb, layouts=("[I_X,J_Y]", "bc(2,3)", "[I_Y:c,J_X]")):
+    a = values((M_, K_) if transa == "N" else (K_, M_), dtype, seed=10)
+    b = values((K_, N_) if transb == "N" else (N_, K_), dtype, seed=11)
+    c = values((M_, N_), dtype, seed=12)
+    D = shardmm.DistMatrix
+    return (a, b, c, D.from_global(mesh, a, layouts[0]), D.from_global(mesh, b, layouts[1]),
+            D.from_global(mesh, c, layouts[2]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("transa,transb", [("N", "N"), ("T", "N"), ("N", "C"), ("C", "T")])
+def test_gemm_against_numpy(mesh, dtype, transa, transb):
+    a, b, c, A, B, C = operands(mesh, dtype, transa, transb)
+    alpha, beta = (0.5 - 1j, 2j) if np.dtype(dtype).kind == "c" else (0.5, -2.0)
+    out, report = shardmm.gemm(A, B, C, alpha=alpha, beta=beta, transa=transa, transb=transb)
+    assert out is C and C.layout == "[I_Y:c,J_X]"
+    want = alpha * op(a, transa) @ op(b, transb) + beta * c
+    assert_close(C.gather(), want, np.abs(a).sum() * np.abs(b).max() + 2 * np.abs(c).max(), dtype)
+    assert report["algorithm"] != "auto" and set(report["seconds"]) == {"total", "gemm", "comm",
+                                                                         "redist"}
+
+
+def algorithms(mesh):
+    names = ["local", "ring", "sharded", "25d"] if P > 1 else ["local"]
+    if len(mesh.shape) > 1:
+        names.append("summa")
+    if len(set(mesh.shape.values())) == 1 and len(mesh.shape) == 2:
+        names.append("cannon")
+    return names
+
+
+@pytest.mark.parametrize("shape", meshes())
+def test_algorithms(shape):
+    mesh = shardmm.Mesh(shape=shape)
+    layout = "[I_X,J_Y]" if "y" in shape else "[I_X,J]"
+    a, b, c, A, B, C = operands(mesh, "float64", "N", "N", (layout, layout, layout))
+    for algorithm in algorithms(mesh):
+        C2, report = shardmm.gemm(A, B, C.copy(), beta=1.0, algorithm=algorithm)
+        assert report["algorithm"] == algorithm
+        assert_close(C2.gather(), a @ b + c, np.abs(a).sum() * np.abs(b).max(), "float64")
+
+
+@pytest.mark.parametrize("layouts,want", [(("[I_X,J]", "[J,K_Y]"), "C[I_x,J_y]"),
+                                          (("bc(2,2)", "bc(3,2)"), "C[I_x:bc2,J_y:bc2]"),
+                                          (("[I_X,J_Y]", "[J_Y,K_X]"), "C[I_x,J]")])
+def test_gemm_creates_c(mesh, layouts, want):
+    a, b, _, A, B, _ = operands(mesh, "complex64", "N", "N", layouts + ("[I,J]",))
+    C, _ = shardmm.gemm(A, B, beta=3.0)  # no C: beta does not apply
+    assert C.layout.replace("{", "").replace("}", "") == want
+    assert C.shape == (M_, N_) and C.dtype == np.complex64
+    assert_close(C.gather(), a @ b, np.abs(a).sum() * np.abs(b).max(), "complex64")
+
+
+def test_a_write_through_local_is_seen_by_gemm(mesh):
+    a, b, _, A, B, _ = operands(mesh, "float32", "N", "N")
+    A.local[...] *= 2.0  # the tile, in place
+    C, _ = shardmm.gemm(A, B)
+    assert_close(C.gather(), (2 * a) @ b, 2 * np.abs(a).sum() * np.abs(b).max(), "float32")
+
+
+def test_plan_and_dry_run(mesh):
+    p = shardmm.plan(512, 512, 512, ranks=4, memory_limit="1G")
+    assert p["chosen"]["fits"] and p["candidates"][0]["name"] == p["chosen"]["name"]
+    assert p["lower_bound"] > 0 and p["chosen"]["name"] in p["explain"]
+    _, _, _, A, B, C = operands(mesh, "float64", "N", "N")
+    if P > 1:
+        assert shardmm.dry_run(A, B, C, algorithm="ring")["algorithm"] == "ring"
+    assert shardmm.dry_run(A, B)["algorithm"] != "auto"
+
+
+@pytest.mark.skipif(P < 2 or MPI.Query_thread() < MPI.THREAD_MULTIPLE,
+                    reason="needs 2 ranks and MPI_THREAD_MULTIPLE")
+def test_gil_is_released_during_gemm():
+    # Rank 0 starts a gemm in a thread; the others join it only once rank 0's main thread has
+    # sent them a message, which it can do only while the gemm waits with the GIL released.
+    comm = WORLD.Dup()
+    mesh = shardmm.Mesh(shape={"x": P})
+    A = shardmm.DistMatrix.from_global(mesh, np.ones((64, 64)), "[I_X,J]")
+    results = []
+    worker = threading.Thread(target=lambda: results.append(shardmm.gemm(A, A)))
+    if comm.Get_rank() == 0:
+        worker.start()
+        time.sleep(0.2)  # the worker is inside gemm, waiting for the others
+        for r in range(1, P):
+            comm.send("go", dest=r)
+    else:
+        deadline = time.monotonic() + 10
+        while not comm.Iprobe(source=0):
+            assert time.monotonic() < deadline, "rank 0's main thread is blocked: GIL held"
+            time.sleep(0.001)
+        comm.recv(source=0)
+        worker.start()
+    worker.join()
+    assert np.allclose(results[0][0].gather(), 64.0)
+    comm.Free()
