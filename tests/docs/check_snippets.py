@@ -14,13 +14,19 @@ tested; a block without one fails, so a new block cannot drift untested:
                                            cmake: appended to a project with `add_executable(app
                                            app.cpp)` (app=FILE.c: a C program), configured
                                            against the installed prefix (setup=install) and built.
+  <!-- snippet: program[, ranks=N] -->     python: a complete program; byte-compiled, and with
+                                           ranks=N run under mpiexec on N ranks with the Python
+                                           package of the build importable (--python,
+                                           --python-path; without them the block is skipped).
   <!-- snippet: run[, sub OLD=NEW]...[, setup=NAME]...[, timeout=S] -->
                                            sh / bash / console (its `$ ` lines): run with bash
                                            -e in a fresh directory that looks like the source
                                            tree (`build` -> the build directory, the source's
                                            top-level entries linked), with `shardmm` and an
                                            `mpirun` / `mpiexec` that oversubscribes first on
-                                           PATH and OPENBLAS_NUM_THREADS=1; exit 0 passes.
+                                           PATH and OPENBLAS_NUM_THREADS=1 (with --python: a
+                                           `python3` that is that interpreter, PYTHONPATH the
+                                           build's package); exit 0 passes.
                                            `sub OLD=NEW` replaces the whole word OLD (a size, say)
                                            to shrink a long run; a sub that matches nothing fails.
                                            setup=npy: A.npy (64 x 48), B.npy (48 x 32), C0.npy
@@ -55,7 +61,8 @@ C_LANGS = {"c"}
 CXX_LANGS = {"cpp", "c++", "cxx"}
 SHELL_LANGS = {"sh", "bash", "shell", "console"}
 CMAKE_LANGS = {"cmake"}
-CODE_LANGS = C_LANGS | CXX_LANGS | SHELL_LANGS | CMAKE_LANGS
+PYTHON_LANGS = {"python", "py"}
+CODE_LANGS = C_LANGS | CXX_LANGS | SHELL_LANGS | CMAKE_LANGS | PYTHON_LANGS
 MARKER = re.compile(r"^\s*<!--\s*snippet:\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^\s`]*)")
 DIMS = {"m": 50, "n": 30, "k": 40}
@@ -141,6 +148,10 @@ class Runner:
         self.env = dict(os.environ)
         self.env["PATH"] = f"{self.shims}{os.pathsep}{self.env.get('PATH', '')}"
         self.env["OPENBLAS_NUM_THREADS"] = "1"
+        if args.python:  # python3 is the interpreter the package was built for
+            (self.shims / "python3").symlink_to(args.python)
+            paths = [args.python_path, self.env.get("PYTHONPATH")]
+            self.env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         self.count = 0
 
     def fresh_dir(self, block):
@@ -275,6 +286,18 @@ class Runner:
         what = "ran" + (" (shrunk: " + ", ".join(f"{o}={n}" for o, n in subs) + ")" if subs else "")
         return ok, what if ok else "failed"
 
+    # ---------------------------------------------------------------- Python
+    def test_python(self, block, opts, log):
+        d = self.tree_dir(block)
+        (d / "snippet.py").write_text(block.text)
+        ok, _ = self.run([self.a.python, "-m", "py_compile", "snippet.py"], d, 60, log=log)
+        if not ok or "ranks" not in opts:
+            return ok, "compiled" if ok else "does not compile"
+        n = opts["ranks"]
+        ok, _ = self.run([self.a.mpiexec, "-n", n] + self.a.mpiexec_flag + [self.a.python, "snippet.py"],
+                         d, int(opts.get("timeout", 180)), log=log)
+        return ok, f"ran on {n} ranks" if ok else f"failed on {n} ranks"
+
     # ---------------------------------------------------------------- cmake
     def test_cmake(self, block, opts, setups, log):
         d = self.fresh_dir(block)
@@ -326,6 +349,10 @@ class Runner:
             ok, what = self.test_shell(block, opts, subs, setups, log)
         elif block.lang in CMAKE_LANGS and kind == "fragment":
             ok, what = self.test_cmake(block, opts, setups, log)
+        elif block.lang in PYTHON_LANGS and kind == "program":
+            if not self.a.python:
+                return "skip", "the Python package is not built (no --python)", log
+            ok, what = self.test_python(block, opts, log)
         else:
             return "fail", f"marker `{kind}` does not apply to a `{block.lang or 'plain'}` block", log
         return ("pass" if ok else "fail"), what, log
@@ -360,6 +387,8 @@ def main():
     ap.add_argument("--mpiexec-flag", action="append", default=[])
     ap.add_argument("--scalapack-lib", default="scalapack-openmpi", help="a name for -l, or a path")
     ap.add_argument("--work-dir", default=None, help="where the temporary directory goes")
+    ap.add_argument("--python", default=None, help="interpreter of the build's Python package")
+    ap.add_argument("--python-path", default=None, help="PYTHONPATH of the build's package")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--only", default=None, help="test only blocks whose FILE:LINE contains this")
     ap.add_argument("files", nargs="*", help="markdown files relative to the source directory")
