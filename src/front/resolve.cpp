@@ -126,9 +126,12 @@ algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<
                             std::to_string(p.m) + "x" + std::to_string(p.n) + all);
   if (A.layout().is_unreduced() || B.layout().is_unreduced())
     throw NotSupported("gemm: unreduced (pending-sum) inputs must be reduced first" + all);
-  p.A = A.layout();
-  p.B = B.layout();
-  p.C = C.layout();
+  // The algorithms' block arithmetic assumes every block nb long: a layout whose first block
+  // has another size (ScaLAPACK's IMB/INB, a submatrix starting inside a block) is planned as
+  // its regular form, so gemm moves such an operand into it (one redistribution) first.
+  p.A = A.layout().regularized();
+  p.B = B.layout().regularized();
+  p.C = C.layout().regularized();
   p.mesh = A.mesh().shape();
   return p;
 }

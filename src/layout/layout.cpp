@@ -8,26 +8,87 @@
 namespace shardmm {
 
 // ---------------------------------------------------------------- DimMap
+//
+// Regular maps (every block nb long) use the classic formulas. With a first block of f != nb
+// elements, block 0 is [0, f) on src and block b >= 1 is [f + (b-1) nb, f + b nb) on
+// (src + b) mod nprocs: a process at distance d from src holds blocks d, d + P, d + 2P, ...
 
-int DimMap::owner(index_t i_glob) const { return static_cast<int>((i_glob / nb + src) % nprocs); }
+namespace {
+
+// Block holding i >= first_block() (blocks counted from 0, the first block included).
+index_t block_of(const DimMap& m, index_t i) { return (i - m.first_block()) / m.nb + 1; }
+
+// Global start of block b >= 1.
+index_t block_start(const DimMap& m, index_t b) { return m.first_block() + (b - 1) * m.nb; }
+
+}  // namespace
+
+int DimMap::owner(index_t i_glob) const {
+  if (first == 0) return static_cast<int>((i_glob / nb + src) % nprocs);
+  if (i_glob < first) return src;
+  return static_cast<int>((block_of(*this, i_glob) + src) % nprocs);
+}
 
 index_t DimMap::to_local(index_t i_glob) const {
-  return (i_glob / (nb * nprocs)) * nb + i_glob % nb;
+  if (first == 0) return (i_glob / (nb * nprocs)) * nb + i_glob % nb;
+  if (i_glob < first) return i_glob;
+  const index_t b = block_of(*this, i_glob), within = (i_glob - first) % nb;
+  const index_t before = b / nprocs;  // the owner's blocks ahead of b
+  // The source's blocks ahead of b include the first block (first long instead of nb).
+  return (b % nprocs == 0 ? first + (before - 1) * nb : before * nb) + within;
 }
 
 index_t DimMap::to_global(index_t i_loc, int proc) const {
-  const int offset = (proc - src + nprocs) % nprocs;  // which block of each cycle
-  return ((i_loc / nb) * nprocs + offset) * nb + i_loc % nb;
+  const int dist = (proc - src + nprocs) % nprocs;  // which block of each cycle
+  if (first == 0) return ((i_loc / nb) * nprocs + dist) * nb + i_loc % nb;
+  if (dist == 0 && i_loc < first) return i_loc;
+  const index_t l = dist == 0 ? i_loc - first : i_loc;  // past the source's first block
+  const index_t b = (l / nb + (dist == 0 ? 1 : 0)) * nprocs + dist;
+  return block_start(*this, b) + l % nb;
 }
 
-index_t DimMap::local_extent(int proc) const { return numroc(extent, nb, proc, src, nprocs); }
+index_t DimMap::local_extent(int proc) const {
+  if (first == 0) return numroc(extent, nb, proc, src, nprocs);
+  const bool source = proc == src;
+  if (extent <= first) return source ? extent : 0;
+  // The blocks after the first are a regular map dealt out from src + 1.
+  const index_t rest = numroc(extent - first, nb, proc, (src + 1) % nprocs, nprocs);
+  return rest + (source ? first : 0);
+}
 
 std::vector<std::pair<index_t, index_t>> DimMap::owned_ranges(int proc) const {
   std::vector<std::pair<index_t, index_t>> out;
-  const int offset = (proc - src + nprocs) % nprocs;
-  for (index_t b = offset * nb; b < extent; b += nb * nprocs)
-    out.emplace_back(b, std::min(b + nb, extent));
+  const int dist = (proc - src + nprocs) % nprocs;
+  if (first == 0) {
+    for (index_t b = dist * nb; b < extent; b += nb * nprocs)
+      out.emplace_back(b, std::min(b + nb, extent));
+    return out;
+  }
+  if (dist == 0 && extent > 0) out.emplace_back(0, std::min(first, extent));
+  for (index_t b = dist == 0 ? nprocs : dist; block_start(*this, b) < extent; b += nprocs)
+    out.emplace_back(block_start(*this, b), std::min(block_start(*this, b) + nb, extent));
   return out;
+}
+
+index_t DimMap::block_end(index_t i_glob) const {
+  if (i_glob < first_block()) return first_block();
+  return block_start(*this, block_of(*this, i_glob) + 1);
+}
+
+DimMap DimMap::sub(index_t begin, index_t size) const {
+  if (begin < 0 || size < 0 || begin + size > extent)
+    throw InvalidArgument("DimMap::sub: [" + std::to_string(begin) + ", " +
+                          std::to_string(begin + size) + ") is outside 0.." +
+                          std::to_string(extent));
+  DimMap m{size, nprocs, nb, begin < extent ? owner(begin) : src, 0};
+  if (nprocs > 1 && begin < extent && block_end(begin) - begin != nb)
+    m.first = block_end(begin) - begin;
+  return m;
+}
+
+bool DimMap::operator==(const DimMap& o) const {
+  return extent == o.extent && nprocs == o.nprocs && nb == o.nb && src == o.src &&
+         first_block() == o.first_block();
 }
 
 index_t numroc(index_t n, index_t nb, int iproc, int isrcproc, int nprocs) {
@@ -70,8 +131,12 @@ DimMap bind_dim(const DimSpec& d, index_t extent, int nprocs) {
       if (d.src < 0 || d.src >= nprocs)
         throw InvalidArgument("source coordinate " + std::to_string(d.src) + " is outside 0.." +
                               std::to_string(nprocs - 1));
+      if (d.first < 0)
+        throw InvalidArgument("first block size must be >= 1, got " + std::to_string(d.first));
       m.nb = d.nb;
       m.src = d.src;
+      // One process holds every index in order whatever the blocks: keep the map regular.
+      if (d.first != d.nb && nprocs > 1) m.first = d.first;
       break;
   }
   return m;
@@ -109,10 +174,10 @@ Layout::Layout(MeshShape mesh, index_t m, index_t n, ShardingSpec spec)
 }
 
 Layout Layout::block_cyclic(const MeshShape& mesh, index_t m, index_t n, index_t mb, index_t nb,
-                            int rsrc, int csrc) {
+                            int rsrc, int csrc, index_t imb, index_t inb) {
   ShardingSpec s;
-  s.dims[0] = {"I", DimSpec::Kind::BlockCyclic, {"#0"}, mb, rsrc};
-  s.dims[1] = {"J", DimSpec::Kind::BlockCyclic, {"#1"}, nb, csrc};
+  s.dims[0] = {"I", DimSpec::Kind::BlockCyclic, {"#0"}, mb, rsrc, imb};
+  s.dims[1] = {"J", DimSpec::Kind::BlockCyclic, {"#1"}, nb, csrc, inb};
   return Layout(mesh, m, n, s);
 }
 
@@ -183,6 +248,13 @@ Layout Layout::transposed() const {
       if (a.size() == 2 && a[0] == '#') a = mesh_.names[a[1] - '0'];
   std::swap(s.dims[0], s.dims[1]);
   return Layout(mesh_, cols(), rows(), s);
+}
+
+Layout Layout::regularized() const {
+  if (regular()) return *this;
+  ShardingSpec s = spec_;
+  for (auto& d : s.dims) d.first = 0;
+  return Layout(mesh_, rows(), cols(), s);
 }
 
 std::string Layout::to_string() const {

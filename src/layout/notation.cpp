@@ -1,9 +1,12 @@
 // Parser and printer of the layout notation (docs/ARCHITECTURE.md, "Layout notation"):
 //   spec  := [name] '[' dim ',' dim ']' ['{' 'U_' axes {',' 'U_' axes} '}']
-//          | 'bc(' mb ',' nb [',' rsrc ',' csrc] ')'          (2D block-cyclic, first two axes)
+//          | 'bc(' mb ',' nb [',' rsrc ',' csrc [',' imb ',' inb]] ')'   (2D block-cyclic, first
+//                                                                  two axes; imb x inb: first
+//                                                                  block)
 //   dim   := label ['_' axes [':' dist]]        label: letters/digits starting with a letter
 //   axes  := one letter per axis (XY = X major, Y minor) | '{' name {',' name} '}'
-//   dist  := 'b' (block, default) | 'c' (cyclic) | 'bc' nb ['+' src] (block-cyclic)
+//   dist  := 'b' (block, default) | 'c' (cyclic)
+//          | 'bc' nb ['f' first] ['+' src]      (block-cyclic; first: size of the first block)
 #include <cctype>
 #include <limits>
 
@@ -120,6 +123,15 @@ class Parser {
           pos_ = at;
           fail("block size must be >= 1");
         }
+        if (peek('f')) {
+          ++pos_;
+          const std::size_t first_at = pos_;
+          d.first = integer();
+          if (d.first < 1) {
+            pos_ = first_at;
+            fail("first block size must be >= 1");
+          }
+        }
         if (peek('+')) {
           ++pos_;
           d.src = static_cast<int>(integer(std::numeric_limits<int>::max()));
@@ -138,28 +150,29 @@ class Parser {
   }
   ShardingSpec bc_shorthand() {
     pos_ += 3;
-    index_t v[4] = {0, 0, 0, 0};
+    index_t v[6] = {0, 0, 0, 0, 0, 0};
     int count = 0;
     do {
       skip_ws();
-      if (count == 4) fail("bc() takes 2 or 4 numbers");
+      if (count == 6) fail("bc() takes 2, 4 or 6 numbers");
       const std::size_t at = pos_;
-      v[count] = count < 2 ? integer() : integer(std::numeric_limits<int>::max());
-      if (count < 2 && v[count] < 1) {
+      const bool size = count < 2 || count >= 4;  // mb, nb, imb, inb (rsrc, csrc: coordinates)
+      v[count] = size ? integer() : integer(std::numeric_limits<int>::max());
+      if (size && v[count] < 1) {
         pos_ = at;
         fail("block size must be >= 1");
       }
       ++count;
       skip_ws();
     } while (peek(',') && ++pos_);
-    if (count != 2 && count != 4) fail("bc() takes 2 or 4 numbers");
+    if (count % 2 != 0) fail("bc() takes 2, 4 or 6 numbers");
     if (!peek(')')) fail("expected ')'");
     ++pos_;
     skip_ws();
     if (pos_ != t_.size()) fail("unexpected character after the layout");
     ShardingSpec s;
-    s.dims[0] = {"I", DimSpec::Kind::BlockCyclic, {"#0"}, v[0], static_cast<int>(v[2])};
-    s.dims[1] = {"J", DimSpec::Kind::BlockCyclic, {"#1"}, v[1], static_cast<int>(v[3])};
+    s.dims[0] = {"I", DimSpec::Kind::BlockCyclic, {"#0"}, v[0], static_cast<int>(v[2]), v[4]};
+    s.dims[1] = {"J", DimSpec::Kind::BlockCyclic, {"#1"}, v[1], static_cast<int>(v[3]), v[5]};
     return s;
   }
 
@@ -198,7 +211,8 @@ std::string dim_to_string(const DimSpec& d) {
   s += "_" + axes_to_string(d.axes);
   if (d.kind == DimSpec::Kind::Cyclic) s += ":c";
   if (d.kind == DimSpec::Kind::BlockCyclic)
-    s += ":bc" + std::to_string(d.nb) + (d.src ? "+" + std::to_string(d.src) : "");
+    s += ":bc" + std::to_string(d.nb) + (d.first ? "f" + std::to_string(d.first) : "") +
+         (d.src ? "+" + std::to_string(d.src) : "");
   return s;
 }
 
@@ -216,8 +230,13 @@ ShardingSpec ShardingSpec::parse(std::string_view text) { return Parser(text).sp
 std::string ShardingSpec::to_string() const {
   if (is_bc_shorthand(*this)) {
     std::string s = "bc(" + std::to_string(dims[0].nb) + "," + std::to_string(dims[1].nb);
-    if (dims[0].src || dims[1].src)
+    const bool firsts = dims[0].first || dims[1].first;
+    if (dims[0].src || dims[1].src || firsts)
       s += "," + std::to_string(dims[0].src) + "," + std::to_string(dims[1].src);
+    if (firsts) {  // bc() gives both or neither: an unset one is printed as its block size
+      auto first = [](const DimSpec& d) { return d.first ? d.first : d.nb; };
+      s += "," + std::to_string(first(dims[0])) + "," + std::to_string(first(dims[1]));
+    }
     return s + ")";
   }
   std::string s = name + "[" + dim_to_string(dims[0]) + "," + dim_to_string(dims[1]) + "]";

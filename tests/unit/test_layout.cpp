@@ -3,11 +3,13 @@
 // (Layout's queries and the specs it refuses: test_layout_queries.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "layout_cells.hpp"
+#include "shardmm/error.hpp"
 #include "shardmm/layout.hpp"
 
 namespace {
@@ -33,12 +35,14 @@ struct Walk {
   std::vector<index_t> count;  // indices held per process
 };
 
-Walk walk_blocks(index_t extent, int nprocs, index_t nb, int src) {
+// `first`: size of the first block (0: nb).
+Walk walk_blocks(index_t extent, int nprocs, index_t nb, int src, index_t first = 0) {
   Walk w{{}, {}, std::vector<index_t>(static_cast<std::size_t>(nprocs), 0)};
   int proc = src;
-  index_t in_block = 0;
+  index_t in_block = 0, block = first > 0 ? first : nb;
   for (index_t i = 0; i < extent; ++i) {
-    if (in_block == nb) {
+    if (in_block == block) {
+      block = nb;
       in_block = 0;
       proc = proc + 1 == nprocs ? 0 : proc + 1;
     }
@@ -51,7 +55,8 @@ Walk walk_blocks(index_t extent, int nprocs, index_t nb, int src) {
 
 std::string describe(const DimMap& m) {
   return "DimMap{extent=" + std::to_string(m.extent) + ", nprocs=" + std::to_string(m.nprocs) +
-         ", nb=" + std::to_string(m.nb) + ", src=" + std::to_string(m.src) + "}";
+         ", nb=" + std::to_string(m.nb) + ", src=" + std::to_string(m.src) +
+         ", first=" + std::to_string(m.first) + "}";
 }
 
 ::testing::AssertionResult check_indices(const DimMap& m, const Walk& w) {
@@ -117,6 +122,59 @@ TEST_P(DimMapExhaustive, MatchesBlockWalk) {
 
 INSTANTIATE_TEST_SUITE_P(All, DimMapExhaustive,
                          ::testing::Combine(::testing::Range(1, 8), ::testing::Range(1, 10)));
+
+// A first block of its own size (shorter, longer, or of one element) before blocks of nb.
+TEST_P(DimMapExhaustive, FirstBlockMatchesBlockWalk) {
+  const auto [nprocs, nb] = GetParam();
+  for (index_t first = 1; first <= 2 * nb + 1; ++first)
+    for (index_t extent = 0; extent <= 30; ++extent)
+      for (int src = 0; src < nprocs; ++src) {
+        const DimMap m{extent, nprocs, nb, src, first};
+        const Walk w = walk_blocks(extent, nprocs, nb, src, first);
+        ASSERT_TRUE(check_indices(m, w));
+        ASSERT_TRUE(check_extents(m, w));
+      }
+}
+
+// Block ends and sub-ranges as their own maps: sub(b, n) holds global index b + i where m
+// holds it, at the owner's local index minus what it holds before b.
+TEST_P(DimMapExhaustive, SubRangesKeepOwnersAndLocalOrder) {
+  const auto [nprocs, nb] = GetParam();
+  for (const index_t first : {index_t{0}, index_t{1}, index_t{nb} + 2}) {
+    const DimMap m{23, nprocs, nb, nprocs - 1, first};
+    const Walk w = walk_blocks(m.extent, nprocs, nb, m.src, first);
+    for (index_t i = 0; i < m.extent; ++i) {
+      const index_t end = m.block_end(i);
+      ASSERT_GT(end, i);
+      ASSERT_EQ(at(w.owner, std::min(end, m.extent) - 1), at(w.owner, i))
+          << describe(m) << " i=" << i;
+      if (end < m.extent && nprocs > 1) {
+        ASSERT_NE(at(w.owner, end), at(w.owner, i));
+      }
+    }
+    for (index_t b = 0; b <= m.extent; ++b)
+      for (index_t n = 0; b + n <= m.extent; ++n) {
+        const DimMap s = m.sub(b, n);
+        ASSERT_EQ(s.extent, n);
+        for (index_t i = 0; i < n; ++i) {
+          const int p = at(w.owner, b + i);
+          DimMap before = m;
+          before.extent = b;
+          ASSERT_EQ(s.owner(i), p) << describe(m) << " sub(" << b << "," << n << ") i=" << i;
+          ASSERT_EQ(s.to_local(i), at(w.local, b + i) - before.local_extent(p));
+        }
+      }
+    EXPECT_THROW((void)m.sub(20, 4), shardmm::InvalidArgument);
+  }
+}
+
+TEST(DimMap, FirstBlockOfNbIsTheRegularMap) {
+  EXPECT_EQ((DimMap{10, 3, 4, 1, 4}), (DimMap{10, 3, 4, 1}));
+  EXPECT_NE((DimMap{10, 3, 4, 1, 3}), (DimMap{10, 3, 4, 1}));
+  EXPECT_TRUE((DimMap{10, 3, 4, 1, 4}.regular()));
+  EXPECT_TRUE((DimMap{10, 1, 4, 0, 3}.regular()));  // one process: local = global anyway
+  EXPECT_FALSE((DimMap{10, 2, 4, 0, 3}.regular()));
+}
 
 // ---------------------------------------------------------------- Layout binding
 
@@ -250,6 +308,25 @@ TEST(LayoutBinding, FactoriesMatchNotation) {
     EXPECT_EQ(rep.local_cols(cell), 8);
     EXPECT_TRUE(rep.owns(cell, 6, 7));
   }
+}
+
+TEST(LayoutBinding, FirstBlocksFromFactoryAndNotation) {
+  const MeshShape mesh = MeshShape::parse("x=2,y=3");
+  const Layout bc = Layout::block_cyclic(mesh, 20, 30, 4, 5, 1, 2, 3, 7);
+  EXPECT_EQ(bc.row_map(), (DimMap{20, 2, 4, 1, 3}));
+  EXPECT_EQ(bc.col_map(), (DimMap{30, 3, 5, 2, 7}));
+  EXPECT_FALSE(bc.regular());
+  EXPECT_TRUE(bc.same_distribution(Layout(mesh, 20, 30, "A[I_X:bc4f3+1,J_Y:bc5f7+2]")));
+  EXPECT_TRUE(bc.same_distribution(Layout(mesh, 20, 30, "bc(4,5,1,2,3,7)")));
+  EXPECT_FALSE(bc.same_distribution(Layout(mesh, 20, 30, "bc(4,5,1,2)")));
+  EXPECT_TRUE(bc.regularized().same_distribution(Layout(mesh, 20, 30, "bc(4,5,1,2)")));
+  EXPECT_TRUE(
+      bc.transposed().same_distribution(Layout(mesh, 30, 20, "A[I_Y:bc5f7+2,J_X:bc4f3+1]")));
+  // A first block of nb, or over one process, is the regular map.
+  EXPECT_TRUE(Layout(mesh, 20, 30, "bc(4,5,1,2,4,5)").regular());
+  EXPECT_TRUE(Layout(mesh, 20, 30, "A[I_X:bc4f2,J]").regularized().regular());
+  EXPECT_TRUE(Layout(MeshShape::parse("x=1,y=3"), 20, 30, "A[I_X:bc4f2,J]").regular());
+  EXPECT_EQ(bc.local_rows({1, 0}), 3 + 4 + 4);  // rows 0-2, 7-10, 15-18 on x = 1
 }
 
 }  // namespace

@@ -18,8 +18,8 @@ using Kind = DimSpec::Kind;
 
 DimSpec rep(std::string label) { return {std::move(label), Kind::Replicated, {}, 0, 0}; }
 DimSpec dist(std::string label, Kind kind, std::vector<std::string> axes, index_t nb = 0,
-             int src = 0) {
-  return {std::move(label), kind, std::move(axes), nb, src};
+             int src = 0, index_t first = 0) {
+  return {std::move(label), kind, std::move(axes), nb, src, first};
 }
 DimSpec blk(std::string label, std::vector<std::string> axes) {
   return dist(std::move(label), Kind::Block, std::move(axes));
@@ -27,10 +27,11 @@ DimSpec blk(std::string label, std::vector<std::string> axes) {
 ShardingSpec spec(std::string name, DimSpec r, DimSpec c, std::vector<std::string> u = {}) {
   return {std::move(name), {std::move(r), std::move(c)}, std::move(u)};
 }
-// bc(mb, nb, rsrc, csrc): placeholders "#0"/"#1" stand for the mesh's first two axes.
-ShardingSpec bc(index_t mb, index_t nb, int rsrc = 0, int csrc = 0) {
-  return spec("", dist("I", Kind::BlockCyclic, {"#0"}, mb, rsrc),
-              dist("J", Kind::BlockCyclic, {"#1"}, nb, csrc));
+// bc(mb, nb, rsrc, csrc, imb, inb): placeholders "#0"/"#1" stand for the mesh's first two axes.
+ShardingSpec bc(index_t mb, index_t nb, int rsrc = 0, int csrc = 0, index_t imb = 0,
+                index_t inb = 0) {
+  return spec("", dist("I", Kind::BlockCyclic, {"#0"}, mb, rsrc, imb),
+              dist("J", Kind::BlockCyclic, {"#1"}, nb, csrc, inb));
 }
 
 struct RoundTrip {
@@ -73,6 +74,12 @@ std::vector<RoundTrip> round_trips() {
       {"bc(4,5,1,2)", bc(4, 5, 1, 2), "bc(4,5,1,2)"},
       {"bc(4,5,0,0)", bc(4, 5), "bc(4,5)"},
       {"bc(4,5,0,3)", bc(4, 5, 0, 3), "bc(4,5,0,3)"},
+      {"bc(4,5,1,0,2,7)", bc(4, 5, 1, 0, 2, 7), "bc(4,5,1,0,2,7)"},
+      {"bc(4,5,0,0,4,5)", bc(4, 5, 0, 0, 4, 5), "bc(4,5,0,0,4,5)"},
+      {"A[I_X:bc64f16+1,J_Y:bc8f1]",
+       spec("A", dist("I", Kind::BlockCyclic, {"X"}, 64, 1, 16),
+            dist("J", Kind::BlockCyclic, {"Y"}, 8, 0, 1)),
+       "A[I_X:bc64f16+1,J_Y:bc8f1]"},
       {" bc( 4 , 5 ) ", bc(4, 5), "bc(4,5)"},
       {"  A [ I_X , J_Y:c ] { U_Z }  ",
        spec("A", blk("I", {"X"}), dist("J", Kind::Cyclic, {"Y"}), {"Z"}), "A[I_X,J_Y:c]{U_Z}"},
@@ -137,7 +144,12 @@ std::vector<BadSpec> bad_specs() {
       {"bc(4,0)", 5},
       {"bc(4)", 4},
       {"bc(1,2,3)", 8},
-      {"bc(1,2,3,4,5)", 11},
+      {"bc(1,2,3,4,5)", 12},
+      {"bc(1,2,3,4,5,6,7)", 15},
+      {"bc(1,2,3,4,0,6)", 11},  // first block size 0
+      {"A[I_X:bc4f0,J]", 10},
+      {"A[I_X:bc4f,J]", 10},
+      {"A[I_X:bc4+1f2,J]", 11},  // f comes before +
       {"bc(4,4", 6},
       {"bc(4,4)x", 7},
       {"bc(4,-4)", 5},

@@ -1,7 +1,8 @@
 // shardmm's block-cyclic index math against ScaLAPACK's own TOOLS routines (NUMROC, INDXG2P,
-// INDXG2L, INDXL2G) from Debian's libscalapack-openmpi. These are pure integer functions: no
-// BLACS grid and no MPI_Init are needed. Fortran indices are 1-based, process coordinates
-// 0-based.
+// INDXG2L, INDXL2G) and, for a first block of another size (type-2 descriptors' IMB/INB),
+// PBLAS' PB_Cnumroc and PB_Cindxg2p, from Debian's libscalapack-openmpi. These are pure integer
+// functions: no BLACS grid and no MPI_Init are needed. Fortran indices are 1-based, process
+// coordinates 0-based.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -17,6 +18,9 @@ int indxg2l_(const int* indxglob, const int* nb, const int* iproc, const int* is
              const int* nprocs);
 int indxl2g_(const int* indxloc, const int* nb, const int* iproc, const int* isrcproc,
              const int* nprocs);
+// PBLAS tools (0-based global indices): rows of [i, i + n) on proc; owner of global index ig.
+int PB_Cnumroc(int n, int i, int inb, int nb, int proc, int srcproc, int nprocs);
+int PB_Cindxg2p(int ig, int inb, int nb, int proc, int srcproc, int nprocs);
 }
 
 namespace {
@@ -97,6 +101,37 @@ TEST_P(ScalapackIndex, MatchesToolRoutines) {
 INSTANTIATE_TEST_SUITE_P(All, ScalapackIndex,
                          ::testing::Combine(::testing::Range(1, 7), ::testing::Range(1, 8)));
 
+// First block of `first` elements: owners from PB_Cindxg2p, local extents from PB_Cnumroc of
+// the whole dimension, local indices from PB_Cnumroc of the indices before (what the owner
+// holds ahead of an index is its local index), sub-ranges [b, b + n) from PB_Cnumroc(n, b).
+class FirstBlockIndex : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(FirstBlockIndex, MatchesPblasTools) {
+  const auto [nprocs, nb] = GetParam();
+  for (int first = 1; first <= 2 * nb + 1; ++first)
+    for (int src = 0; src < nprocs; ++src)
+      for (int n = 0; n <= 30; ++n) {
+        const DimMap m{n, nprocs, nb, src, first};
+        for (int p = 0; p < nprocs; ++p)
+          ASSERT_EQ(m.local_extent(p), PB_Cnumroc(n, 0, first, nb, p, src, nprocs))
+              << "n=" << n << " first=" << first << " nb=" << nb << " src=" << src << " p=" << p;
+        for (int i = 0; i < n; ++i) {
+          const int p = PB_Cindxg2p(i, first, nb, 0, src, nprocs);
+          ASSERT_EQ(m.owner(i), p) << "i=" << i << " first=" << first << " nb=" << nb;
+          ASSERT_EQ(m.to_local(i), PB_Cnumroc(i, 0, first, nb, p, src, nprocs)) << "i=" << i;
+          ASSERT_EQ(m.to_global(m.to_local(i), p), i);
+          for (int len = 0; i + len <= n; len += 3)
+            for (int q = 0; q < nprocs; ++q)
+              ASSERT_EQ(m.sub(i, len).local_extent(q),
+                        PB_Cnumroc(len, i, first, nb, q, src, nprocs))
+                  << "sub(" << i << "," << len << ") first=" << first << " nb=" << nb;
+        }
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, FirstBlockIndex,
+                         ::testing::Combine(::testing::Range(1, 6), ::testing::Range(1, 6)));
+
 // The reference itself, on values worked out by hand (so the comparison above cannot pass
 // against a broken or mis-declared reference).
 TEST(ScalapackIndex, ToolRoutinesSanity) {
@@ -110,6 +145,14 @@ TEST(ScalapackIndex, ToolRoutinesSanity) {
   EXPECT_EQ(f.g2p(7), 1);
   EXPECT_EQ(f.g2l(8), 4);
   EXPECT_EQ(f.l2g(3, 1), 7);
+  // First block 1, then blocks of 2 over 3 processes from 1: 0 -> p1, 1-2 -> p2, 3-4 -> p0,
+  // 5-6 -> p1, 7 -> p2.
+  EXPECT_EQ(PB_Cnumroc(8, 0, 1, 2, 1, 1, 3), 3);
+  EXPECT_EQ(PB_Cnumroc(8, 0, 1, 2, 2, 1, 3), 3);
+  EXPECT_EQ(PB_Cnumroc(8, 0, 1, 2, 0, 1, 3), 2);
+  EXPECT_EQ(PB_Cindxg2p(0, 1, 2, 0, 1, 3), 1);
+  EXPECT_EQ(PB_Cindxg2p(3, 1, 2, 0, 1, 3), 0);
+  EXPECT_EQ(PB_Cindxg2p(7, 1, 2, 0, 1, 3), 2);
 }
 
 }  // namespace
