@@ -4,6 +4,7 @@
 // caller's C (alpha/beta folded into the final redistribution when C moves).
 #include "shardmm/gemm.hpp"
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "front/resolve.hpp"
 #include "matrix/pooled.hpp"
 #include "shardmm/redistribute.hpp"
+#include "trace/call.hpp"
 
 namespace shardmm {
 
@@ -27,6 +29,23 @@ std::string GemmReport::to_string() const {
     << seconds_gemm << " s gemm, " << seconds_comm << " s comm wait, " << seconds_redist
     << " s redistribution";
   return s.str();
+}
+
+std::string GemmReport::to_json() const {
+  return nlohmann::json{{"algorithm", shardmm::to_string(algorithm)},
+                        {"grid", grid},
+                        {"detail", detail},
+                        {"bytes_sent", bytes_sent},
+                        {"bytes_received", bytes_received},
+                        {"messages", messages},
+                        {"redist_bytes_sent", redist_bytes_sent},
+                        {"redist_bytes_received", redist_bytes_received},
+                        {"seconds_total", seconds_total},
+                        {"seconds_gemm", seconds_gemm},
+                        {"seconds_comm", seconds_comm},
+                        {"seconds_redist", seconds_redist},
+                        {"blas_threads", blas_threads}}
+      .dump();
 }
 
 namespace {
@@ -68,7 +87,6 @@ GemmReport run_planned(const algo::Setup& setup, Op opA, Op opB, T alpha, const 
   rep.detail = setup.detail;
   const double t_start = algo::now();
   algo::Timers t;
-  t.events = o.timeline;
   std::optional<DistMatrix<T>> At, Bt, Ct;
   const DistMatrix<T>& Aw = in_layout(A, setup.A, memory::Slot::OperandA, At);
   const DistMatrix<T>& Bw = in_layout(B, setup.B, memory::Slot::OperandB, Bt);
@@ -77,17 +95,17 @@ GemmReport run_planned(const algo::Setup& setup, Op opA, Op opB, T alpha, const 
     comm::agreed(C.mesh().comm(), "redistribute",
                  [&] { Ct.emplace(matrix::pooled<T>(C.mesh(), setup.C, memory::Slot::OperandC)); });
   double redist = algo::now() - t_start;
-  if (redist > 0 && (At || Bt)) t.record("redistribute", t_start, t_start + redist);
   DistMatrix<T>& Cw = c_moves ? *Ct : C;
   {
     const comm::RedistributionRole algorithm_step(false);
+    trace::Span span("multiply", trace::Cat::Phase);
+    if (span) span.text("algorithm", to_string(setup.algorithm)).text("grid", setup.grid);
     run(algo::Operands<T>{opA, opB, alpha, Aw, Bw, c_moves ? T(0) : beta, Cw}, setup, o, t);
   }
   if (c_moves) {
     const double t0 = algo::now();
     redistribute(*Ct, C, T(1), beta);
     redist += algo::now() - t0;
-    t.record("redistribute", t0, algo::now());
   }
   rep.seconds_gemm = t.gemm;
   rep.seconds_comm = t.comm;
@@ -131,6 +149,7 @@ struct Decision {
 template <Scalar T>
 Decision decide(const algo::Problem& p, const DistMatrix<T>& C, bool trivial,
                 const Options& options) {
+  const trace::Span span("plan", trace::Cat::Phase);
   Decision d{{options, std::nullopt, ""}, std::nullopt};
   auto plan = [&] {
     fault::point("plan");
@@ -152,12 +171,18 @@ template <Scalar T>
 GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
                 DistMatrix<T>& C, const Options& options) {
   const algo::Problem p = front::validate(opA, opB, A, B, C);
+  trace::Call call(C.mesh().active() ? C.mesh().comm() : MPI_COMM_NULL, "gemm", options.trace);
+  if (call.span())
+    call.span().arg("m", p.m).arg("n", p.n).arg("k", p.k).text("dtype", to_string(dtype_of<T>()));
   const bool trivial = p.m == 0 || p.n == 0 || p.k == 0 || alpha == T(0);
   const Decision d = decide(p, C, trivial, options);
   GemmReport rep;
   if (d.setup)
     rep.algorithm = d.setup->algorithm, rep.grid = d.setup->grid, rep.detail = d.setup->detail;
-  if (!C.mesh().active() || p.m == 0 || p.n == 0) return rep;
+  if (!C.mesh().active() || p.m == 0 || p.n == 0) {
+    call.done();
+    return rep;
+  }
   if (options.blas_threads > 0) blas::set_num_threads(options.blas_threads);
   const double t_start = algo::now();
   const comm::Traffic start = comm::traffic();
@@ -180,6 +205,8 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   rep.messages = total.messages;
   rep.seconds_total = algo::now() - t_start;
   rep.blas_threads = blas::num_threads();
+  if (call.span()) call.span().text("algorithm", to_string(rep.algorithm)).text("grid", rep.grid);
+  call.done();
   return rep;
 }
 

@@ -109,22 +109,17 @@ struct Contender {
   std::optional<DistMatrix<T>> As, Bs, C;
   std::optional<BlacsGrid> grid;
   HugeArray<T> core_a, core_b;  // cores: this rank's m_loc x k and k x n_loc operands
-  std::vector<TimelineEvent> events;
 
   [[nodiscard]] bool failed() const { return !row.error.empty(); }
   void call(const Setup<T>& s) {
     if (cores) {
       const index_t m = C->local_rows(), n = C->local_cols(),
                     k = core_a.size / std::max<index_t>(m, 1);
-      const double t0 = MPI_Wtime();
       if (m > 0 && n > 0)
         local_gemm(Op::N, Op::N, m, n, k, s.alpha, core_a.data, m, core_b.data,
                    std::max<index_t>(k, 1), s.beta, C->data(), C->ld());
-      if (o.timeline) o.timeline->push_back({"gemm", t0, MPI_Wtime(), -1});
     } else if (scalapack) {
-      const double t0 = MPI_Wtime();
       scalapack_gemm(*grid, s.opA, s.opB, s.alpha, *a, *b, s.beta, *C);
-      if (o.timeline) o.timeline->push_back({"pgemm", t0, MPI_Wtime(), -1});
     } else {
       row.report = gemm(s.opA, s.opB, s.alpha, *a, *b, s.beta, *C, o);
     }
@@ -236,7 +231,7 @@ void warm_runtime(const Setup<T>& s, DistMatrix<T>& C) {
 }
 
 // Warm-up then timed calls, the contenders taking turns (one that fails drops out with its
-// error); the last call of each is recorded in its timeline when asked.
+// error).
 template <Scalar T>
 void run_alternating(const BenchConfig& cfg, const Setup<T>& s,
                      std::vector<std::unique_ptr<Contender<T>>>& cs, bool progress, double before,
@@ -251,7 +246,6 @@ void run_alternating(const BenchConfig& cfg, const Setup<T>& s,
       }
       if (c->failed()) continue;
       redistribute(s.C0, *c->C);  // reset C (untimed)
-      c->o.timeline = !cfg.timeline.empty() && r + 1 == total ? &c->events : nullptr;
       SHARDMM_CLI_MPI(MPI_Barrier(s.mesh.comm()));
       const double t0 = MPI_Wtime();
       const auto error = thrown_by([&] { c->call(s); });  // library errors: the same on every rank
@@ -334,7 +328,6 @@ int bench_typed(const BenchConfig& cfg) {
     }
     finish_row(cfg, *s, *c);
     if (c->row.probe > 100 && rc == 0) rc = 3;
-    if (!cfg.timeline.empty()) bench::write_timeline(cfg.timeline, s->mesh, c->row.name, c->events);
     rows.push_back(c->row);
   }
   if (me == 0) bench::report(ctx, rows);

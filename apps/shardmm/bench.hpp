@@ -27,7 +27,7 @@ struct BenchConfig {
   std::string memory_limit;  ///< per rank for the planner, e.g. 512M
   bool progress = false, quiet = false;
   int blas_threads = 0;         ///< OpenBLAS threads per rank for every contender (0: as set)
-  std::string timeline;         ///< write every rank's per-phase intervals (JSON lines) to FILE
+  std::string trace;            ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)
   bool bare = false;            ///< only the calls (no reset, barrier, timing, check): for traffic
                                 ///< counting with Open MPI's monitoring
   bool tune_scalapack = false;  ///< time ScaLAPACK on every grid and block size, print the best

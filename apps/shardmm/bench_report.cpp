@@ -130,34 +130,4 @@ void report(const Context& c, const std::vector<Row>& rows) {
                   median(r.times) / base);
 }
 
-void write_timeline(const std::string& path, const Mesh& mesh, const std::string& contender,
-                    const std::vector<TimelineEvent>& events) {
-  const MPI_Comm comm = mesh.comm();
-  double first = 1e300;
-  for (const auto& e : events) first = std::min(first, e.start);
-  double t0 = 0;
-  SHARDMM_CLI_MPI(MPI_Allreduce(&first, &t0, 1, MPI_DOUBLE, MPI_MIN, comm));
-  std::string lines;
-  for (const auto& e : events)
-    lines += nlohmann::json({{"algorithm", contender},
-                             {"rank", mesh.rank()},
-                             {"what", e.what},
-                             {"step", e.step},
-                             {"start", e.start - t0},
-                             {"end", e.end - t0}})
-                 .dump() +
-             "\n";
-  // Rank 0 gathers every rank's lines (timelines are small: a few events per step).
-  const int P = mesh.size();
-  int len = static_cast<int>(lines.size());
-  std::vector<int> lens(P), displs(P);
-  SHARDMM_CLI_MPI(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
-  for (int r = 1; r < P; ++r) displs[r] = displs[r - 1] + lens[r - 1];
-  std::string all(mesh.rank() == 0 ? static_cast<std::size_t>(displs[P - 1] + lens[P - 1]) : 0,
-                  '\0');
-  SHARDMM_CLI_MPI(MPI_Gatherv(lines.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(),
-                              MPI_CHAR, 0, comm));
-  if (mesh.rank() == 0) std::ofstream(path, std::ios::app) << all;
-}
-
 }  // namespace shardmm::cli::bench

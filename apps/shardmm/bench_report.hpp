@@ -1,4 +1,4 @@
-// bench output: the table, the JSON records and the per-phase timeline.
+// bench output: the table and the JSON records.
 #pragma once
 
 #include <string>
@@ -36,10 +36,5 @@ struct Context {
 
 /// Rank 0: the table (or nothing with --quiet), the JSON records (--json) and the ratios.
 void report(const Context& ctx, const std::vector<Row>& rows);
-
-/// Collective: appends every rank's events of `contender` to `path` as JSON lines
-/// {"algorithm","rank","what","step","start","end"}, times in seconds from the earliest event.
-void write_timeline(const std::string& path, const Mesh& mesh, const std::string& contender,
-                    const std::vector<TimelineEvent>& events);
 
 }  // namespace shardmm::cli::bench

@@ -1,6 +1,8 @@
 // Command-line definition of the launcher (CLI11): one function per subcommand.
 #include "cli.hpp"
 
+#include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,9 @@ void add_algo_options(CLI::App* s, Cfg& c) {
       "--ring-axis", c.ring_axis,
       "mesh axis the ring runs along (default: the only axis longer than 1, else the longest)");
   s->add_flag("--bidirectional", c.bidirectional, "ring: send halves both ways");
+  s->add_option("--trace", c.trace,
+                "write a trace of every library call to FILE (Chrome trace-event JSON for "
+                "Perfetto; docs/PROFILING.md), as SHARDMM_TRACE=FILE does");
   s->add_option("--memory-limit", c.memory_limit,
                 "per-rank memory limit for the planner, e.g. 512M");
   s->add_option("--blas-threads", c.blas_threads,
@@ -71,8 +76,6 @@ void add_bench(CLI::App& app, BenchConfig& c) {
   b->add_option("--json", c.json, "append one JSON record per algorithm to FILE");
   b->add_flag("--progress", c.progress, "show progress on stderr");
   b->add_flag("--quiet", c.quiet, "print nothing (use with --json)");
-  b->add_option("--timeline", c.timeline,
-                "write each rank's gemm/wait/bcast intervals to FILE (JSON lines)");
   b->add_flag(
       "--bare", c.bare,
       "only the calls, nothing else communicates (for traffic monitoring); prints one line");
@@ -152,6 +155,9 @@ void build_app(CLI::App& app, Commands& c) {
 }
 
 int run(const CLI::App& app, const Commands& c) {
+  const std::string& trace = app.got_subcommand("bench") ? c.bench.trace : c.multiply.trace;
+  if (!trace.empty() && ::setenv("SHARDMM_TRACE", trace.c_str(), 1) != 0)
+    throw std::runtime_error("cannot set SHARDMM_TRACE for --trace");
   if (app.got_subcommand("bench")) return run_bench(c.bench);
   if (app.got_subcommand("plan")) return run_plan(c.plan);
   if (app.got_subcommand("calibrate")) return run_calibrate(c.calibrate);

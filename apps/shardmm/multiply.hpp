@@ -31,6 +31,7 @@ struct MultiplyConfig {
   bool bidirectional = false;
   std::string memory_limit;  ///< per rank for the planner, e.g. 512M
   int blas_threads = 0;      ///< OpenBLAS threads per rank (0: as set)
+  std::string trace;         ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)
 };
 
 /// Checks the output's destination and every input's header (rank 0 looks, every rank throws

@@ -24,6 +24,8 @@ struct GemmReport {
   double seconds_total = 0, seconds_gemm = 0, seconds_comm = 0, seconds_redist = 0;
   int blas_threads = 0;  ///< OpenBLAS threads the local GEMMs ran with
   [[nodiscard]] std::string to_string() const;
+  /// One JSON object with every field above ("algorithm" by name), for the user's own logs.
+  [[nodiscard]] std::string to_json() const;
 };
 
 /// Collective over the operands' mesh. Shapes and layouts are validated on global metadata

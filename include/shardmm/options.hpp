@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace shardmm {
 
@@ -25,16 +24,6 @@ enum class RingForm {
 /// SUMMA variants, named by the matrix that does not move (ScaLAPACK's AB/AC/BC,
 /// Elemental's SUMMA_NNA/NNB/NNC).
 enum class Stationary { Auto, A, B, C };
-
-/// One interval of a run, recorded when Options::timeline is set: what ("gemm": local BLAS,
-/// "wait": blocked on communication, "bcast"/"shift": a panel broadcast or ring shift from
-/// posting to completion as observed, "redistribute"), MPI_Wtime() start and end, and the
-/// algorithm step it belongs to (-1: none).
-struct TimelineEvent {
-  std::string what;
-  double start = 0, end = 0;
-  int step = -1;
-};
 
 struct Options {
   Algorithm algorithm = Algorithm::Auto;
@@ -73,9 +62,11 @@ struct Options {
   /// OpenBLAS threads for the local GEMMs (0: leave OpenBLAS's setting, OPENBLAS_NUM_THREADS).
   /// One rank per core wants 1; one rank per node wants the node's cores.
   int blas_threads = 0;
-  /// When set, this rank's intervals of the run are appended here (a per-phase timeline that
-  /// shows communication overlapping the local GEMMs); costs a push_back per event.
-  std::vector<TimelineEvent>* timeline = nullptr;
+  /// Trace this call into this file: Chrome trace-event JSON (Perfetto, chrome://tracing), one
+  /// track per rank with the call's phases, steps, exchanges, waits and local GEMMs
+  /// (docs/PROFILING.md). Empty: the file SHARDMM_TRACE names, else no trace. A file collects
+  /// every call of the process traced into it and is rewritten whole after each.
+  std::string trace;
 };
 
 }  // namespace shardmm

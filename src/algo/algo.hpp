@@ -18,6 +18,7 @@
 #include "core/instantiate.hpp"
 #include "shardmm/dist_matrix.hpp"
 #include "shardmm/options.hpp"
+#include "trace/trace.hpp"
 
 namespace shardmm::algo {
 
@@ -45,19 +46,16 @@ double now();  // seconds, MPI_Wtime
 
 /// Where a call's time goes, per rank: every interval is measured with `timed`.
 struct Timers {
-  double gemm = 0;                               // local BLAS
-  double comm = 0;                               // waiting for communication
-  double redist = 0;                             // redistribution inside the algorithm (2.5D)
-  std::vector<TimelineEvent>* events = nullptr;  // Options::timeline
-  void record(const char* what, double start, double end, int step = -1) const {
-    if (events) events->push_back({what, start, end, step});
-  }
+  double gemm = 0;    // local BLAS
+  double comm = 0;    // waiting for communication
+  double redist = 0;  // redistribution inside the algorithm (2.5D)
   /// Runs f(), adds its duration to the counter `acc` (&Timers::gemm, ::comm or ::redist; none
-  /// when nullptr) and, when `what` is given, records it on the timeline as step `step`.
+  /// when nullptr) and traces it as a span of algorithm step `step` (-1: none), named "compute"
+  /// for &Timers::gemm, else `what` (default: "wait" or "redistribute" after the counter).
   /// Returns f()'s result.
   template <class F>
   decltype(auto) timed(double Timers::*acc, const char* what, std::int64_t step, F&& f) {
-    const Interval span(*this, acc, what, static_cast<int>(step));
+    const Interval span(*this, acc, what, step);
     return f();
   }
   template <class F>
@@ -66,22 +64,28 @@ struct Timers {
   }
 
  private:
+  static const char* name_of(double Timers::*acc, const char* what) {
+    if (acc == &Timers::gemm) return "compute";  // "gemm" names the call
+    if (what != nullptr) return what;
+    if (acc == &Timers::comm) return "wait";
+    return acc == &Timers::redist ? "redistribute" : "step";
+  }
   struct Interval {  // closes on scope exit, also when f() throws
     Timers& t;
     double Timers::*acc;
-    const char* what;
-    int step;
     double start;
-    Interval(Timers& timers, double Timers::*counter, const char* name, int index)
-        : t(timers), acc(counter), what(name), step(index), start(now()) {}
+    trace::Span span;
+    Interval(Timers& timers, double Timers::*counter, const char* name, std::int64_t index)
+        : t(timers),
+          acc(counter),
+          start(now()),
+          span(name_of(counter, name), trace::Cat::Step, index) {}
     Interval(const Interval&) = delete;
     Interval& operator=(const Interval&) = delete;
     Interval(Interval&&) = delete;
     Interval& operator=(Interval&&) = delete;
     ~Interval() {
-      const double end = now();
-      if (acc) t.*acc += end - start;
-      if (what) t.record(what, start, end, step);
+      if (acc) t.*acc += now() - start;
     }
   };
 };

@@ -278,9 +278,9 @@ std::vector<Piece> pieces(const Panel& p, bool a_in_place, bool b_in_place) {
 
 // C_loc = alpha * op(A_panel) * op(B_panel) + beta * C_loc for one panel, piece by piece, testing
 // `next` (the next panel's broadcasts) between pieces so they progress; a one-piece panel goes in
-// two column halves when something is in flight. Returns whether `next` was seen complete.
+// two column halves when something is in flight.
 template <Scalar T>
-bool panel_gemm(const Operands<T>& x, const Side<T>& A, const Side<T>& B, const View<T>& va,
+void panel_gemm(const Operands<T>& x, const Side<T>& A, const Side<T>& B, const View<T>& va,
                 const View<T>& vb, const Panel& p, T beta, comm::Requests* next) {
   const index_t m = x.C.local_rows(), n = x.C.local_cols();
   bool done = next == nullptr;
@@ -298,26 +298,18 @@ bool panel_gemm(const Operands<T>& x, const Side<T>& A, const Side<T>& B, const 
       if (!done) done = next->test();
     }
   }
-  return done;
 }
 
 // The panel loop: panel s+1's broadcasts (double-buffered) are in flight while panel s
-// multiplies. Timeline: "bcast" from posting to observed completion, "wait", "gemm".
+// multiplies. Trace: step spans "wait" and "gemm"; the broadcasts in flight from posting to
+// observed completion (comm::Requests).
 template <Scalar T>
 void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const Side<T>& A,
                     const Side<T>& B, const Options& o, Timers& t) {
   comm::Requests inflight[2];
   View<T> va[2], vb[2];
-  double posted[2] = {0, 0};
-  bool done[2] = {true, true};
-  auto completed = [&](std::size_t s) {
-    const int b = static_cast<int>(s % 2);
-    if (!done[b]) t.record("bcast", posted[b], now(), static_cast<int>(s));
-    done[b] = true;
-  };
   auto start = [&](std::size_t s) {
     const int b = static_cast<int>(s % 2);
-    posted[b] = now(), done[b] = false;
     va[b] = A.post(steps[s], b, inflight[b]);
     vb[b] = B.post(steps[s], b, inflight[b]);
     if (!o.overlap) t.timed(&Timers::comm, [&] { inflight[b].wait(); });
@@ -328,14 +320,11 @@ void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const
     const bool more = s + 1 < steps.size();
     if (more) start(s + 1);
     t.timed(&Timers::comm, "wait", s, [&] { inflight[b].wait(); });
-    completed(s);
     if (va[b].deferred) va[b] = A.pack_now(steps[s]);  // local packing, as the owners' in start()
     if (vb[b].deferred) vb[b] = B.pack_now(steps[s]);
     t.timed(&Timers::gemm, "gemm", s, [&] {
-      if (panel_gemm(x, A, B, va[b], vb[b], steps[s], s == 0 ? x.beta : T(1),
-                     more ? &inflight[1 - b] : nullptr) &&
-          more)
-        completed(s + 1);
+      panel_gemm(x, A, B, va[b], vb[b], steps[s], s == 0 ? x.beta : T(1),
+                 more ? &inflight[1 - b] : nullptr);
     });
   }
 }

@@ -7,6 +7,7 @@
 
 #include "core/instantiate.hpp"
 #include "shardmm/error.hpp"
+#include "trace/trace.hpp"
 
 namespace shardmm::blas {
 namespace {
@@ -35,6 +36,15 @@ void gemm(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, const T* A, 
     scale(m, n, beta, C, ldc);
     return;
   }
+  constexpr bool complex = !std::is_floating_point_v<T>;  // 4 real multiply-adds per one
+  trace::Span span(std::is_same_v<T, float>                 ? "sgemm"
+                   : std::is_same_v<T, double>              ? "dgemm"
+                   : std::is_same_v<T, std::complex<float>> ? "cgemm"
+                                                            : "zgemm",
+                   trace::Cat::Blas);
+  if (span)
+    span.arg("m", m).arg("n", n).arg("k", k).flops((complex ? 8.0 : 2.0) * static_cast<double>(m) *
+                                                   static_cast<double>(n) * static_cast<double>(k));
   const auto ta = to_cblas(opA), tb = to_cblas(opB);
   const blasint M = checked(m), N = checked(n), K = checked(k);
   const blasint LDA = checked(std::max<index_t>(lda, 1)), LDB = checked(std::max<index_t>(ldb, 1)),

@@ -77,6 +77,8 @@ void agree(MPI_Comm comm, std::string_view phase, const std::exception_ptr& loca
   const int me = comm_rank(comm), P = comm_size(comm);
   const int mine = local ? me : P;
   int root = P;
+  trace::Span span("agree", trace::Cat::Wait);
+  if (span.seen()) span.blocked("MPI_Allreduce", "agree '" + std::string(phase) + "'", comm);
   SHARDMM_MPI(MPI_Allreduce(&mine, &root, 1, MPI_INT, MPI_MIN, comm));
   if (root == P) return;
   auto [kind, text] = local && me == root ? describe(local) : std::pair{Kind::Other, std::string()};

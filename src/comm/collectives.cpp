@@ -13,8 +13,11 @@ namespace shardmm::comm {
 
 void Requests::wait() {
   if (reqs.empty()) return;
+  trace::Span span("MPI_Waitall", trace::Cat::Wait);
+  span.waits_for(flights);
   SHARDMM_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
   reqs.clear();
+  if (!flights.empty()) trace::landed(flights);
 }
 
 bool Requests::test() {
@@ -22,7 +25,14 @@ bool Requests::test() {
   int done = 0;
   SHARDMM_MPI(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE));
   if (done) reqs.clear();
+  if (done && !flights.empty()) trace::landed(flights);
   return done != 0;
+}
+
+void describe(trace::Span& span, MPI_Comm comm, const char* role, int rank) {
+  if (!span) return;
+  span.text("comm", trace::comm_label(comm));
+  if (role != nullptr) span.arg(role, std::int64_t{trace::world_ranks(comm).at(rank)});
 }
 
 namespace {
@@ -43,13 +53,12 @@ template <class T>
 void ibcast(T* buf, std::int64_t count, int root, MPI_Comm comm, Requests& out) {
   const int P = comm_size(comm);
   if (P == 1 || count == 0) return;
-  Traffic& t = traffic();
-  if (comm_rank(comm) == root) {
-    t.bytes_sent += bytes(count, sizeof(T)) * (P - 1);
-    t.messages += P - 1;
-  } else {
-    t.bytes_received += bytes(count, sizeof(T));
-  }
+  trace::Span span("ibcast", trace::Cat::Comm);
+  const std::int64_t b = bytes(count, sizeof(T));
+  if (comm_rank(comm) == root) tally(span, b * (P - 1), 0, P - 1);
+  else tally(span, 0, b, 0);
+  describe(span, comm, "root", root);
+  if (trace::active()) out.flights.push_back(trace::posted("ibcast", comm, root, b, true));
   in_pieces(count, [&](std::int64_t off, int n) {
     out.reqs.emplace_back();
     SHARDMM_MPI(MPI_Ibcast(buf + off, n, mpi_type<T>(), root, comm, &out.reqs.back()));
@@ -59,8 +68,11 @@ void ibcast(T* buf, std::int64_t count, int root, MPI_Comm comm, Requests& out) 
 template <class T>
 void isend(const T* buf, std::int64_t count, int peer, int tag, MPI_Comm comm, Requests& out) {
   if (count == 0) return;
-  traffic().bytes_sent += bytes(count, sizeof(T));
-  traffic().messages += 1;
+  trace::Span span("isend", trace::Cat::Comm);
+  tally(span, bytes(count, sizeof(T)), 0, 1);
+  describe(span, comm, "peer", peer);
+  if (trace::active())
+    out.flights.push_back(trace::posted("isend", comm, peer, bytes(count, sizeof(T)), false));
   in_pieces(count, [&](std::int64_t off, int n) {
     out.reqs.emplace_back();
     SHARDMM_MPI(MPI_Isend(buf + off, n, mpi_type<T>(), peer, tag, comm, &out.reqs.back()));
@@ -70,7 +82,11 @@ void isend(const T* buf, std::int64_t count, int peer, int tag, MPI_Comm comm, R
 template <class T>
 void irecv(T* buf, std::int64_t count, int peer, int tag, MPI_Comm comm, Requests& out) {
   if (count == 0) return;
-  traffic().bytes_received += bytes(count, sizeof(T));
+  trace::Span span("irecv", trace::Cat::Comm);
+  tally(span, 0, bytes(count, sizeof(T)), 0);
+  describe(span, comm, "peer", peer);
+  if (trace::active())
+    out.flights.push_back(trace::posted("irecv", comm, peer, bytes(count, sizeof(T)), false));
   in_pieces(count, [&](std::int64_t off, int n) {
     out.reqs.emplace_back();
     SHARDMM_MPI(MPI_Irecv(buf + off, n, mpi_type<T>(), peer, tag, comm, &out.reqs.back()));
@@ -83,10 +99,12 @@ void allgatherv(T* recv, const std::vector<std::int64_t>& counts,
   const int P = comm_size(comm), me = comm_rank(comm);
   if (P == 1) return;
   const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
-  Traffic& t = traffic();
-  t.bytes_sent += bytes(counts[me], sizeof(T)) * (P - 1);
-  t.bytes_received += bytes(total - counts[me], sizeof(T));
-  t.messages += counts[me] > 0 ? P - 1 : 0;
+  trace::Span span("allgatherv", trace::Cat::Comm);
+  tally(span, bytes(counts[me], sizeof(T)) * (P - 1), bytes(total - counts[me], sizeof(T)),
+        counts[me] > 0 ? P - 1 : 0);
+  describe(span, comm);
+  if (span.seen())
+    span.blocked("MPI_Allgatherv", std::to_string(bytes(total, sizeof(T))) + " B in all", comm);
   const std::int64_t limit = max_message_elems();
   const bool fits = std::all_of(displs.begin(), displs.end(), [&](auto d) { return d <= limit; }) &&
                     std::all_of(counts.begin(), counts.end(), [&](auto c) { return c <= limit; });
@@ -147,10 +165,15 @@ void reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& cou
     std::copy_n(send, std::accumulate(counts.begin(), counts.end(), std::int64_t{0}), recv);
     return;
   }
+  trace::Span span("reduce_scatter", trace::Cat::Comm);  // bytes: in its isend/irecv spans
+  describe(span, comm);
   ring_reduce_scatter(send, recv, counts, comm);  // isend/irecv count and split the messages
 }
 
 void bcast_string(MPI_Comm comm, std::string& s, int root) {
+  trace::Span span("bcast_string", trace::Cat::Comm);
+  describe(span, comm, "root", root);
+  if (span.seen()) span.blocked("MPI_Bcast", "a string", comm, {root});
   auto len = static_cast<std::int64_t>(s.size());
   SHARDMM_MPI(MPI_Bcast(&len, 1, MPI_INT64_T, root, comm));
   s.resize(static_cast<std::size_t>(len));
@@ -161,11 +184,13 @@ template <class T>
 void allreduce_sum(T* buf, std::int64_t count, MPI_Comm comm) {
   const int P = comm_size(comm);
   if (P == 1 || count == 0) return;
-  Traffic& t = traffic();  // logical: reduce-scatter then all-gather of the result
+  trace::Span span("allreduce", trace::Cat::Comm);
+  // logical: reduce-scatter then all-gather of the result
   const std::int64_t share = bytes(count, sizeof(T)) * (P - 1) / P;
-  t.bytes_sent += 2 * share;
-  t.bytes_received += 2 * share;
-  t.messages += 2 * std::int64_t{P - 1};
+  tally(span, 2 * share, 2 * share, 2 * std::int64_t{P - 1});
+  describe(span, comm);
+  if (span.seen())
+    span.blocked("MPI_Allreduce", "sum of " + std::to_string(bytes(count, sizeof(T))) + " B", comm);
   in_pieces(count, [&](std::int64_t off, int n) {
     SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, buf + off, n, mpi_type<T>(), MPI_SUM, comm));
   });

@@ -10,17 +10,30 @@
 #include <vector>
 
 #include "memory/workspace.hpp"
+#include "trace/trace.hpp"
 
 namespace shardmm::comm {
 
-/// Outstanding non-blocking operations; wait() / test() act on all of them.
+/// Outstanding non-blocking operations; wait() / test() act on all of them. Inside a traced or
+/// watched call `flights` describes them (the trace's operations in flight, the watchdog's
+/// "waiting in MPI_Waitall for ...").
 class Requests {
  public:
   std::vector<MPI_Request> reqs;
+  std::vector<trace::Flight> flights;
   void wait();
   bool test();  ///< drives progress; true when all are complete
   [[nodiscard]] bool empty() const { return reqs.empty(); }
 };
+
+/// Adds a transfer's logical volume to traffic() and, when recording, the same numbers to the
+/// span's arguments (bytes_sent, bytes_received, messages): a trace's exchange spans add up to
+/// the counters a GemmReport shows.
+void tally(trace::Span& span, std::int64_t sent, std::int64_t received, std::int64_t messages);
+
+/// When recording: the span's communicator (its members' world ranks) and `role` ("root",
+/// "peer") as a world rank.
+void describe(trace::Span& span, MPI_Comm comm, const char* role = nullptr, int rank = -1);
 
 /// Broadcast `count` elements from `root` of `comm` (non-blocking, appended to `out`).
 template <class T>

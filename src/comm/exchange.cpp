@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <complex>
 
+#include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/traffic.hpp"
 #include "core/instantiate.hpp"
@@ -20,6 +21,14 @@ Traffic& traffic() {
 Traffic& redistribution_traffic() {
   static Traffic t;
   return t;
+}
+
+void tally(trace::Span& span, std::int64_t sent, std::int64_t received, std::int64_t messages) {
+  Traffic& t = traffic();
+  t.bytes_sent += sent;
+  t.bytes_received += received;
+  t.messages += messages;
+  if (span) span.arg("bytes_sent", sent).arg("bytes_received", received).arg("messages", messages);
 }
 
 namespace {
@@ -73,13 +82,21 @@ void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& se
   const auto& rd = recv_displs;
   const int P = comm_size(comm);
   const int me = comm_rank(comm);
-  Traffic& t = traffic();
+  Traffic moved;
   for (int r = 0; r < P; ++r) {
     if (r == me) continue;
-    t.bytes_sent += sc[r] * static_cast<std::int64_t>(sizeof(T));
-    t.bytes_received += rc[r] * static_cast<std::int64_t>(sizeof(T));
-    t.messages += sc[r] > 0 ? 1 : 0;
+    moved.bytes_sent += sc[r] * static_cast<std::int64_t>(sizeof(T));
+    moved.bytes_received += rc[r] * static_cast<std::int64_t>(sizeof(T));
+    moved.messages += sc[r] > 0 ? 1 : 0;
   }
+  trace::Span span("alltoallv", trace::Cat::Comm);
+  tally(span, moved.bytes_sent, moved.bytes_received, moved.messages);
+  describe(span, comm);
+  if (span.seen())
+    span.blocked("MPI_Alltoallv",
+                 std::to_string(moved.bytes_sent) + " B out, " +
+                     std::to_string(moved.bytes_received) + " B in",
+                 comm);
   const std::int64_t limit = max_message_elems();
   // Every rank must take the same path: a rank whose own counts fit would otherwise enter
   // MPI_Alltoallv while a peer posts point-to-point pieces (deadlock).

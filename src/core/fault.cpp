@@ -3,9 +3,12 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <thread>
 
 #include "shardmm/error.hpp"
 
@@ -13,7 +16,7 @@ namespace shardmm::fault {
 namespace {
 
 constexpr std::string_view kPhases[] = {"read", "plan", "redistribute", "multiply", "write"};
-constexpr std::string_view kKinds[] = {"alloc", "io", "error"};
+constexpr std::string_view kKinds[] = {"alloc", "io", "error", "stall"};
 
 template <std::size_t N>
 bool one_of(std::string_view s, const std::string_view (&set)[N]) {
@@ -24,7 +27,7 @@ bool one_of(std::string_view s, const std::string_view (&set)[N]) {
 
 [[noreturn]] void malformed(std::string_view spec, const std::string& why) {
   throw InvalidArgument("SHARDMM_FAULT_INJECT='" + std::string(spec) + "': " + why +
-                        " (expected phase@rank[:alloc|io|error], comma-separated)");
+                        " (expected phase@rank[:alloc|io|error|stall], comma-separated)");
 }
 
 int parse_rank(std::string_view spec, std::string_view text) {
@@ -67,6 +70,12 @@ void point(std::string_view phase) {
   if (!selects(spec, phase, rank, kind)) return;
   const std::string what = "injected failure in phase '" + std::string(phase) + "' on rank " +
                            std::to_string(rank) + " (SHARDMM_FAULT_INJECT)";
+  if (kind == "stall") {  // a hang for the watchdog to find: nothing moves on this rank again
+    (void)std::fprintf(stderr, "shardmm: rank %d stalls in phase '%s' (SHARDMM_FAULT_INJECT)\n",
+                       rank, std::string(phase).c_str());
+    (void)std::fflush(stderr);
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
   if (kind == "alloc") throw std::bad_alloc();
   if (kind == "io") throw IoError(what);
   throw Error(what);

@@ -6,6 +6,8 @@
 //     phase: read | plan | redistribute | multiply | write
 //     rank : rank in MPI_COMM_WORLD, or * for every rank
 //     kind : alloc (std::bad_alloc, default) | io (IoError) | error (Error)
+//            | stall (the rank stops there: it prints one line, then sleeps until the process
+//              ends; for the watchdog, SHARDMM_WATCHDOG)
 //
 // Unset (the normal case), a point costs one getenv.
 #pragma once

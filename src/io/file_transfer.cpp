@@ -9,6 +9,7 @@
 #include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
 #include "shardmm/error.hpp"
+#include "trace/trace.hpp"
 
 namespace shardmm::io {
 namespace {
@@ -105,6 +106,11 @@ std::string transfer(MPI_File fh, MPI_Comm comm, RunCursor cursor, void* packed,
   std::string err;
   std::vector<index_t> offsets, lengths;
   char* buf = static_cast<char*>(packed);
+  trace::Span span(dir == Direction::Read ? "MPI_File_read_at_all" : "MPI_File_write_at_all",
+                   trace::Cat::Io);
+  if (span.seen())
+    span.blocked(dir == Direction::Read ? "MPI_File_read_at_all" : "MPI_File_write_at_all",
+                 "this rank's tile", comm);
   // Pieces also stay below 2 GiB: many MPI-IO implementations count bytes in an int inside.
   const index_t limit =
       std::min<index_t>(comm::max_message_elems(), INT_MAX / static_cast<index_t>(elem_size));
@@ -119,6 +125,7 @@ std::string transfer(MPI_File fh, MPI_Comm comm, RunCursor cursor, void* packed,
     err = transfer_piece(fh, offsets, lengths, buf, n, etype, elem_size, data_offset, dir);
     if (n > 0) buf += n * static_cast<index_t>(elem_size);
   }
+  span.arg("bytes", static_cast<std::int64_t>(buf - static_cast<char*>(packed)));
   return err;
 }
 
@@ -142,6 +149,8 @@ std::string first_error(MPI_Comm comm, const std::string& local) {
 }
 
 MPI_File open_file(MPI_Comm comm, const std::string& path, int amode) {
+  trace::Span span("MPI_File_open", trace::Cat::Io);
+  if (span.seen()) span.blocked("MPI_File_open", path, comm);
   MPI_File fh = MPI_FILE_NULL;
   const std::string local =
       mpi_io_error(MPI_File_open(comm, path.c_str(), amode, MPI_INFO_NULL, &fh), "MPI_File_open");

@@ -16,6 +16,7 @@
 #include "io/file_transfer.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/io.hpp"
+#include "trace/call.hpp"
 
 namespace shardmm {
 namespace {
@@ -229,6 +230,8 @@ NpyHeader read_npy_header(const std::string& path, MPI_Comm comm) {
 template <Scalar T>
 void read_npy(const std::string& path, DistMatrix<T>& dst) {
   if (!dst.mesh().active()) return;
+  trace::Call call(dst.mesh().comm(), "read");
+  if (call.span()) call.span().text("path", path).text("format", "npy");
   const NpyHeader h = read_npy_header(path, dst.mesh().comm());
   constexpr Dtype want = dtype_of<T>();
   if (h.dtype != want)
@@ -246,6 +249,8 @@ template <Scalar T>
 void write_npy(const std::string& path, const DistMatrix<T>& src, bool fortran_order) {
   check_writable(src, "write_npy");
   if (!src.mesh().active()) return;
+  trace::Call call(src.mesh().comm(), "write");
+  if (call.span()) call.span().text("path", path).text("format", "npy");
   write_file(path, make_npy_header(dtype_of<T>(), src.rows(), src.cols(), fortran_order),
              fortran_order, src);
 }
@@ -253,6 +258,8 @@ void write_npy(const std::string& path, const DistMatrix<T>& src, bool fortran_o
 template <Scalar T>
 void read_raw(const std::string& path, DistMatrix<T>& dst, bool fortran_order) {
   if (!dst.mesh().active()) return;
+  trace::Call call(dst.mesh().comm(), "read");
+  if (call.span()) call.span().text("path", path).text("format", "raw");
   const MPI_Comm comm = dst.mesh().comm();
   std::string err;
   if (comm::comm_rank(comm) == 0) {
@@ -274,6 +281,8 @@ template <Scalar T>
 void write_raw(const std::string& path, const DistMatrix<T>& src, bool fortran_order) {
   check_writable(src, "write_raw");
   if (!src.mesh().active()) return;
+  trace::Call call(src.mesh().comm(), "write");
+  if (call.span()) call.span().text("path", path).text("format", "raw");
   write_file(path, std::string(), fortran_order, src);
 }
 

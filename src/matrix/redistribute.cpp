@@ -22,6 +22,7 @@
 #include "core/instantiate.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
+#include "trace/call.hpp"
 
 namespace shardmm {
 namespace {
@@ -221,6 +222,9 @@ RedistStats redistribute(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, 
   validate(src.mesh(), src.layout(), dst.mesh(), dst.layout());
   RedistStats stats;
   if (!src.mesh().active()) return stats;
+  trace::Call call(src.mesh().comm(), "redistribute");  // inside gemm: one of its phases
+  if (call.span())
+    call.span().text("from", src.layout().to_string()).text("to", dst.layout().to_string());
   if (src.mesh().same_as(dst.mesh()) && src.layout().same_distribution(dst.layout()) &&
       !src.layout().is_unreduced())
     return copy_in_place(src, dst, alpha, beta);

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "shardmm/error.hpp"
+#include "trace/trace.hpp"
 
 namespace shardmm::memory {
 namespace {
@@ -40,6 +41,7 @@ void* get_bytes(Slot slot, std::size_t bytes) {
   std::free(b.ptr);
   b = {};
   b = allocate(bytes);
+  trace::counter("workspace bytes", static_cast<double>(held_bytes()));  // the pool grew
   return b.ptr;
 }
 

@@ -1,0 +1,127 @@
+// trace::Call: the outermost call switches recording and watching on and off; see call.hpp.
+#include "trace/call.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <set>
+
+#include "comm/mpi_check.hpp"
+#include "memory/workspace.hpp"
+#include "shardmm/error.hpp"
+#include "trace/events.hpp"
+#include "trace/watchdog.hpp"
+
+namespace shardmm::trace {
+namespace {
+
+int g_depth = 0;  // Calls open on this thread's stack
+
+int world_rank() {
+  int r = 0;
+  SHARDMM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &r));
+  return r;
+}
+
+// Collective, once per communicator: rank 0 makes the status directory; all learn its path.
+void watch_dir(MPI_Comm comm, CommFacts& f) {
+  std::string dir;
+  if (comm::comm_rank(comm) == 0) {
+    const char* base = std::getenv("SHARDMM_WATCHDOG_DIR");
+    if (base == nullptr || *base == '\0') base = std::getenv("TMPDIR");
+    if (base == nullptr || *base == '\0') base = "/tmp";
+    std::string templ = std::string(base) + "/shardmm-watchdog-XXXXXX";
+    if (::mkdtemp(templ.data()) != nullptr) dir = templ;
+  }
+  int len = static_cast<int>(dir.size());
+  SHARDMM_MPI(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
+  dir.resize(static_cast<std::size_t>(len));
+  SHARDMM_MPI(MPI_Bcast(dir.data(), len, MPI_CHAR, 0, comm));
+  if (dir.empty())
+    throw IoError("SHARDMM_WATCHDOG: rank 0 cannot create a status directory (set "
+                  "SHARDMM_WATCHDOG_DIR to a writable directory)");
+  f.watch_dir = dir;
+}
+
+}  // namespace
+
+std::string trace_file(const std::string& option) {
+  if (!option.empty()) return option;
+  const char* env = std::getenv("SHARDMM_TRACE");
+  return env != nullptr ? env : "";
+}
+
+Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option)
+    : exceptions_(std::uncaught_exceptions()) {
+  if (g_depth++ > 0 || comm == MPI_COMM_NULL) {
+    span_.emplace(name, Cat::Phase);
+    return;
+  }
+  try {
+    const watchdog::Settings watch = watchdog::settings();
+    file_ = trace_file(trace_file_option);
+    if (!file_.empty() || watch.seconds > 0) {
+      CommFacts& f = facts(comm);
+      if (!file_.empty()) {
+        if (std::find(f.checked.begin(), f.checked.end(), file_) == f.checked.end()) {
+          check_target(comm, file_);
+          f.checked.push_back(file_);
+        }
+        if (!f.synced) sync_clock(comm, f);
+        recorder().clear();
+      }
+      if (watch.seconds > 0) {
+        if (f.watch_dir.empty()) watch_dir(comm, f);
+        watchdog::begin_call(watch, {f.watch_dir, world_rank(), comm::comm_rank(comm), f.world});
+      }
+      comm_ = comm;
+      outer_ = true;
+      detail::mode =
+          (file_.empty() ? 0 : detail::kRecord) | (watch.seconds > 0 ? detail::kWatch : 0);
+    }
+  } catch (...) {
+    --g_depth;
+    throw;
+  }
+  span_.emplace(name, Cat::Call);
+  counter("workspace bytes", static_cast<double>(memory::held_bytes()));
+}
+
+void Call::done() {
+  if (!outer_) return;
+  const bool recording = (detail::mode & detail::kRecord) != 0;
+  CommFacts& f = facts(comm_);
+  if (recording) {
+    span_->arg("clock_offset_us", f.offset * 1e6).arg("clock_error_us", f.error * 1e6);
+    if (recorder().dropped > 0) span_->arg("events_dropped", recorder().dropped);
+    counter("workspace bytes", static_cast<double>(memory::held_bytes()));
+  }
+  span_.reset();
+  if ((detail::mode & detail::kWatch) != 0) watchdog::end_call();
+  detail::mode = 0;
+  outer_ = false;
+  if (!recording) return;
+  static std::set<std::string> named;  // files this rank's track names are in already
+  const bool first = named.insert(file_).second;
+  const std::string mine = serialize(recorder().events, world_rank(), f.offset, first);
+  recorder().clear();
+  gather_and_write(comm_, file_, mine);
+}
+
+Call::~Call() {
+  if (outer_ && std::uncaught_exceptions() == exceptions_) try {
+      done();
+    } catch (const std::exception& e) {  // a destructor cannot throw: say it
+      (void)std::fprintf(stderr, "shardmm: %s\n", e.what());
+    }
+  span_.reset();
+  if (outer_) {  // left by an exception: the records go
+    if ((detail::mode & detail::kWatch) != 0) watchdog::end_call();
+    detail::mode = 0;
+    recorder().clear();
+  }
+  --g_depth;
+}
+
+}  // namespace shardmm::trace

@@ -1,0 +1,50 @@
+// trace::Call: one collective library call (gemm, a redistribution, a file read or write, a
+// p?gemm) as the trace and the watchdog see it. The outermost Call over a communicator turns
+// recording on when the call is traced (Options::trace, else SHARDMM_TRACE) and watching on
+// when SHARDMM_WATCHDOG is set, opens the call's span, and at done() gathers every rank's
+// records into the trace file. Calls made inside a call (gemm's redistributions) are phases
+// of it. Collective the first time a communicator is traced (clock alignment, the file's
+// directory checked) or watched (the status directory chosen).
+#pragma once
+
+#include <mpi.h>
+
+#include <optional>
+#include <string>
+
+#include "trace/trace.hpp"
+
+namespace shardmm::trace {
+
+class Call {
+ public:
+  /// Every rank of `comm` (MPI_COMM_NULL: an idle rank, nothing recorded) makes this call.
+  /// Throws, the same on every rank, for a malformed SHARDMM_WATCHDOG or a trace file whose
+  /// directory rank 0 cannot write.
+  Call(MPI_Comm comm, const char* name, const std::string& trace_file = {});
+  ~Call();
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+  Call(Call&&) = delete;
+  Call& operator=(Call&&) = delete;
+
+  /// The call's span, for arguments (shapes, algorithm, ...).
+  Span& span() { return *span_; }
+  /// Collective, after the call's work succeeded: closes its span; the outermost traced call
+  /// writes the trace file (IoError on every rank when that fails). The destructor does it
+  /// when done() was not called and no exception is leaving the call (a failure to write is
+  /// then printed, not thrown); leaving by an exception drops the call's records.
+  void done();
+
+ private:
+  int exceptions_ = 0;  // std::uncaught_exceptions() when the call began
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  bool outer_ = false;  // this call turned recording or watching on
+  std::string file_;    // the trace file; empty when not recording
+  std::optional<Span> span_;
+};
+
+/// The trace file a call with `option` (Options::trace) writes: it, else SHARDMM_TRACE.
+std::string trace_file(const std::string& option);
+
+}  // namespace shardmm::trace

@@ -1,0 +1,258 @@
+// The watchdog's two halves (see watchdog.hpp). The main thread mirrors its span stack and the
+// MPI operation it blocks in under a mutex (only while watching). The helper thread wakes a few
+// times per interval; when the stack has not changed for the interval, it reports once per
+// stall: its line on stderr, its status file, and on rank 0 the who-waits-for-whom lines.
+#include "trace/watchdog.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "shardmm/error.hpp"
+
+namespace shardmm::trace::watchdog {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int kExitStatus = 124;  // the job ended by SHARDMM_WATCHDOG=SECONDS:abort
+
+struct Frame {
+  const char* name;
+  Cat cat;
+  std::int64_t step;
+};
+
+struct State {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<Frame> stack;
+  std::size_t blocked_at = 0;  // depth of the frame that blocks (0: none)
+  const char* op = nullptr;
+  std::string what;
+  std::vector<int> members, peers;
+  Settings settings;
+  Scope scope;
+  bool in_call = false, stop = false;
+  std::uint64_t progress = 0;
+  std::thread helper;
+
+  State() = default;
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  State(State&&) = delete;
+  State& operator=(State&&) = delete;
+  ~State() {
+    {
+      const std::lock_guard<std::mutex> lock(m);
+      stop = true;
+    }
+    cv.notify_all();
+    if (helper.joinable()) helper.join();
+  }
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+double wall() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The report of the stack as it stands (caller holds the lock).
+Report snapshot(const State& s) {
+  Report r;
+  r.rank = s.scope.world_rank;
+  r.time = wall();
+  for (const Frame& f : s.stack) {
+    r.stack += (r.stack.empty() ? "" : " > ") + std::string(f.name);
+    if (f.cat == Cat::Call || f.cat == Cat::Phase) r.phase = f.name;
+    if (f.step >= 0) r.step = f.step;
+  }
+  if (s.blocked_at > 0 && s.op != nullptr) {
+    r.op = s.op;
+    r.what = s.what;
+    r.members = s.members;
+    r.peers = s.peers;
+  }
+  return r;
+}
+
+void say(int rank, const std::string& text) {
+  (void)std::fprintf(stderr, "shardmm watchdog [rank %d]: %s\n", rank, text.c_str());
+  (void)std::fflush(stderr);
+}
+
+std::string status_file(const Scope& sc, int world) {
+  return sc.dir + "/rank." + std::to_string(world);
+}
+
+void write_status(const Scope& sc, const Report& r) {
+  const std::string path = status_file(sc, r.rank), tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << serialize(r);
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+}
+
+// Rank 0: the members' reports written since `since` (wall clock), waiting up to `patience`
+// seconds for all of them.
+std::vector<Report> collect(const Scope& sc, double since, double patience) {
+  const double deadline = wall() + patience;
+  std::vector<Report> out;
+  for (;;) {
+    out.clear();
+    for (int w : sc.members) {
+      std::ifstream in(status_file(sc, w));
+      std::stringstream text;
+      text << in.rdbuf();
+      Report r;
+      if (in && deserialize(text.str(), r) && r.time >= since) out.push_back(r);
+    }
+    if (out.size() == sc.members.size() || wall() > deadline) return out;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+void fire(const Report& mine, const Scope& sc, const Settings& set, double idle) {
+  say(mine.rank, format_line(mine, idle));
+  write_status(sc, mine);
+  const std::string done = sc.dir + "/done";
+  if (sc.rank == 0) {
+    const auto reports = collect(sc, mine.time - set.seconds - 10, 3.0);
+    for (const std::string& line : who_waits(sc.members, reports)) say(mine.rank, line);
+    std::error_code ec;
+    for (int w : sc.members) fs::remove(status_file(sc, w), ec);  // a later stall starts afresh
+    if (!set.abort) return;
+    say(mine.rank, "ending the job (SHARDMM_WATCHDOG=...:abort)");
+    std::ofstream(done) << "done\n";
+    std::_Exit(kExitStatus);
+  }
+  if (!set.abort) return;
+  for (int i = 0; i < 50 && !fs::exists(done); ++i)  // rank 0 reports first, within 5 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::_Exit(kExitStatus);
+}
+
+void watch(State& s) {
+  std::unique_lock<std::mutex> lock(s.m);
+  std::uint64_t seen = s.progress;
+  double since = wall();
+  bool fired = false;
+  while (!s.stop) {
+    const double tick = std::clamp(s.settings.seconds / 8, 0.02, 0.25);
+    s.cv.wait_for(lock, std::chrono::duration<double>(tick));
+    if (s.stop) break;
+    if (!s.in_call || s.progress != seen) {
+      seen = s.progress;
+      since = wall();
+      fired = false;
+      continue;
+    }
+    const double idle = wall() - since;
+    if (fired || idle < s.settings.seconds) continue;
+    fired = true;
+    const Report r = snapshot(s);
+    const Scope sc = s.scope;
+    const Settings set = s.settings;
+    lock.unlock();
+    fire(r, sc, set, idle);
+    lock.lock();
+  }
+}
+
+}  // namespace
+
+Settings parse(const std::string& text) {
+  Settings s;
+  if (text.empty()) return s;
+  const std::size_t colon = text.find(':');
+  const std::string num = text.substr(0, colon),
+                    mode = colon == std::string::npos ? "" : text.substr(colon + 1);
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(num, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != num.size() || !(v > 0) || v > 1e6 || (!mode.empty() && mode != "abort"))
+    throw InvalidArgument("SHARDMM_WATCHDOG='" + text +
+                          "': expected SECONDS[:abort] (e.g. 60 or 30:abort), SECONDS > 0");
+  s.seconds = v;
+  s.abort = mode == "abort";
+  return s;
+}
+
+Settings settings() {
+  const char* env = std::getenv("SHARDMM_WATCHDOG");
+  return parse(env != nullptr ? env : "");
+}
+
+void begin_call(const Settings& set, Scope scope) {
+  State& s = state();
+  const std::lock_guard<std::mutex> lock(s.m);
+  s.settings = set;
+  s.scope = std::move(scope);
+  s.stack.clear();
+  s.blocked_at = 0;
+  s.in_call = true;
+  ++s.progress;
+  if (!s.helper.joinable()) s.helper = std::thread(watch, std::ref(s));
+}
+
+void end_call() noexcept {
+  State& s = state();
+  const std::lock_guard<std::mutex> lock(s.m);
+  s.in_call = false;
+  s.stack.clear();
+  s.blocked_at = 0;
+  ++s.progress;
+}
+
+void push(const char* name, Cat cat, std::int64_t step) noexcept {
+  State& s = state();
+  const std::lock_guard<std::mutex> lock(s.m);
+  try {
+    s.stack.push_back({name, cat, step});
+  } catch (const std::bad_alloc&) {  // the frame is not shown
+  }
+  ++s.progress;
+}
+
+void pop() noexcept {
+  State& s = state();
+  const std::lock_guard<std::mutex> lock(s.m);
+  if (s.blocked_at == s.stack.size()) s.blocked_at = 0;
+  if (!s.stack.empty()) s.stack.pop_back();
+  ++s.progress;
+}
+
+void blocked(const char* op, const std::string& what, const std::vector<int>& members,
+             const std::vector<int>& peers) noexcept {
+  State& s = state();
+  const std::lock_guard<std::mutex> lock(s.m);
+  try {
+    s.what = what;
+    s.members = members;
+    s.peers = peers;
+    s.op = op;
+    s.blocked_at = s.stack.size();
+  } catch (const std::bad_alloc&) {
+    s.blocked_at = 0;
+  }
+}
+
+}  // namespace shardmm::trace::watchdog
