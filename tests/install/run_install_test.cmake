@@ -9,7 +9,11 @@
 #     (the C program without an rpath, run with LD_LIBRARY_PATH);
 #   and runs every program under mpiexec on 2 ranks (each checks its result). Also checks
 #   that no installed library needs libmpi_cxx and that -std=c++20 is only in shardmm.pc.
+#   With PYTHON (the Python package is built): the installed package, imported from a
+#   directory outside the build with PYTHONPATH=<prefix>/PYTHON_DIR, runs a gemm on 2 ranks
+#   against the installed libshardmm, and PYTHON_DIR under /usr/local is on python3's path.
 # Variables: BUILD_DIR SOURCE_DIR WORK_DIR MPIEXEC MPIEXEC_FLAGS (;-list) GENERATOR
+#            PYTHON PYTHON_DIR
 cmake_minimum_required(VERSION 3.25)
 
 function(run what)
@@ -91,3 +95,26 @@ run("pkg-config/consumer_c on 2 ranks (LD_LIBRARY_PATH)" ${CMAKE_COMMAND} -E env
     LD_LIBRARY_PATH=${prefix}/lib ${MPIEXEC} -n 2 ${MPIEXEC_FLAGS} ${bin}/consumer_c)
 
 run("the installed launcher" ${prefix}/bin/shardmm --help)
+
+# ---- The Python package: found where it was installed, linked to the installed library.
+if(PYTHON)
+  set(check [=[
+import os, sys, numpy as np, shardmm
+prefix = os.environ["PREFIX"]
+assert shardmm.__file__.startswith(prefix), shardmm.__file__
+libs = {l.split()[-1] for l in open("/proc/self/maps") if "libshardmm.so" in l}
+assert libs and all(lib.startswith(prefix) for lib in libs), libs
+mesh = shardmm.Mesh()
+A = shardmm.DistMatrix.from_global(mesh, np.arange(12.0).reshape(4, 3))
+C, _ = shardmm.gemm(A, A, transb="T")
+assert np.allclose(C.gather(), np.arange(12.0).reshape(4, 3) @ np.arange(12.0).reshape(4, 3).T)
+]=])
+  file(WRITE ${WORK_DIR}/check_python.py "${check}")
+  run("the installed Python package on 2 ranks" ${CMAKE_COMMAND} -E env
+      PYTHONPATH=${prefix}/${PYTHON_DIR} PREFIX=${prefix} OPENBLAS_NUM_THREADS=1
+      ${MPIEXEC} -n 2 ${MPIEXEC_FLAGS} ${PYTHON} ${WORK_DIR}/check_python.py)
+  run("python3's path" ${PYTHON} -c "print(__import__('sys').path)")
+  if(NOT out MATCHES "/usr/local/${PYTHON_DIR}")
+    message(FATAL_ERROR "/usr/local/${PYTHON_DIR} is not on ${PYTHON}'s path: ${out}")
+  endif()
+endif()
