@@ -52,7 +52,8 @@ void raise(PyObject* cls, const char* message, const py::dict& attributes = py::
   PyErr_SetObject(cls, instance.ptr());
 }
 
-void translate(std::exception_ptr p) {
+// By value: pybind11's translator type is void (*)(std::exception_ptr).
+void translate(std::exception_ptr p) {  // NOLINT(performance-unnecessary-value-param)
   const Classes& c = classes();
   try {
     if (p) std::rethrow_exception(p);

@@ -1,0 +1,55 @@
+"""What calling shardmm.gemm from Python costs over calling shardmm::gemm from C++, in one run:
+the same operands, the two calls alternated (a barrier before each), per-call wall times on
+rank 0, medians. The C++ side is shardmm._native.time_gemm, a loop in C++ around the library's
+gemm with no Python in it.
+
+    mpirun -n 4 python3 python/bench/gemm_overhead.py --size 2048 --reps 7
+    mpirun -n 4 python3 python/bench/gemm_overhead.py --size 64 --reps 400
+"""
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import shardmm
+from shardmm import _native
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", type=int, default=2048, help="m = n = k")
+    ap.add_argument("--reps", type=int, default=7, help="calls of each kind, alternated")
+    ap.add_argument("--dtype", default="float64")
+    ap.add_argument("--layout", default="[I_X,J_Y]", help="of A, B and C")
+    a = ap.parse_args(argv)
+    mesh = shardmm.Mesh()
+    n = a.size
+    A = shardmm.DistMatrix.from_global(mesh, lambda i, j: (i + 2 * j) % 7 - 3.0, a.layout,
+                                       shape=(n, n), dtype=a.dtype)
+    B = A.copy()
+    C = shardmm.DistMatrix.empty(mesh, (n, n), a.dtype, a.layout)
+    py_s, cpp_s = [], []
+    for rep in range(a.reps + 1):  # the first pair warms up (buffers, pages, plans)
+        mesh.comm.Barrier()
+        start = time.perf_counter()
+        _, report = shardmm.gemm(A, B, C)
+        py = time.perf_counter() - start
+        cpp = _native.time_gemm(A._m, B._m, C._m, 1)[0]
+        if rep > 0:
+            py_s.append(py)
+            cpp_s.append(cpp)
+    if mesh.comm.Get_rank() == 0:
+        p, c = statistics.median(py_s), statistics.median(cpp_s)
+        print(f"{n}^3 {a.dtype} on {mesh.size} ranks {mesh.shape}, {report['algorithm']} "
+              f"{report['grid']}, {a.reps} calls each, alternated")
+        print(f"  Python shardmm.gemm  median {p * 1e3:10.3f} ms")
+        print(f"  C++ shardmm::gemm    median {c * 1e3:10.3f} ms")
+        print(f"  Python / C++ = {p / c:.4f}, difference {(p - c) * 1e6:+.1f} us per call")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
