@@ -1,7 +1,7 @@
 // What bench and multiply share after parsing: the operands' mesh (--grid) and the library
 // Options of the algorithm options (cli.cpp declares them once for both subcommands). Cfg is
 // BenchConfig or MultiplyConfig: both have the fields grid, panel, stationary, ring_axis,
-// bidirectional, memory_limit and blas_threads.
+// bidirectional, allow_fast, memory_limit and blas_threads.
 #pragma once
 
 #include <mpi.h>
@@ -25,7 +25,7 @@ Mesh operand_mesh(const Cfg& cfg) {
   return Mesh(MPI_COMM_WORLD, s);
 }
 
-/// The library options of `algorithm` (auto|local|summa|cannon|ring|sharded|25d) with the
+/// The library options of `algorithm` (auto|local|summa|cannon|ring|sharded|25d|strassen) with the
 /// algorithm options of `cfg`. Throws InvalidArgument for an unknown name or a bad
 /// --memory-limit.
 template <class Cfg>
@@ -39,6 +39,7 @@ Options algo_options(const Cfg& cfg, const std::string& algorithm) {
                                          : Stationary::Auto;
   o.ring_axis = cfg.ring_axis;
   o.bidirectional = cfg.bidirectional;
+  o.allow_fast = cfg.allow_fast;
   o.blas_threads = cfg.blas_threads;
   if (!cfg.memory_limit.empty()) o.memory_limit = parse_bytes(cfg.memory_limit);
   if (!cfg.grid.empty() && MeshShape::parse(cfg.grid).ndims() == 3) {

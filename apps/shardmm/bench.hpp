@@ -24,6 +24,7 @@ struct BenchConfig {
   std::string stationary = "auto";  ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
   bool bidirectional = false;
+  bool allow_fast = false;   ///< --allow-fast: Auto may pick Strassen
   std::string memory_limit;  ///< per rank for the planner, e.g. 512M
   bool progress = false, quiet = false;
   int blas_threads = 0;         ///< OpenBLAS threads per rank for every contender (0: as set)

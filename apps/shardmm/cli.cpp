@@ -43,6 +43,8 @@ void add_algo_options(CLI::App* s, Cfg& c) {
   s->add_option("--trace", c.trace,
                 "write a trace of every library call to FILE (Chrome trace-event JSON for "
                 "Perfetto; docs/PROFILING.md), as SHARDMM_TRACE=FILE does");
+  s->add_flag("--allow-fast", c.allow_fast,
+              "auto may pick Strassen-Winograd (weaker error bound: docs/ALGORITHMS.md)");
   s->add_option("--memory-limit", c.memory_limit,
                 "per-rank memory limit for the planner, e.g. 512M");
   s->add_option("--blas-threads", c.blas_threads,
@@ -63,7 +65,8 @@ void add_bench(CLI::App& app, BenchConfig& c) {
       ->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
   b->add_option(
        "--algo", c.algos,
-       "comma list of auto|local|summa|cannon|ring|sharded|25d|scalapack|cores (cores: each rank's "
+       "comma list of auto|local|summa|cannon|ring|sharded|25d|strassen|scalapack|cores (cores: "
+       "each rank's "
        "share as one local GEMM, the P-core ceiling); one that fails reports its error in its row")
       ->delimiter(',');
   add_operand_options(b, c);
@@ -104,6 +107,7 @@ void add_plan(CLI::App& app, PlanConfig& c) {
   p->add_option("--transb", c.transb, "N|T|C: op(B), for what --grid saves")
       ->check(CLI::IsMember(op_names()));
   p->add_flag("--json", c.json, "print one JSON object (chosen, candidates, profile, lower bound)");
+  p->add_flag("--allow-fast", c.allow_fast, "price Strassen beside the classical candidates");
 }
 
 void add_calibrate(CLI::App& app, CalibrateConfig& c) {
@@ -111,6 +115,9 @@ void add_calibrate(CLI::App& app, CalibrateConfig& c) {
       app.add_subcommand("calibrate", "measure latency, bandwidth and GEMM rates for the planner");
   p->add_option("-o,--output", c.output, "write the profile JSON to FILE");
   p->add_option("--reps", c.reps, "ping-pong repetitions")->check(CLI::PositiveNumber);
+  p->add_option("--crossover-max", c.crossover_max,
+                "largest size tried for Strassen's crossover (0: keep the default)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 void add_multiply(CLI::App& app, MultiplyConfig& c) {
@@ -126,7 +133,7 @@ void add_multiply(CLI::App& app, MultiplyConfig& c) {
   p->add_option("--beta", c.beta, "beta (real; needs --c-in)")
       ->default_str("0, or 1 with --c-in")
       ->each([&c](const std::string&) { c.beta_given = true; });
-  p->add_option("--algo", c.algo, "auto|local|summa|cannon|ring|sharded|25d");
+  p->add_option("--algo", c.algo, "auto|local|summa|cannon|ring|sharded|25d|strassen");
   add_operand_options(p, c);
   add_algo_options(p, c);
   p->add_option("--format", c.format, "npy|raw")->check(CLI::IsMember({"npy", "raw"}));

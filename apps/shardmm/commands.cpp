@@ -1,6 +1,7 @@
 // plan: the planner's table for (m, n, k, P) without running anything.
 // calibrate: ping-pong between rank 0 and the last rank (8 B for latency, 8 MiB for
-// bandwidth; medians), and a 512^3 local GEMM per type on every rank at once (the slowest).
+// bandwidth; medians), a 512^3 local GEMM per type on every rank at once (the slowest), and
+// Strassen's crossover (one Winograd step against one GEMM, f64, growing n).
 #include "commands.hpp"
 
 #include <mpi.h>
@@ -42,6 +43,7 @@ int run_plan(const PlanConfig& cfg) {
   PlanRequest r;
   r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
   if (!cfg.memory_limit.empty()) r.memory_limit = parse_bytes(cfg.memory_limit);
+  r.allow_fast = cfg.allow_fast;
   r.profile = cfg.profile.empty() ? MachineProfile::from_environment()
                                   : MachineProfile::from_json_file(cfg.profile);
   if (!cfg.grid.empty()) {  // what gemm's Auto sees for ScaLAPACK-style inputs on that grid
@@ -154,6 +156,37 @@ double gemm_gflops() {
   return (is_complex_v<T> ? 8.0 : 2.0) * double(s * s * s) / median(times) * 1e-9;
 }
 
+// Seconds of the slowest rank for one gemm on an n^3 f64 product alone on each rank (every
+// rank at once, as the algorithms run): classical (Local) or one Winograd step (Strassen with
+// crossover n). Best of two after a warm-up that fills the workspace pool.
+double step_seconds(index_t n, bool winograd) {
+  const Mesh self = Mesh::line(MPI_COMM_SELF);
+  DistMatrix<double> A(self, n, n, "[I_X,J]"), B(self, n, n, "[I_X,J]"), C(self, n, n, "[I_X,J]");
+  A.fill([](index_t i, index_t j) { return double((i + 2 * j) % 7) - 3; });
+  B.fill([](index_t i, index_t j) { return double((3 * i + j) % 5) - 2; });
+  Options o;
+  o.algorithm = winograd ? Algorithm::Strassen : Algorithm::Local;
+  o.fast_crossover = n;
+  double best = 1e30;
+  for (int r = 0; r < 3; ++r) {
+    SHARDMM_CLI_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    const double t0 = MPI_Wtime();
+    gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o);
+    double t = MPI_Wtime() - t0, worst = 0;
+    SHARDMM_CLI_MPI(MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    if (r > 0) best = std::min(best, worst);
+  }
+  return best;
+}
+
+// Strassen's crossover: the first n (256, 384, 512, 768, ... up to `largest`) at which one
+// Winograd step beats one classical GEMM; twice `largest` when none does.
+index_t strassen_crossover(index_t largest) {
+  for (index_t n = 256; n <= largest; n = n % 3 == 0 ? n / 3 * 4 : n / 2 * 3)
+    if (step_seconds(n, true) < step_seconds(n, false)) return n;
+  return 2 * largest;
+}
+
 }  // namespace
 
 int run_calibrate(const CalibrateConfig& cfg) {
@@ -172,13 +205,14 @@ int run_calibrate(const CalibrateConfig& cfg) {
   p.gflops[1] = gemm_gflops<double>();
   p.gflops[2] = gemm_gflops<std::complex<float>>();
   p.gflops[3] = gemm_gflops<std::complex<double>>();
+  if (cfg.crossover_max > 0) p.strassen_crossover = strassen_crossover(cfg.crossover_max);
   p.source = cfg.output.empty() ? "calibrate" : cfg.output;
   if (rank == 0)
     std::printf(
         "calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s, GEMM GFLOP/s per rank "
-        "f32 %.1f f64 %.1f c64 %.1f c128 %.1f\n",
+        "f32 %.1f f64 %.1f c64 %.1f c128 %.1f, Strassen crossover %lld\n",
         size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, p.gflops[0], p.gflops[1], p.gflops[2],
-        p.gflops[3]);
+        p.gflops[3], static_cast<long long>(p.strassen_crossover));
   if (cfg.output.empty()) return 0;
   int failed = 0;  // rank 0 writes (temporary file, then rename); every rank reports the outcome
   if (rank == 0) {

@@ -15,6 +15,7 @@ struct PlanConfig {
   std::string profile;       ///< JSON from `calibrate`; default SHARDMM_PROFILE or built-ins
   int rows = 12;
   bool json = false;                       ///< one JSON object instead of the table
+  bool allow_fast = false;                 ///< price Strassen too
   std::string transa = "N", transb = "N";  ///< op(A), op(B), for what --grid saves
   std::string grid;  ///< "PxQ": the operands are block-cyclic on this grid already (as
                      ///< gemm sees ScaLAPACK-style inputs), so SUMMA there moves nothing in
@@ -27,6 +28,9 @@ int run_plan(const PlanConfig& cfg);
 struct CalibrateConfig {
   std::string output;  ///< write the profile JSON here (rank 0)
   int reps = 20;
+  /// Strassen's crossover: one Winograd step against one GEMM at n = 256, 384, 512, 768, ...
+  /// up to this; the first n where the step wins (0: not measured, the default stays).
+  index_t crossover_max = 3072;
 };
 
 /// Measures latency, bandwidth and the local GEMM rate per type on the current ranks.

@@ -29,6 +29,7 @@ struct MultiplyConfig {
   std::string stationary = "auto";  ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
   bool bidirectional = false;
+  bool allow_fast = false;   ///< --allow-fast: Auto may pick Strassen
   std::string memory_limit;  ///< per rank for the planner, e.g. 512M
   int blas_threads = 0;      ///< OpenBLAS threads per rank (0: as set)
   std::string trace;         ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)

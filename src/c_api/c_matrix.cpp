@@ -53,9 +53,10 @@ Options to_options(const shardmm_options* o) {
   Options r;
   if (o == nullptr) return r;
   using A = Algorithm;
-  r.algorithm = pick<A>(o->algorithm,
-                        {A::Auto, A::Local, A::Summa, A::Cannon, A::Ring, A::Sharded, A::Gemm25D},
-                        "algorithm");
+  r.algorithm = pick<A>(
+      o->algorithm,
+      {A::Auto, A::Local, A::Summa, A::Cannon, A::Ring, A::Sharded, A::Gemm25D, A::Strassen},
+      "algorithm");
   r.panel = o->panel;
   r.block = o->block;
   r.stationary = pick<Stationary>(
@@ -69,6 +70,7 @@ Options to_options(const shardmm_options* o) {
   r.bidirectional = o->bidirectional != 0;
   r.grid_m = o->grid_m, r.grid_n = o->grid_n, r.grid_k = o->grid_k;
   r.memory_limit = o->memory_limit;
+  r.allow_fast = o->allow_fast != 0;
   return r;
 }
 

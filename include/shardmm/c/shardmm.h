@@ -60,6 +60,7 @@ typedef enum shardmm_algorithm {
   SHARDMM_ALGORITHM_RING,
   SHARDMM_ALGORITHM_SHARDED,
   SHARDMM_ALGORITHM_25D,
+  SHARDMM_ALGORITHM_STRASSEN, /* Strassen-Winograd: opt-in, weaker error bound (ALGORITHMS.md) */
   SHARDMM_ALGORITHM_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
 } shardmm_algorithm;
 
@@ -92,6 +93,7 @@ typedef struct shardmm_options {
   int bidirectional;          /* ring, all-gather forms */
   int grid_m, grid_n, grid_k; /* 2.5D grid (all 0: the planner chooses) */
   int64_t memory_limit;       /* bytes per rank for the planner (0: SHARDMM_MEMORY_LIMIT) */
+  int allow_fast;             /* AUTO may pick Strassen (default 0: classical only) */
 } shardmm_options;
 
 /* What one shardmm_gemm did on this rank. */
