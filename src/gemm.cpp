@@ -174,6 +174,7 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   trace::Call call(C.mesh().active() ? C.mesh().comm() : MPI_COMM_NULL, "gemm", options.trace);
   if (call.span())
     call.span().arg("m", p.m).arg("n", p.n).arg("k", p.k).text("dtype", to_string(dtype_of<T>()));
+  const double t_start = algo::now();  // the call's time includes planning
   const bool trivial = p.m == 0 || p.n == 0 || p.k == 0 || alpha == T(0);
   const Decision d = decide(p, C, trivial, options);
   GemmReport rep;
@@ -184,7 +185,6 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
     return rep;
   }
   if (options.blas_threads > 0) blas::set_num_threads(options.blas_threads);
-  const double t_start = algo::now();
   const comm::Traffic start = comm::traffic();
   const comm::Traffic redist_start = comm::redistribution_traffic();
   if (trivial) {  // k = 0 or alpha = 0: only scale C (beta == 0 never reads it)

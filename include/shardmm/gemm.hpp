@@ -21,6 +21,8 @@ struct GemmReport {
   std::int64_t redist_bytes_sent = 0;  ///< part of bytes_sent spent redistributing (in and
                                        ///< out of the algorithm's layouts, any mesh)
   std::int64_t redist_bytes_received = 0;
+  /// The whole call (planning included) and the parts spent in local GEMMs, waiting for
+  /// communication and redistributing.
   double seconds_total = 0, seconds_gemm = 0, seconds_comm = 0, seconds_redist = 0;
   int blas_threads = 0;  ///< OpenBLAS threads the local GEMMs ran with
   [[nodiscard]] std::string to_string() const;

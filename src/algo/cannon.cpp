@@ -99,7 +99,7 @@ void cannon_run(const Operands<T>& x, const Setup&, const Options& o, Timers& t)
   // Skew: my A tile (k-block j) goes to column j-i; I receive k-block (i+j) from column j+i.
   const int kb0 = wrap(i + j);
   Tile ta = tile_of(mA, kA, i, kb0, a_k_col), tb = tile_of(nB, kB, j, kb0, b_k_col);
-  t.timed(&Timers::comm, [&] {
+  t.timed(&Timers::comm, "skew", -1, [&] {
     pack(x.A, abuf[1]);
     pack(x.B, bbuf[1]);
     comm::Requests r;

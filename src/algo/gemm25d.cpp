@@ -134,7 +134,7 @@ void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Tim
 
   // Inputs onto the 3D mesh (one alltoallv each), counted as layout changes.
   std::optional<DistMatrix<T>> A3, B3, Cp, Cf;
-  t.timed(&Timers::redist, [&] {
+  t.timed(&Timers::redist, "to 3D", -1, [&] {
     const comm::RedistributionRole moving_in(true);
     prologue(M3.comm(), [&] {  // the three 3D tiles (workspace), taken before anything moves
       A3.emplace(matrix::pooled<T>(
@@ -155,10 +155,13 @@ void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Tim
   });
 
   // Per slice: SUMMA on views of this slice's tiles; then every slice agrees.
-  comm::agreed(M3.comm(), "multiply", [&] { slice_summa(x, S, g, m, n, kz, *A3, *B3, *Cp, o, t); });
+  t.timed(nullptr, "slices", -1, [&] {
+    comm::agreed(M3.comm(), "multiply",
+                 [&] { slice_summa(x, S, g, m, n, kz, *A3, *B3, *Cp, o, t); });
+  });
 
   // Partial sums reduce-scattered along z, then C into the caller's layout with beta folded in.
-  t.timed(&Timers::comm, [&] {
+  t.timed(&Timers::comm, "reduce", -1, [&] {
     prologue(M3.comm(), [&] {
       Cf.emplace(matrix::pooled<T>(
           M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c))),
@@ -166,7 +169,7 @@ void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Tim
     });
     reduce_partials(*Cp, T(0), *Cf);
   });
-  t.timed(&Timers::redist, [&] {
+  t.timed(&Timers::redist, "to C", -1, [&] {
     const comm::RedistributionRole moving_out(true);
     redistribute(*Cf, x.C, T(1), x.beta);
   });

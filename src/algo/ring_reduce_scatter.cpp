@@ -94,7 +94,7 @@ void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t
   comm::Requests sent[2];
   for (index_t j = 0; j < chunks; ++j) {
     const index_t cp = width(theirs, j), cm = width(mine, j), lo = j * w;
-    t.timed(&Timers::comm, [&] { sent[j % 2].wait(); });  // out[j % 2] left two chunks ago
+    t.timed(&Timers::comm, "wait", j, [&] { sent[j % 2].wait(); });  // out[j % 2] left 2 chunks ago
     t.timed(&Timers::gemm, "gemm", j, [&] {
       if (cp > 0)
         block_product(x, cd, cmap, peer, lo, cp, pack, T(0), out[j % 2],
@@ -151,7 +151,7 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
     T* out = last ? x.C.data() : work[w];
     const index_t ldo = last ? x.C.ld() : std::max<index_t>(cd == 0 ? cb : other, 1);
     comm::Requests recv;
-    t.timed(&Timers::comm, [&] {
+    t.timed(&Timers::comm, "wait", s, [&] {
       if (!last) sent[w].wait();  // work[w] went out two steps ago
       if (s > 0) comm::irecv(incoming, cb * other, ring.at(1), 9, ring.comm, recv);
       if (!o.overlap) recv.wait();

@@ -72,7 +72,7 @@ void sharded_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) 
   int gathers_a = 0, gathers_b = 0;  // a gathered operand's next gather uses its other slot
   auto gather = [&](bool of_a, int dim) {
     using memory::Slot;
-    t.timed(&Timers::comm, [&] {
+    t.timed(&Timers::comm, "allgather", -1, [&] {
       if (of_a)
         A = &Ag.emplace(sharded::allgather_dim(
             *A, dim, gathers_a++ % 2 == 0 ? Slot::StagedA0 : Slot::StagedA1));
@@ -129,7 +129,7 @@ void sharded_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) 
   });
   if (direct) return;
   // 5. reduce / place into C.
-  t.timed(&Timers::comm, [&] { reduce_partials(*P, x.beta, x.C); });
+  t.timed(&Timers::comm, "reduce", -1, [&] { reduce_partials(*P, x.beta, x.C); });
 }
 
 SHARDMM_INSTANTIATE_RUN(sharded_run)

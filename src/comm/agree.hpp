@@ -11,6 +11,8 @@
 #include <exception>
 #include <string_view>
 
+#include "trace/trace.hpp"
+
 namespace shardmm::comm {
 
 /// Collective over `comm`. `local` is this rank's failure (null: none). Returns when no rank
@@ -27,6 +29,7 @@ template <class F>
 void agreed(MPI_Comm comm, std::string_view phase, F&& body) {
   std::exception_ptr failure;
   try {
+    const trace::Span span("prepare", trace::Cat::Step);  // the rank-local work
     body();
   } catch (...) {
     failure = std::current_exception();

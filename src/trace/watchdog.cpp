@@ -188,7 +188,8 @@ Settings parse(const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != num.size() || !(v > 0) || v > 1e6 || (!mode.empty() && mode != "abort"))
+  if (used == 0 || used != num.size() || !(v > 0) || v > 1e6 ||
+      (colon != std::string::npos && mode != "abort"))
     throw InvalidArgument("SHARDMM_WATCHDOG='" + text +
                           "': expected SECONDS[:abort] (e.g. 60 or 30:abort), SECONDS > 0");
   s.seconds = v;

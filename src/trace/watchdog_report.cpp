@@ -121,7 +121,7 @@ std::vector<std::string> who_waits(const std::vector<int>& members,
     if (r.op.empty()) continue;
     const std::vector<int> c = culprits(r, by_rank);
     const std::string key =
-        "wait in " + r.op + " (" + r.what + ")" +
+        "in " + r.op + " (" + r.what + ")" +
         (c.empty() ? std::string(": every rank they need waits too") : " for " + ranks(c));
     groups[key].push_back(r.rank);
     for (int x : c)
@@ -130,7 +130,7 @@ std::vector<std::string> who_waits(const std::vector<int>& members,
   std::vector<std::string> out;
   for (auto& [key, who] : groups) {
     std::sort(who.begin(), who.end());
-    out.push_back(ranks(who) + " " + key);
+    out.push_back(ranks(who) + (who.size() == 1 ? " waits " : " wait ") + key);
   }
   std::sort(blamed.begin(), blamed.end());
   for (int x : blamed) {
