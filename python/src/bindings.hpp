@@ -62,12 +62,6 @@ T to_scalar(const std::complex<double>& value, const char* what) {
   }
 }
 
-/// gemm's keyword options (algorithm, memory_limit, panel, ...; None: the default) as Options.
-Options to_options(const py::dict& options);
-/// A GemmReport as a dict: algorithm, grid, detail, byte and message counts, seconds split.
-py::dict report_dict(const GemmReport& report);
-/// A plan as a dict: chosen (a candidate dict), candidates, lower_bound, explain.
-py::dict plan_dict(const GemmPlan& plan);
 /// "float32", "float64", "complex64", "complex128".
 std::string numpy_name(Dtype dtype);
 
