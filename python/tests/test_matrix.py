@@ -20,9 +20,8 @@ def mesh():
     return shardmm.Mesh(shape=meshes()[1])
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_from_global_keeps_each_ranks_tile(mesh, dtype, layout):
+@pytest.mark.parametrize("layout,dtype", [(lay, DTYPES[i % 4]) for i, lay in enumerate(LAYOUTS)])
+def test_from_global_keeps_each_ranks_tile(mesh, layout, dtype):
     a = values((7, 5), dtype, seed=1)
     M = shardmm.DistMatrix.from_global(mesh, a, layout)
     assert M.shape == (7, 5) and M.dtype == np.dtype(dtype)
