@@ -11,7 +11,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -106,7 +105,8 @@ Mesh grid_mesh(const Grid& g) {
 }
 
 void report_illegal(const Grid& grid, const char* routine, int position) {
-  pxerbla_(&grid.ctxt, routine, &position, std::strlen(routine));
+  std::string name = routine;  // PB_Cabort takes a char*
+  PB_Cabort(grid.ctxt, name.data(), -position);
 }
 
 void fatal(const Grid& grid, const char* routine, const std::string& what) {

@@ -1,11 +1,10 @@
-// BLACS interop for the p?gemm drop-in: the few BLACS / ScaLAPACK routines the shim calls
-// (all exported by Debian's libscalapack-openmpi), a BLACS grid's own communicator as a Mesh,
-// and the ScaLAPACK error convention.
+// BLACS interop for the p?gemm drop-in: the few BLACS / PBLAS routines the shim calls (all
+// exported by Debian's libscalapack-openmpi), a BLACS grid's own communicator as a Mesh, and
+// PBLAS' error convention.
 #pragma once
 
 #include <mpi.h>
 
-#include <cstddef>
 #include <string>
 
 #include "shardmm/mesh.hpp"
@@ -15,8 +14,10 @@ void Cblacs_gridinfo(int ctxt, int* nprow, int* npcol, int* myrow, int* mycol);
 void Cblacs_get(int ctxt, int what, int* val);
 MPI_Comm Cblacs2sys_handle(int handle);
 void Cblacs_abort(int ctxt, int error_code);
-// Fortran PXERBLA( ICTXT, SRNAME, INFO ): prints the position of the illegal argument.
-void pxerbla_(const int* ictxt, const char* srname, const int* info, std::size_t srname_len);
+// PBLAS' error handler, called with INFO < 0 by every PBLAS routine that finds an illegal
+// argument: libscalapack's prints the position and ends the program with Cblacs_abort; a
+// program may define its own (ScaLAPACK's testers do, to record INFO and return).
+void PB_Cabort(int ictxt, char* rout, int info);
 }
 
 namespace shardmm::scalapack {
@@ -36,8 +37,9 @@ Grid grid_info(int ctxt);
 /// MPI attribute), so the cache dies with the grid (Cblacs_gridexit).
 Mesh grid_mesh(const Grid& grid);
 
-/// ScaLAPACK's report of an illegal argument: PXERBLA(ctxt, name, position) where position is
-/// the argument number, or argument*100 + entry for a descriptor entry.
+/// PBLAS' report of an illegal argument: PB_Cabort(ctxt, routine, -position), where position
+/// is the argument number, or argument*100 + entry for a descriptor entry. Returns only when
+/// the program's PB_Cabort returns.
 void report_illegal(const Grid& grid, const char* routine, int position);
 
 /// An error that is not the caller's argument (MPI failure, out of memory): printed with the

@@ -1,18 +1,30 @@
-// ScaLAPACK array descriptors (type 1, nine entries) and the submatrices p?gemm works on:
+// ScaLAPACK array descriptors, both types PBLAS accepts, and the submatrices p?gemm works on:
 // sub(X) = X(IX:IX+rows-1, JX:JX+cols-1) of the block-cyclic matrix the descriptor describes.
+//   type 1, BLOCK_CYCLIC_2D (9 entries):      DTYPE CTXT M N MB NB RSRC CSRC LLD
+//   type 2, BLOCK_CYCLIC_2D_INB (11 entries): DTYPE CTXT M N IMB INB MB NB RSRC CSRC LLD
+// A type-1 descriptor is read as the type-2 one whose first block is MB x NB (PBLAS'
+// PB_CargFtoC), so checks, error codes and geometry see type 2 only, as PBLAS does.
 #pragma once
+
+#include <array>
 
 #include "scalapack/blacs.hpp"
 #include "shardmm/layout.hpp"
 
 namespace shardmm::scalapack {
 
-/// Descriptor entries (0-based; error codes use the 1-based entry number).
-enum DescEntry { kDtype, kCtxt, kM, kN, kMB, kNB, kRsrc, kCsrc, kLld, kDescLength };
+/// Entries of a type-2 descriptor (0-based; error codes use the 1-based entry number).
+enum DescEntry { kDtype, kCtxt, kM, kN, kImb, kInb, kMb, kNb, kRsrc, kCsrc, kLld, kDescLength };
+constexpr int kBlockCyclic2D = 1, kBlockCyclic2DInb = 2;  // DTYPE_ values
+using Desc = std::array<int, kDescLength>;
+
+/// `desc` (type 1 or 2) as type 2; any other type keeps DTYPE and CTXT, the rest as PBLAS
+/// fills it (an empty 1 x 1-blocked matrix), and is refused by check_matrix.
+Desc normalized(const int* desc);
 
 /// One matrix argument of p?gemm as passed, with the argument positions its errors report.
 struct MatrixArg {
-  const int* desc = nullptr;
+  Desc desc{};
   int i = 1, j = 1;                ///< IX, JX (1-based)
   int rows = 0, cols = 0;          ///< extent of sub(X), from M, N or K
   int rows_pos = 0, cols_pos = 0;  ///< positions of the scalars M/N/K giving rows and cols
@@ -20,7 +32,8 @@ struct MatrixArg {
 };
 
 /// PBLAS' checks of one matrix argument (as PB_Cchkmat): 0 when legal, otherwise the
-/// smallest of position*100 (a scalar) or position*100 + entry (a descriptor entry).
+/// smallest of position*100 (a scalar) or position*100 + entry (an entry of the type-2 form:
+/// a type-1 descriptor's MB reports entry 5 (IMB), its RSRC 9, its LLD 11, as in PBLAS).
 /// LLD is checked against this process's local rows, so the result may differ by process.
 int check_matrix(const Grid& grid, const MatrixArg& x);
 
@@ -31,13 +44,11 @@ struct SubDim {
   index_t begin = 0;        ///< first index of the submatrix (0-based)
   index_t size = 0;
 
-  /// The submatrix is itself block-cyclic with whole blocks (nb, src = owner of `begin`)
-  /// stored from local index local_begin(): true when `begin` is on a block boundary, the
-  /// submatrix lies within one block, or one process holds the whole dimension.
-  [[nodiscard]] bool aligned() const;
-  /// Its distribution as the submatrix's own dimension (whole blocks from its first index).
+  /// Its distribution as the submatrix's own dimension: block-cyclic with the full map's
+  /// blocks, its first block running from `begin` to the end of the block holding it.
   [[nodiscard]] DimSpec spec(const std::string& label, const std::string& axis) const;
-  /// Local index (in the full local array) of the first submatrix element held by `coord`.
+  /// Local index (in the full local array) of the first submatrix element held by `coord`:
+  /// the elements of the full dimension before `begin` that `coord` holds.
   [[nodiscard]] index_t local_begin(int coord) const;
   /// Submatrix elements held by `coord` (contiguous local indices from local_begin).
   [[nodiscard]] index_t local_size(int coord) const;
@@ -46,14 +57,13 @@ struct SubDim {
 struct SubMatrix {
   SubDim row, col;
   index_t lld = 1;
-  [[nodiscard]] bool aligned() const { return row.aligned() && col.aligned(); }
 };
 
 /// The submatrix of a checked argument.
 SubMatrix sub_matrix(const MatrixArg& x, const Grid& grid);
 
-/// The submatrix's distribution on the grid mesh: exact when aligned(), otherwise the
-/// aligned layout with the same block sizes that it is copied into.
+/// The submatrix's distribution on the grid mesh (exact: any offset, any first block), so
+/// sub(X) is a view of the caller's local array.
 Layout sub_layout(const MeshShape& mesh, const SubMatrix& s);
 
 }  // namespace shardmm::scalapack

@@ -2,15 +2,19 @@
 //
 // Flow (front-end layer: no data movement beyond what is named here):
 //   1. the grid of DESCA's context and its Mesh (built on the context's own communicator);
-//   2. PBLAS' argument checks; the codes are agreed over the grid with one MPI_Allreduce
-//      (LLD is checked against each process's own local rows), so every process reports the
-//      same PXERBLA and returns: nobody waits in a collective the others skipped;
+//   2. PBLAS' argument checks on the descriptors' type-2 form (a type-1 descriptor is one
+//      whose first block is MB x NB); the codes are agreed over the grid with one
+//      MPI_Allreduce (LLD is checked against each process's own local rows), so every
+//      process calls PB_Cabort with the same INFO and returns: nobody waits in a collective
+//      the others skipped, nothing is written;
 //   3. quick returns: M = 0 or N = 0 do nothing; K = 0 or alpha = 0 scale sub(C) by beta
 //      locally (beta = 0 writes zeros, beta = 1 nothing);
-//   4. each operand is a DistMatrix view of the caller's local array (no copy) when its
-//      submatrix starts on a block boundary, else an aligned copy (copy_in, one exchange);
-//   5. shardmm::gemm, which keeps the block-cyclic layouts when its plan can and redistributes
-//      otherwise; a copied C is written back with copy_out (elements outside sub(C) untouched).
+//   4. each operand is a DistMatrix view of the caller's local array (no copy): its layout
+//      is sub(X)'s own block-cyclic map, whose first block runs from IX (JX) to the end of
+//      the block holding it (the descriptor's IMB x INB block when IX = JX = 1);
+//   5. shardmm::gemm, which keeps regular block-cyclic layouts when its plan can and
+//      redistributes otherwise (a first block of another size always moves once); C moved
+//      comes back with beta folded in, written only where sub(C) is.
 // No exception leaves the entry points: errors other than illegal arguments are printed and
 // end the program with Cblacs_abort, as ScaLAPACK's own fatal errors do.
 #include <cctype>
@@ -19,7 +23,7 @@
 
 #include "blas/blas.hpp"
 #include "comm/mpi_check.hpp"
-#include "scalapack/realign.hpp"
+#include "scalapack/descriptor.hpp"
 #include "shardmm/c/scalapack.h"
 #include "shardmm/gemm.hpp"
 
@@ -42,23 +46,13 @@ Call parse(SHARDMM_PXGEMM_PARAMS(void)) {
   x.tb = static_cast<char>(std::toupper(static_cast<unsigned char>(transb[0])));
   x.m = *m, x.n = *n, x.k = *k;
   const bool nota = x.ta == 'N', notb = x.tb == 'N';
-  x.A = MatrixArg{desca,
-                  *ia,
-                  *ja,
-                  nota ? x.m : x.k,
-                  nota ? x.k : x.m,
-                  nota ? kPosM : kPosK,
-                  nota ? kPosK : kPosM,
-                  kDescA};
-  x.B = MatrixArg{descb,
-                  *ib,
-                  *jb,
-                  notb ? x.k : x.n,
-                  notb ? x.n : x.k,
-                  notb ? kPosK : kPosN,
-                  notb ? kPosN : kPosK,
-                  kDescB};
-  x.C = MatrixArg{descc, *ic, *jc, x.m, x.n, kPosM, kPosN, kDescC};
+  x.A = MatrixArg{
+      normalized(desca),    *ia,   *ja, nota ? x.m : x.k, nota ? x.k : x.m, nota ? kPosM : kPosK,
+      nota ? kPosK : kPosM, kDescA};
+  x.B = MatrixArg{
+      normalized(descb),    *ib,   *jb, notb ? x.k : x.n, notb ? x.n : x.k, notb ? kPosK : kPosN,
+      notb ? kPosN : kPosK, kDescB};
+  x.C = MatrixArg{normalized(descc), *ic, *jc, x.m, x.n, kPosM, kPosN, kDescC};
   return x;
 }
 
@@ -93,29 +87,22 @@ void scale_local(const Mesh& mesh, const SubMatrix& s, T beta, T* c) {
   blas::scale(s.row.local_size(me[0]), s.col.local_size(me[1]), beta, local_start(c, s, me), s.lld);
 }
 
-// sub(X) as a DistMatrix: a view when aligned, else an aligned copy (loaded when `load`).
+// sub(X) as a DistMatrix: a view of the caller's local array in sub(X)'s own layout.
 template <Scalar T>
-DistMatrix<T> operand(const Mesh& mesh, const SubMatrix& s, const T* data, bool load) {
+DistMatrix<T> operand(const Mesh& mesh, const SubMatrix& s, const T* data) {
   const Layout L = sub_layout(mesh.shape(), s);
-  if (s.aligned()) {
-    const auto& me = mesh.coords();
-    const index_t ld = std::max<index_t>({s.lld, L.local_rows(me), 1});
-    return DistMatrix<T>::view(mesh, L, const_cast<T*>(local_start(data, s, me)), ld);
-  }
-  DistMatrix<T> X(mesh, L);
-  if (load) copy_in(s, data, X);
-  return X;
+  const auto& me = mesh.coords();
+  const index_t ld = std::max<index_t>({s.lld, L.local_rows(me), 1});
+  return DistMatrix<T>::view(mesh, L, const_cast<T*>(local_start(data, s, me)), ld);
 }
 
 template <Scalar T>
 void multiply(const Grid& g, const Mesh& mesh, const Call& x, T alpha, const T* a, const T* b,
               T beta, T* c) {
-  const SubMatrix sc = sub_matrix(x.C, g);
-  const DistMatrix<T> A = operand(mesh, sub_matrix(x.A, g), a, true);
-  const DistMatrix<T> B = operand(mesh, sub_matrix(x.B, g), b, true);
-  DistMatrix<T> C = operand(mesh, sc, c, beta != T(0));
+  const DistMatrix<T> A = operand(mesh, sub_matrix(x.A, g), a);
+  const DistMatrix<T> B = operand(mesh, sub_matrix(x.B, g), b);
+  DistMatrix<T> C = operand(mesh, sub_matrix(x.C, g), static_cast<const T*>(c));
   gemm(to_op<T>(x.ta), to_op<T>(x.tb), alpha, A, B, beta, C);
-  if (!sc.aligned()) copy_out(C, sc, c);
 }
 
 template <Scalar T>

@@ -13,6 +13,8 @@ void Cblacs_gridmap(int *ctxt, int *usermap, int ldumap, int nprow, int npcol);
 void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
 void Cblacs_gridexit(int ctxt);
 int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, const int *nprocs);
+/* PBLAS tool: rows of [i, i + n) (0-based) on proc, first block inb, then blocks of nb. */
+int PB_Cnumroc(int n, int i, int inb, int nb, int proc, int srcproc, int nprocs);
 void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb,
                const int *irsrc, const int *icsrc, const int *ictxt, const int *lld, int *info);
 typedef void pgemm_fn(const char *transa, const char *transb, const int *m, const int *n,
@@ -37,6 +39,7 @@ void store(int kind, void *base, size_t i, double complex v);
 /* ---- one matrix argument: the whole distributed matrix and the submatrix used ---- */
 typedef struct {
   int M, N, mb, nb, rsrc, csrc; /* descriptor */
+  int imb, inb;                 /* first block (type-2 descriptor); 0: a type-1 descriptor */
   int i, j;                     /* IX, JX (1-based) */
   int rows, cols;               /* submatrix extent */
   int pad;                      /* LLD = max(1, local rows) + pad */
@@ -63,15 +66,19 @@ typedef struct {
 } Grid;
 
 typedef struct {
-  int desc[9], locr, locc, lld;
+  int desc[11], locr, locc, lld; /* desc: 9 entries (type 1) or 11 (type 2) */
   void *data;
 } Local;
 
 int max_int(int a, int b);
-/* Global index of local index l (0-based) along a block-cyclic dimension. */
-int l2g(int l, int nb, int p, int src, int np);
+/* Global index of local index l (0-based) along a block-cyclic dimension whose first block
+ * has `first` elements (first = nb: the type-1 map). */
+int l2g(int l, int first, int nb, int p, int src, int np);
 /* Value of the elements that hold no matrix entry (LLD padding), in the type's precision. */
 double complex sentinel(int kind);
+/* Size of the first block of rows / columns (MB / NB for a type-1 descriptor). */
+int first_row_block(const MatSpec *s);
+int first_col_block(const MatSpec *s);
 /* This process's piece of matrix `which` of case c with descriptor data from s: every
  * element set, padding rows to sentinel(). Free x->data. */
 void make_local(const Case *c, int which, const MatSpec *s, const Grid *g, Local *x);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dropin.h"
 
@@ -70,6 +71,11 @@ static MatSpec matrix(Rng *r, int rows, int cols, int nprow, int npcol) {
   s.rsrc = pick(r, 8) == 0 ? -1 : pick(r, nprow); /* -1: replicated over process rows */
   s.csrc = pick(r, 8) == 0 ? -1 : pick(r, npcol);
   s.pad = pick(r, 4);
+  s.imb = s.inb = 0;
+  if (pick(r, 2)) { /* a type-2 descriptor: first blocks shorter or longer than MB x NB */
+    s.imb = 1 + pick(r, s.mb + 3);
+    s.inb = 1 + pick(r, s.nb + 3);
+  }
   return s;
 }
 
@@ -97,13 +103,20 @@ Case make_case(int id, int grid, int nprow, int npcol, int kind, char ta, char t
 /* ---- local pieces ---- */
 int max_int(int a, int b) { return a > b ? a : b; }
 
-int l2g(int l, int nb, int p, int src, int np) {
+int l2g(int l, int first, int nb, int p, int src, int np) {
   if (src == -1) return l; /* replicated */
-  return ((l / nb) * np + (p - src + np) % np) * nb + l % nb;
+  const int dist = (p - src + np) % np;
+  if (first == nb) return ((l / nb) * np + dist) * nb + l % nb;
+  if (dist == 0 && l < first) return l; /* the first block */
+  const int rest = dist == 0 ? l - first : l;
+  const int block = (rest / nb + (dist == 0)) * np + dist; /* blocks counted from the first */
+  return first + (block - 1) * nb + rest % nb;
 }
 
-static int local_extent(int n, int nb, int p, int src, int np) {
-  return src == -1 ? n : numroc_(&n, &nb, &p, &src, &np);
+/* Type 1: ScaLAPACK's NUMROC; type 2: PBLAS' PB_Cnumroc (first block `first`). */
+static int local_extent(int n, int first, int nb, int p, int src, int np) {
+  if (src == -1) return n;
+  return first == nb ? numroc_(&n, &nb, &p, &src, &np) : PB_Cnumroc(n, 0, first, nb, p, src, np);
 }
 
 double complex sentinel(int kind) {
@@ -112,22 +125,36 @@ double complex sentinel(int kind) {
   return load(kind, &v, 0);
 }
 
-void make_local(const Case *c, int which, const MatSpec *s, const Grid *g, Local *x) {
-  x->locr = local_extent(s->M, s->mb, g->myrow, s->rsrc, g->nprow);
-  x->locc = local_extent(s->N, s->nb, g->mycol, s->csrc, g->npcol);
-  x->lld = max_int(1, x->locr) + s->pad;
+/* x->desc: DESCINIT's type-1 descriptor, or the type-2 one with s's first block. */
+static void describe(const MatSpec *s, const Grid *g, Local *x) {
   int info = 0;
   const int rsrc = s->rsrc < 0 ? 0 : s->rsrc, csrc = s->csrc < 0 ? 0 : s->csrc;
   descinit_(x->desc, &s->M, &s->N, &s->mb, &s->nb, &rsrc, &csrc, &g->ctxt, &x->lld, &info);
   if (info != 0) fprintf(stderr, "descinit_ failed: %d\n", info);
   x->desc[6] = s->rsrc; /* PBLAS takes -1 (replicated), DESCINIT does not */
   x->desc[7] = s->csrc;
+  if (s->imb) { /* DTYPE CTXT M N IMB INB MB NB RSRC CSRC LLD */
+    const int d2[11] = {2,     g->ctxt, s->M,    s->N,    s->imb, s->inb,
+                        s->mb, s->nb,   s->rsrc, s->csrc, x->lld};
+    memcpy(x->desc, d2, sizeof d2);
+  }
+}
+
+int first_row_block(const MatSpec *s) { return s->imb ? s->imb : s->mb; }
+int first_col_block(const MatSpec *s) { return s->inb ? s->inb : s->nb; }
+
+void make_local(const Case *c, int which, const MatSpec *s, const Grid *g, Local *x) {
+  const int imb = first_row_block(s), inb = first_col_block(s);
+  x->locr = local_extent(s->M, imb, s->mb, g->myrow, s->rsrc, g->nprow);
+  x->locc = local_extent(s->N, inb, s->nb, g->mycol, s->csrc, g->npcol);
+  x->lld = max_int(1, x->locr) + s->pad;
+  describe(s, g, x);
   const size_t n = (size_t)x->lld * (size_t)max_int(1, x->locc);
   x->data = malloc(n * kTypes[c->kind].size);
   for (int jl = 0; jl < max_int(1, x->locc); ++jl)
     for (int il = 0; il < x->lld; ++il) {
-      const int gi = l2g(il, s->mb, g->myrow, s->rsrc, g->nprow);
-      const int gj = l2g(jl, s->nb, g->mycol, s->csrc, g->npcol);
+      const int gi = l2g(il, imb, s->mb, g->myrow, s->rsrc, g->nprow);
+      const int gj = l2g(jl, inb, s->nb, g->mycol, s->csrc, g->npcol);
       const int held = il < x->locr && jl < x->locc;
       store(c->kind, x->data, (size_t)il + (size_t)jl * (size_t)x->lld,
             held ? entry(c->kind, which, gi, gj) : sentinel(c->kind));

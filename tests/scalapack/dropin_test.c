@@ -8,9 +8,12 @@
  *   SHARDMM_DROPIN_WRITE=file    write every sub(C) to `file` (the reference run)
  *   SHARDMM_DROPIN_COMPARE=file  compare every sub(C) with `file` within the normwise bound
  *   SHARDMM_DROPIN_EXPECT=text   the library providing pdgemm_ must contain `text`
- *   SHARDMM_DROPIN_ERRORS=1      also check illegal-argument reports (ScaLAPACK itself aborts)
+ *   SHARDMM_DROPIN_ERRORS=1      also check illegal-argument reports through PB_Cabort (this
+ *                                program's own, as in ScaLAPACK's testers); =common: only those
+ *                                ScaLAPACK's own PDGEMM makes on every process alike
  * Cases: the PBLAS tester's grids that fit the world (row-major, column-major, remapped), all
- * types, all nine transpose pairs, sampled M/N/K, MB/NB, offsets, sources and LLD padding. */
+ * types, all nine transpose pairs, sampled M/N/K, MB/NB, offsets, sources and LLD padding,
+ * half of the matrices with a type-2 descriptor (first block IMB x INB, shorter or longer). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -41,8 +44,8 @@ static int collect(const Case *c, const Grid *g, const Local *x, double complex 
   int changed = 0;
   for (int jl = 0; jl < max_int(1, x->locc); ++jl)
     for (int il = 0; il < x->lld; ++il) {
-      const int gi = l2g(il, s->mb, g->myrow, s->rsrc, g->nprow);
-      const int gj = l2g(jl, s->nb, g->mycol, s->csrc, g->npcol);
+      const int gi = l2g(il, first_row_block(s), s->mb, g->myrow, s->rsrc, g->nprow);
+      const int gj = l2g(jl, first_col_block(s), s->nb, g->mycol, s->csrc, g->npcol);
       const int held = il < x->locr && jl < x->locc;
       const int si = gi - (s->i - 1), sj = gj - (s->j - 1);
       const double complex v = load(c->kind, x->data, (size_t)il + (size_t)jl * (size_t)x->lld);
@@ -220,7 +223,8 @@ static void special_cases(Run *r, int shape_of[kMaxGrids][2], int id) {
       if (v == 3) c.alpha = 0, c.beta = 1; /* nothing */
       if (v == 4) {                        /* whole matrices, 64 x 64 blocks: the zero-copy path */
         MatSpec *all[3] = {&c.a, &c.b, &c.c};
-        for (int x = 0; x < 3; ++x) all[x]->mb = all[x]->nb = 64, all[x]->i = all[x]->j = 1;
+        for (int x = 0; x < 3; ++x)
+          all[x]->mb = all[x]->nb = 64, all[x]->i = all[x]->j = 1, all[x]->imb = all[x]->inb = 0;
       }
       run_case(r, &c);
     }
@@ -248,7 +252,7 @@ static FILE *open_env(const char *var, const char *mode, int rank) {
   return f;
 }
 
-int error_tests(const Grid *g);
+int error_tests(const Grid *g, int drop_in);
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -268,8 +272,9 @@ int main(int argc, char **argv) {
   special_cases(&r, shape_of, sampled_cases(&r, shape_of, samples ? atoi(samples) : 1));
   int errors = 0;
   const char *check_errors = getenv("SHARDMM_DROPIN_ERRORS");
-  if (check_errors && atoi(check_errors)) {
-    errors = error_tests(&r.grids[r.ngrids - 1]); /* the reverse-mapped grid */
+  if (check_errors) {
+    const int drop_in = strcmp(check_errors, "common") != 0;
+    errors = error_tests(&r.grids[r.ngrids - 1], drop_in); /* the reverse-mapped grid */
     MPI_Allreduce(MPI_IN_PLACE, &errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   }
   if (r.rank == 0) {
