@@ -9,10 +9,13 @@
  *   sub(C) := alpha * op(sub(A)) * op(sub(B)) + beta * sub(C),  sub(X) = X(IX:, JX:)
  *
  * on the BLACS grid of DESCA's context (any grid order, any communicator), with descriptors of
- * type 1 (DTYPE, CTXT, M, N, MB, NB, RSRC, CSRC, LLD; RSRC/CSRC = -1: replicated), any offsets
- * and block sizes. Illegal arguments are reported on every process of the grid with
- * PXERBLA(ICTXT, 'PDGEMM', INFO), INFO = the argument's position, or position*100 + entry for a
- * descriptor entry (e.g. 1005: DESCA's MB), and the call returns without computing.
+ * type 1 (DTYPE, CTXT, M, N, MB, NB, RSRC, CSRC, LLD) or type 2 (DTYPE, CTXT, M, N, IMB, INB,
+ * MB, NB, RSRC, CSRC, LLD: a first block of IMB x INB), RSRC/CSRC = -1: replicated, any
+ * offsets and block sizes. Illegal arguments are reported as PBLAS reports them, on every
+ * process of the grid alike: PB_Cabort(ICTXT, "PDGEMM", INFO), INFO = -(the argument's
+ * position), or -(position*100 + entry) for a descriptor entry numbered in the type-2 form
+ * (e.g. -1005: DESCA's MB or IMB); libscalapack's PB_Cabort then ends the program, one the
+ * program defines itself may return, and the call returns without computing.
  * Complex arguments (pcgemm, pzgemm) point to interleaved (real, imaginary) pairs.
  */
 #ifndef SHARDMM_C_SCALAPACK_H
