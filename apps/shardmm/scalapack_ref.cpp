@@ -48,7 +48,7 @@ bool scalapack_compatible(const Layout& L) {
 namespace {
 
 struct Desc {
-  int d[9];
+  int d[11];  // type 1 (9 entries), or type 2 when a first block has another size
 };
 
 Desc describe(const Layout& L, index_t ld, int ctxt) {
@@ -63,6 +63,11 @@ Desc describe(const Layout& L, index_t ld, int ctxt) {
   int info = 0;
   descinit_(x.d, &m, &n, &mb, &nb, &rs, &cs, &ctxt, &lld, &info);
   if (info != 0) throw InvalidArgument("descinit_ failed with info " + std::to_string(info));
+  if (!L.regular()) {  // BLOCK_CYCLIC_2D_INB: DTYPE CTXT M N IMB INB MB NB RSRC CSRC LLD
+    const int imb = static_cast<int>(L.row_map().first_block()),
+              inb = static_cast<int>(L.col_map().first_block());
+    x = Desc{{2, ctxt, m, n, imb, inb, mb, nb, rs, cs, lld}};
+  }
   return x;
 }
 
