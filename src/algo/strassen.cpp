@@ -13,7 +13,7 @@
 // prologue. Works for any rank count, mesh, shape, op, alpha and beta.
 #include <algorithm>
 
-#include "algo/algo.hpp"
+#include "algo/strassen.hpp"
 #include "algo/strassen_winograd.hpp"
 #include "core/winograd.hpp"
 #include "memory/workspace.hpp"
@@ -51,7 +51,27 @@ index_t largest(const DimMap& d) {
   return most;
 }
 
+// The line form's op(A): the caller's when its rows are whole and its k is split over C's
+// column axes S (any block-cyclic map), else rows whole and k block-split over S.
+Layout line_a(const Problem& p, const ShardingSpec& cs) {
+  const Layout& A = p.A;
+  const int rows = stored_dim(p.opA, 0), k = stored_dim(p.opA, 1);
+  if (A.map(rows).nprocs == 1 && !A.is_unreduced() &&
+      A.dim_axes(k) == Layout(p.mesh, p.m, p.n, cs).dim_axes(1))
+    return A;
+  ShardingSpec as;
+  as.name = "A";
+  as.dims[0].label = "I", as.dims[1] = cs.dims[1];
+  as.dims[1].label = "K";
+  as.dims[1].kind = DimSpec::Kind::Block;
+  return stored_layout(p.opA, p.mesh, p.m, p.k, as);
+}
+
 }  // namespace
+
+index_t strassen_crossover(const Options& o) {
+  return o.fast_crossover > 0 ? o.fast_crossover : winograd::kDefaultCrossover;
+}
 
 Setup strassen_setup(const Problem& p, const Options& o) {
   Setup s;
@@ -65,22 +85,27 @@ Setup strassen_setup(const Problem& p, const Options& o) {
   s.A = stored_layout(p.opA, p.mesh, p.m, p.k, as);
   s.B = stored_layout(p.opB, p.mesh, p.k, p.n, bs);
   s.pm = s.C.row_map().nprocs, s.pn = s.C.col_map().nprocs;
-  const index_t crossover = o.fast_crossover > 0 ? o.fast_crossover : winograd::kDefaultCrossover;
+  const bool line = s.pm == 1 && s.pn > 1;
+  if (line) s.A = line_a(p, cs), s.ring_form = RingForm::AllGatherA;  // op(A)'s pieces travel
+  const index_t crossover = strassen_crossover(o);
   const index_t ml = largest(s.C.row_map()), nl = largest(s.C.col_map());
+  const index_t kl = line ? largest(s.A.map(stored_dim(p.opA, 1))) : p.k;
   s.grid = std::to_string(s.pm) + "x" + std::to_string(s.pn);
-  s.detail = std::to_string(winograd::levels(ml, nl, p.k, crossover)) +
-             " Winograd level(s) on the local " + std::to_string(ml) + "x" + std::to_string(nl) +
-             "x" + std::to_string(p.k) + " product (crossover " + std::to_string(crossover) +
-             "), C " + s.C.spec().to_string();
+  s.detail = std::to_string(winograd::levels(ml, nl, kl, crossover)) + " Winograd level(s) on " +
+             (line ? std::to_string(s.pn) + " local products " : "the local product ") +
+             std::to_string(ml) + "x" + std::to_string(nl) + "x" + std::to_string(kl) +
+             " (crossover " + std::to_string(crossover) +
+             (line ? "), op(A)'s pieces sent round the line" : "), op(A) and op(B) gathered") +
+             ", C " + s.C.spec().to_string();
   return s;
 }
 
 template <Scalar T>
-void strassen_run(const Operands<T>& x, const Setup&, const Options& o, Timers& t) {
+void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
+  if (setup.ring_form == RingForm::AllGatherA) return strassen_ring_run(x, o, t);
   const index_t m = x.C.local_rows(), n = x.C.local_cols();
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
-  const index_t crossover = o.fast_crossover > 0 ? o.fast_crossover : winograd::kDefaultCrossover;
-  const int L = winograd::levels(m, n, k, crossover);
+  const int L = winograd::levels(m, n, k, strassen_crossover(o));
   T* work = nullptr;
   prologue(x.C.mesh().comm(),
            [&] { work = memory::get<T>(memory::Slot::Partial, winograd::scratch(m, n, k, L)); });

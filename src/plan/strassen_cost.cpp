@@ -1,7 +1,8 @@
-// Cost of a Strassen candidate (pure; src/algo/strassen.cpp is what it prices): on a pm x pn
-// grid each rank all-gathers op(A)'s rows and op(B)'s columns of its C tile, whole along k,
-// then runs the local Winograd recursion (core/winograd.hpp decides its levels and scratch).
-// Nothing overlaps: time = all-gathers + products + additions + moving C.
+// Cost of a Strassen candidate (pure; src/algo/strassen*.cpp is what it prices). On a pm x pn
+// grid with pm > 1 each rank all-gathers op(A)'s rows and op(B)'s columns of its C tile, whole
+// along k, then runs one local Winograd recursion (core/winograd.hpp decides its levels and
+// scratch); nothing overlaps. On 1 x P (the line form) op(A)'s k pieces travel and each is one
+// recursion of m x n/P x k/P, the next piece arriving during the current product.
 #include <algorithm>
 #include <cmath>
 
@@ -26,22 +27,34 @@ void evaluate_strassen(const PlanRequest& r, Candidate& c) {
   const auto ml = static_cast<std::int64_t>(up(m, pm)), nl = static_cast<std::int64_t>(up(n, pn));
   const std::int64_t crossover =
       r.fast_crossover > 0 ? r.fast_crossover : r.profile.strassen_crossover;
-  const int L = winograd::levels(ml, nl, r.k, crossover);
-  // op(A) gathered along the column axes, op(B) along the row axes (the front end's
-  // all-to-alls); A and C also move when the caller's grid is another one.
-  c.words = double(ml) * k * (1 - 1 / pn) + k * double(nl) * (1 - 1 / pm);
+  const bool line = c.pm == 1 && c.pn > 1;
+  const std::int64_t kl = line ? static_cast<std::int64_t>(up(k, pn)) : r.k;  // k per product
+  const double products_n = line ? pn : 1;
+  const int L = winograd::levels(ml, nl, kl, crossover);
+  // Line: op(A)'s pieces from the P - 1 others. Else op(A) gathered along the column axes and
+  // op(B) along the row axes (the front end's all-to-alls). A and C also move when the
+  // caller's grid is another one.
+  c.words =
+      line ? m * k * (1 - 1 / pn) : double(ml) * k * (1 - 1 / pn) + k * double(nl) * (1 - 1 / pm);
   const bool on_grid = c.pm == r.current_pm && c.pn == r.current_pn;
   c.redist_words = on_grid || r.ranks == 1 ? 0 : (m * k + m * n) / P * (1 - 1 / P);
   c.messages = r.ranks > 1 ? 2 * (P - 1) + (c.redist_words > 0 ? 2 * (P - 1) : 0) : 0;
-  const double products = (cplx ? 8 : 2) * double(ml) * double(nl) * k * std::pow(7.0 / 8.0, L);
-  const double traffic = winograd::addition_traffic(ml, nl, r.k, L);
+  const double products =
+      products_n * (cplx ? 8 : 2) * double(ml) * double(nl) * double(kl) * std::pow(7.0 / 8.0, L);
+  const double traffic = products_n * winograd::addition_traffic(ml, nl, kl, L);
   c.flops = products + traffic / 3;
+  // Line: the own piece, one or two arriving, the packed op(B) rows; else the gathered
+  // operands. Then op(B)'s columns, C's tile and the recursion's scratch.
+  const double a_held =
+      line ? double(ml * kl) * (pn > 2 ? 3 : 2) + double(kl * nl) : double(ml * r.k);
   c.memory_bytes = static_cast<std::int64_t>(
-      elem * double(ml * r.k + r.k * nl + ml * nl + winograd::scratch(ml, nl, r.k, L)));
+      elem * (a_held + double(r.k * nl + ml * nl + winograd::scratch(ml, nl, kl, L))));
   const double compute = products / r.profile.flops_per_s(r.dtype) + traffic * elem / kAddBytesPerS;
   const double comm =
       (c.words + c.redist_words) * elem / r.profile.bytes_per_s + r.profile.latency_s * c.messages;
-  c.seconds = compute + comm;
+  // Line: each piece arrives while the previous one is multiplied; only the first is waited for.
+  c.seconds =
+      line ? compute + comm / pn + std::max(0.0, comm * (1 - 1 / pn) - compute) : compute + comm;
 }
 
 }  // namespace shardmm::plan

@@ -108,6 +108,36 @@ TEST(Strassen, OtherLayoutsAndMeshes) {
   run_case<float>(Op::T, Op::N, {33, 70, 27}, 2.0f, 0.0f, line, "");
 }
 
+// A 1 x P grid runs the line form (op(A)'s pieces travel, products accumulate into C), also
+// with op(A) as a view whose leading dimension is wider than its tile (sent from a copy).
+TEST(Strassen, LineFormOnOneByP) {
+  const int P = world_size();
+  const Mesh row(MPI_COMM_WORLD, MeshShape({"x", "y"}, {1, P}));
+  for (Op opA : {Op::N, Op::C}) {
+    const GemmReport rep =
+        run_case<std::complex<double>>(opA, Op::T, {40, 37, 53}, {0.5, 1}, {2, 0}, row, "");
+    EXPECT_EQ(rep.detail.find("round the line") != std::string::npos, P > 1) << rep.detail;
+  }
+  const Layout la = Layout::block_cyclic(row.shape(), 45, 61, 3, 4);
+  const index_t ld = la.local_rows(row.coords()) + 3;
+  std::vector<double> storage(
+      static_cast<std::size_t>(ld * std::max<index_t>(la.local_cols(row.coords()), 1)));
+  auto A = DistMatrix<double>::view(row, la, storage.data(), ld);
+  DistMatrix<double> B(row, Layout::block_cyclic(row.shape(), 61, 50, 3, 4)),
+      C(row, Layout::block_cyclic(row.shape(), 45, 50, 3, 4)), R(row, C.layout());
+  A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+  B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+  Options o;
+  o.algorithm = Algorithm::Strassen, o.fast_crossover = 4;
+  gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o);
+  o.algorithm = Algorithm::Local;
+  gemm(Op::N, Op::N, 1.0, A, B, 0.0, R, o);
+  const auto c = C.gather(), r = R.gather();
+  double err = 0;
+  for (std::size_t i = 0; i < c.size(); ++i) err = std::max(err, std::abs(c[i] - r[i]));
+  EXPECT_LT(err, 1e-10);
+}
+
 // The scratch is counted: a limit below what Strassen needs fails on every rank, before
 // anything moves.
 TEST(Strassen, MemoryLimitCountsTheScratch) {
