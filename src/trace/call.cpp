@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <set>
 
 #include "comm/mpi_check.hpp"
 #include "memory/workspace.hpp"
@@ -32,7 +31,10 @@ void watch_dir(MPI_Comm comm, CommFacts& f) {
     if (base == nullptr || *base == '\0') base = std::getenv("TMPDIR");
     if (base == nullptr || *base == '\0') base = "/tmp";
     std::string templ = std::string(base) + "/shardmm-watchdog-XXXXXX";
-    if (::mkdtemp(templ.data()) != nullptr) dir = templ;
+    if (::mkdtemp(templ.data()) != nullptr) {
+      dir = templ;
+      watchdog::own(dir);
+    }
   }
   int len = static_cast<int>(dir.size());
   SHARDMM_MPI(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
@@ -102,9 +104,7 @@ void Call::done() {
   detail::mode = 0;
   outer_ = false;
   if (!recording) return;
-  static std::set<std::string> named;  // files this rank's track names are in already
-  const bool first = named.insert(file_).second;
-  const std::string mine = serialize(recorder().events, world_rank(), f.offset, first);
+  const std::string mine = serialize(recorder().events, world_rank(), f.offset);
   recorder().clear();
   gather_and_write(comm_, file_, mine);
 }

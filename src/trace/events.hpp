@@ -60,11 +60,12 @@ void sync_clock(MPI_Comm comm, CommFacts& f);
 
 /// This rank's records as trace-event JSON objects separated by ",\n", times on the clock of
 /// rank 0 (`offset` subtracted), in microseconds; `pid` is the world rank.
-std::string serialize(const std::vector<Event>& events, int pid, double offset, bool metadata);
+std::string serialize(const std::vector<Event>& events, int pid, double offset);
 
-/// Collective over `comm`: gathers every rank's `mine` to rank 0, which adds them to what it
-/// wrote to `path` before and writes the whole file anew (temporary file, then rename). Every
-/// rank throws the same IoError when that fails.
+/// Collective over `comm`: gathers every rank's `mine` to rank 0, which adds them (and the
+/// names of tracks new to the file) to what it holds for `path` and writes the whole file anew
+/// (temporary file, then rename; see writer.cpp for when). Every rank throws the same IoError
+/// when that fails.
 void gather_and_write(MPI_Comm comm, const std::string& path, const std::string& mine);
 
 /// Collective: IoError on every rank unless rank 0 can create files in `path`'s directory.

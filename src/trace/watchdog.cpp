@@ -44,6 +44,7 @@ struct State {
   bool in_call = false, stop = false;
   std::uint64_t progress = 0;
   std::thread helper;
+  std::vector<std::string> owned;  // status directories this rank made (removed at exit)
 
   State() = default;
   State(const State&) = delete;
@@ -57,6 +58,8 @@ struct State {
     }
     cv.notify_all();
     if (helper.joinable()) helper.join();
+    std::error_code ec;
+    for (const std::string& d : owned) fs::remove_all(d, ec);
   }
 };
 
@@ -129,19 +132,19 @@ std::vector<Report> collect(const Scope& sc, double since, double patience) {
 void fire(const Report& mine, const Scope& sc, const Settings& set, double idle) {
   say(mine.rank, format_line(mine, idle));
   write_status(sc, mine);
-  const std::string done = sc.dir + "/done";
+  std::error_code ec;
   if (sc.rank == 0) {
     const auto reports = collect(sc, mine.time - set.seconds - 10, 3.0);
     for (const std::string& line : who_waits(sc.members, reports)) say(mine.rank, line);
-    std::error_code ec;
-    for (int w : sc.members) fs::remove(status_file(sc, w), ec);  // a later stall starts afresh
+    for (int w : sc.members) fs::remove(status_file(sc, w), ec);  // read: the others may go
     if (!set.abort) return;
     say(mine.rank, "ending the job (SHARDMM_WATCHDOG=...:abort)");
-    std::ofstream(done) << "done\n";
+    fs::remove_all(sc.dir, ec);
     std::_Exit(kExitStatus);
   }
   if (!set.abort) return;
-  for (int i = 0; i < 50 && !fs::exists(done); ++i)  // rank 0 reports first, within 5 s
+  // Rank 0 reports first: it removes this rank's file once read (within 5 s).
+  for (int i = 0; i < 50 && fs::exists(status_file(sc, mine.rank), ec); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::_Exit(kExitStatus);
 }
@@ -212,6 +215,12 @@ void begin_call(const Settings& set, Scope scope) {
   s.in_call = true;
   ++s.progress;
   if (!s.helper.joinable()) s.helper = std::thread(watch, std::ref(s));
+}
+
+void own(const std::string& dir) {
+  State& s = state();
+  const std::lock_guard<std::mutex> lock(s.m);
+  s.owned.push_back(dir);
 }
 
 void end_call() noexcept {

@@ -4,8 +4,9 @@
 // and the MPI operation it waits in (communicator, peers, bytes). Each writes the same facts to
 // a status file in a directory its communicator's rank 0 chose (SHARDMM_WATCHDOG_DIR, else
 // TMPDIR, else /tmp); rank 0's helper reads them and prints who waits for whom, naming the
-// ranks that did not arrive. With :abort the ranks then end the process (exit status 124), so
-// the launcher (mpirun) ends the job.
+// ranks that did not arrive. With :abort the ranks then end their processes (exit status 124,
+// rank 0 once it has reported, the others once rank 0 has read their files), so the launcher
+// (mpirun) ends the job.
 //
 // The helper thread makes no MPI call: the library cannot assume MPI_THREAD_MULTIPLE (the
 // launcher, the examples and ScaLAPACK codes call MPI_Init), and a stalled rank must still be
@@ -37,6 +38,9 @@ struct Scope {
   int world_rank = 0, rank = 0;
   std::vector<int> members;
 };
+
+/// Rank 0 made `dir`: it goes when the process ends (or the watchdog ends the job).
+void own(const std::string& dir);
 
 /// The outermost call begins (starts the helper thread the first time) / ends.
 void begin_call(const Settings& s, Scope scope);

@@ -2,14 +2,16 @@
 // rank), spans as complete events ("X"), operations in flight as asynchronous pairs ("b"/"e"),
 // counters ("C"). At the end of each traced call every rank's records (times on the clock of
 // the communicator's rank 0) are gathered to rank 0 over the call's communicator; rank 0 adds
-// them to the calls it already holds for that file and writes the whole file anew: a temporary
-// file next to it, renamed over it, so a reader never sees half a trace.
+// them to the calls it already holds for that file and writes the whole file anew (after every
+// call while it is below 1 MiB, then at most once a second and when the process ends): a
+// temporary file next to it, renamed over it, so a reader never sees half a trace.
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 
 #include "comm/mpi_check.hpp"
@@ -67,10 +69,40 @@ std::string metadata(int pid) {
          ",\"tid\":0,\"args\":{\"name\":\"shardmm\"}}";
 }
 
-// What rank 0 holds per file: every call's events so far, joined by ",\n".
-std::map<std::string, std::string>& written() {
-  static std::map<std::string, std::string> files;
-  return files;
+std::string write_whole(const std::string& path, const std::string& body);
+
+// What rank 0 holds per file: every call's events so far, joined by ",\n". A file is written
+// after every call while it is small; from kSmall on at most once per kEvery seconds (writing
+// it whole after each of many short calls would cost time quadratic in their number), and
+// whatever is pending when the process ends.
+constexpr std::size_t kSmall = std::size_t{1} << 20;
+constexpr double kEvery = 1.0;
+struct File {
+  std::string body;
+  double written = -1e300;  // when it was last written (steady clock)
+  bool pending = false;
+  std::set<int> named;  // ranks whose track names it holds
+};
+struct Files {
+  std::map<std::string, File> files;
+  Files() = default;
+  Files(const Files&) = delete;
+  Files& operator=(const Files&) = delete;
+  Files(Files&&) = delete;
+  Files& operator=(Files&&) = delete;
+  ~Files() {
+    for (auto& [path, f] : files) {
+      if (!f.pending) continue;
+      const std::string err = write_whole(path, f.body);
+      if (!err.empty())
+        (void)std::fprintf(stderr, "shardmm: cannot write the trace '%s': %s\n", path.c_str(),
+                           err.c_str());
+    }
+  }
+};
+std::map<std::string, File>& written() {
+  static Files files;
+  return files.files;
 }
 
 // The file a writer other than world rank 0 uses: "t.json" -> "t.rank3.json" (calls on a
@@ -98,6 +130,9 @@ std::string write_whole(const std::string& path, const std::string& body) {
   ok = ok && std::fwrite(end.data(), 1, end.size(), f) == end.size();
   ok = std::fclose(f) == 0 && ok;
   std::error_code ec;
+  // Removed first: ext4 flushes a file renamed over another to disk (milliseconds, or tens of
+  // them on a busy machine, while every rank waits); a reader may find no file for that instant.
+  if (ok) fs::remove(path, ec);
   if (ok) fs::rename(tmp, path, ec);
   if (ok && !ec) return "";
   fs::remove(tmp, ec);
@@ -132,9 +167,9 @@ std::string quoted(const std::string& text) {
   return s + "\"";
 }
 
-std::string serialize(const std::vector<Event>& events, int pid, double offset, bool with_meta) {
+std::string serialize(const std::vector<Event>& events, int pid, double offset) {
   static std::int64_t next_id = 0;  // asynchronous pairs' ids, unique per rank
-  std::string out = with_meta ? metadata(pid) : "";
+  std::string out;
   const double closed = now();
   for (const Event& e : events) {
     if (!out.empty()) out += ",\n";
@@ -191,17 +226,24 @@ void gather_and_write(MPI_Comm comm, const std::string& path, const std::string&
   std::string err;
   const std::string target = me == 0 ? writer_path(path) : path;
   if (me == 0) {
-    std::string& body = written()[target];
+    File& file = written()[target];
+    std::string& body = file.body;
     std::string joined;  // the ranks' parts, none empty, joined by ",\n"
+    const std::vector<int>& world = facts(comm).world;
     for (int r = 0; r < P; ++r) {
       if (lens[r] == 0) continue;
       if (!joined.empty()) joined += ",\n";
+      if (file.named.insert(world[r]).second) joined += metadata(world[r]) + ",\n";
       joined.append(all, static_cast<std::size_t>(displs[r]), static_cast<std::size_t>(lens[r]));
     }
-    const std::size_t before = body.size();
     if (!joined.empty()) body += (body.empty() ? "" : ",\n") + joined;
-    err = write_whole(target, body);
-    if (!err.empty()) body.resize(before);  // the next call writes a whole file again
+    const double t = now();
+    file.pending = true;
+    if (body.size() <= kSmall || t - file.written >= kEvery) {
+      err = write_whole(target, body);
+      file.written = t;
+      file.pending = !err.empty();
+    }
   }
   err = bcast_error(comm, err);
   if (!err.empty()) throw IoError("cannot write the trace '" + path + "': " + err);
