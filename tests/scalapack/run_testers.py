@@ -78,7 +78,13 @@ def tester_input(stock, own, gemm):
 
 
 def values(line):
-    return [int(v) for v in line.split("\t")[0].split()]
+    """The leading integers of an input line (Fortran's list-directed READ ignores the rest)."""
+    out = []
+    for token in line.split():
+        if not re.fullmatch(r"[+-]?\d+", token):
+            break
+        out.append(int(token))
+    return out
 
 
 def expected_tests(lines, ranks):
