@@ -71,6 +71,7 @@ Options to_options(const shardmm_options* o) {
   r.grid_m = o->grid_m, r.grid_n = o->grid_n, r.grid_k = o->grid_k;
   r.memory_limit = o->memory_limit;
   r.allow_fast = o->allow_fast != 0;
+  r.trace = o->trace ? o->trace : "";
   return r;
 }
 

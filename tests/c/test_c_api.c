@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shardmm/c/scalapack.h" /* compiles as C (declarations only: not linked here) */
 #include "shardmm/c/shardmm.h"
@@ -249,6 +250,42 @@ static void test_errors(shardmm_mesh mesh) {
   shardmm_matrix_destroy(A), shardmm_matrix_destroy(Cf), shardmm_matrix_destroy(Cbad);
 }
 
+/* Options.trace: the call's trace is in the file (a trace-event JSON object with the gemm span);
+ * a file whose directory does not exist fails the call with SHARDMM_ERROR_IO on every rank. */
+static void test_trace_option(shardmm_mesh mesh) {
+  void *a, *b, *c;
+  shardmm_matrix A = make(mesh, SHARDMM_F64, 16, 12, "A[I_X,J_Y]", 0, &a);
+  shardmm_matrix B = make(mesh, SHARDMM_F64, 12, 8, "B[I_X,J_Y]", 1, &b);
+  shardmm_matrix C = make(mesh, SHARDMM_F64, 16, 8, "C[I_X,J_Y]", 2, &c);
+  int id = (int)getpid();
+  MPI_Bcast(&id, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/shardmm_c_trace_%d.json", id);
+  shardmm_options o;
+  shardmm_options_init(&o);
+  CHECK(o.trace == NULL, "no trace by default");
+  o.trace = path;
+  const double one = 1, zero = 0;
+  CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, &o, NULL) == SHARDMM_OK, "traced gemm");
+  if (g_rank == 0) {
+    char text[256] = "";
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL, "no trace file %s", path);
+    if (f) {
+      CHECK(fread(text, 1, sizeof text - 1, f) > 0 && strstr(text, "\"traceEvents\""),
+            "%s is no trace", path);
+      fclose(f);
+    }
+    remove(path);
+  }
+  o.trace = "/nonexistent-shardmm-dir/t.json";
+  CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, &o, NULL) == SHARDMM_ERROR_IO &&
+            strstr(shardmm_last_error(), "no directory"),
+        "unwritable trace: %s", shardmm_last_error());
+  shardmm_matrix_destroy(A), shardmm_matrix_destroy(B), shardmm_matrix_destroy(C);
+  free(a), free(b), free(c);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -268,6 +305,7 @@ int main(int argc, char **argv) {
   test_double_summa_and_auto(mesh);
   test_complex_block_cyclic();
   test_errors(mesh);
+  test_trace_option(mesh);
   shardmm_mesh_destroy(mesh);
   MPI_Allreduce(MPI_IN_PLACE, &g_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0)

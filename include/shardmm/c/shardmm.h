@@ -94,6 +94,8 @@ typedef struct shardmm_options {
   int grid_m, grid_n, grid_k; /* 2.5D grid (all 0: the planner chooses) */
   int64_t memory_limit;       /* bytes per rank for the planner (0: SHARDMM_MEMORY_LIMIT) */
   int allow_fast;             /* AUTO may pick Strassen (default 0: classical only) */
+  const char *trace; /* trace this call into this file (Chrome trace-event JSON, for Perfetto;
+                        docs/PROFILING.md); NULL: the file SHARDMM_TRACE names, if any */
 } shardmm_options;
 
 /* What one shardmm_gemm did on this rank. */
