@@ -70,7 +70,7 @@ Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option
           check_target(comm, file_);
           f.checked.push_back(file_);
         }
-        if (!f.synced) sync_clock(comm, f);
+        if (!f.synced) align_clock(comm, f);
         recorder().clear();
       }
       if (watch.seconds > 0) {

@@ -2,8 +2,12 @@
 // message) with its clock reading t0; the asking rank reads its clock at t1 (send) and t2
 // (reply), and offset = (t1 + t2) / 2 - t0 with the smallest round trip of kRounds wins. Rank
 // 0's reading happened somewhere inside [t1, t2], so the offset is right within half that
-// round trip (CommFacts::error). Ranks are served one after another.
+// round trip (CommFacts::error). Ranks are served one after another. A rank keeps the offset it
+// measured to a process for every later communicator led by that process: its spans in one file
+// then share one clock correction (two estimates would shift one call against the next).
 #include <limits>
+#include <map>
+#include <utility>
 
 #include "comm/mpi_check.hpp"
 #include "trace/events.hpp"
@@ -12,6 +16,12 @@ namespace shardmm::trace {
 namespace {
 constexpr int kRounds = 10;
 constexpr int kTag = 31249;  // below the standard's smallest MPI_TAG_UB (32767)
+
+// Offset and error to each leading process measured so far, by its world rank.
+std::map<int, std::pair<double, double>>& measured() {
+  static std::map<int, std::pair<double, double>> m;
+  return m;
+}
 }  // namespace
 
 void sync_clock(MPI_Comm comm, CommFacts& f) {
@@ -39,6 +49,25 @@ void sync_clock(MPI_Comm comm, CommFacts& f) {
         f.error = best / 2;
       }
     }
+  }
+  f.synced = true;
+}
+
+}  // namespace shardmm::trace
+
+namespace shardmm::trace {
+
+void align_clock(MPI_Comm comm, CommFacts& f) {
+  const int leader = f.world.at(0);
+  const auto known = measured().find(leader);
+  int need = known == measured().end() ? 1 : 0;
+  SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, &need, 1, MPI_INT, MPI_MAX, comm));
+  if (need) sync_clock(comm, f);
+  if (known != measured().end()) {
+    f.offset = known->second.first;
+    f.error = known->second.second;
+  } else {
+    measured()[leader] = {f.offset, f.error};
   }
   f.synced = true;
 }

@@ -57,6 +57,9 @@ CommFacts& facts(MPI_Comm comm);
 /// Collective over `comm`, once per communicator: estimates this rank's clock offset to rank
 /// 0 by ping-pong (the round trip with the smallest time of several wins).
 void sync_clock(MPI_Comm comm, CommFacts& f);
+/// Collective over `comm`, once per communicator: the offset this rank measured before to the
+/// communicator's rank 0 (the same process), else sync_clock's.
+void align_clock(MPI_Comm comm, CommFacts& f);
 
 /// This rank's records as trace-event JSON objects separated by ",\n", times on the clock of
 /// rank 0 (`offset` subtracted), in microseconds; `pid` is the world rank.

@@ -3,7 +3,7 @@
 ScaLAPACK code relinked to the p?gemm drop-in, an example) on NP ranks with the variable
 pointing into a fresh directory, then checks the file with scripts/trace-summary: it parses as
 trace-event JSON, every rank 0..NP-1 has a named track whose spans nest, each has at least one
-gemm call, the summary reads it and --png draws it (when gnuplot is there).
+gemm (the call, or a phase of the drop-in's PxGEMM), the summary reads it and --png draws it (when gnuplot is there).
 
 Usage: frontend_trace.py NP MPIEXEC [MPIEXEC_FLAG...] -- PROGRAM [ARG...]"""
 import json
@@ -43,7 +43,8 @@ def main():
                 sys.exit("FAIL: rank %d has no call in the trace" % r)
         with open(trace) as f:
             events = json.load(f)["traceEvents"]
-        gemms = {e["pid"] for e in events if e.get("cat") == "call" and e["name"] == "gemm"}
+        # gemm is the call, or a phase of the drop-in's PxGEMM call
+        gemms = {e["pid"] for e in events if e.get("cat") in ("call", "phase") and e["name"] == "gemm"}
         if gemms != set(range(np_)):
             sys.exit("FAIL: gemm calls on ranks %s, expected all of 0..%d" % (sorted(gemms), np_ - 1))
         print(run([SUMMARY, trace]))
