@@ -26,6 +26,7 @@
 #include "scalapack/descriptor.hpp"
 #include "shardmm/c/scalapack.h"
 #include "shardmm/gemm.hpp"
+#include "trace/call.hpp"
 
 namespace shardmm::scalapack {
 namespace {
@@ -110,6 +111,7 @@ void run(const char* routine, const Grid& g, SHARDMM_PXGEMM_PARAMS(void)) {
   constexpr int kContextOfA = kDescA * 100 + kCtxt + 1;  // PBLAS: -(1001 + CTXT_)
   if (!g.member()) return report_illegal(g, routine, kContextOfA);
   const Mesh mesh = grid_mesh(g);
+  trace::Call traced(mesh.comm(), routine);  // "PDGEMM": its checks and its gemm, when traced
   const Call x = parse(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c,
                        ic, jc, descc);
   if (const int code = agreed_code(g, mesh, x); code != 0)
