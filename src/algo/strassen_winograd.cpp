@@ -70,6 +70,8 @@ struct Product {
   index_t ldc;
 };
 
+// recurse -> step -> sub -> recurse is the algorithm itself: depth <= levels <= kMaxLevels (6).
+// NOLINTBEGIN(misc-no-recursion)
 template <class T>
 void recurse(const Product<T>& p, int levels, T* work);
 
@@ -140,7 +142,6 @@ void peel(const Product<T>& p) {
                p.beta, p.C + n0 * p.ldc, p.ldc);
 }
 
-// NOLINTNEXTLINE(misc-no-recursion): the algorithm is this recursion, depth <= levels (<= 6)
 template <class T>
 void recurse(const Product<T>& p, int levels, T* work) {
   if (levels <= 0 || p.m < 2 || p.n < 2 || p.k < 2) {
@@ -150,6 +151,7 @@ void recurse(const Product<T>& p, int levels, T* work) {
   step(p, levels, work);
   peel(p);
 }
+// NOLINTEND(misc-no-recursion)
 
 }  // namespace
 
