@@ -1,0 +1,96 @@
+// Out-of-core products of matrix files: C <- alpha op(A) op(B) + beta C0 where A, B, C0 and C
+// live in .npy or raw files and need not fit in memory. Under a per-rank budget
+// (Options::memory_limit, else SHARDMM_MEMORY_LIMIT) the in-core path runs when the operands
+// fit; otherwise C is computed in blocks that fit, each block streaming k-panels of op(A) and
+// op(B) from the files, read ahead (double-buffered) while the current panel multiplies.
+// docs/OUT_OF_CORE.md describes the schedule and when each I/O method wins.
+#pragma once
+
+#include <mpi.h>
+
+#include <complex>
+#include <cstdint>
+#include <string>
+
+#include "shardmm/options.hpp"
+#include "shardmm/types.hpp"
+
+namespace shardmm {
+
+/// How the out-of-core path reads panels: collective MPI-IO (MPI_File_iread_at_all through a
+/// subarray file view; the default, what parallel file systems want) or mmap (each rank maps
+/// only the byte span of the panel it reads, with madvise hints, copied by a reader thread).
+enum class IoMethod { MpiIo, Mmap };
+
+std::string to_string(IoMethod io);
+IoMethod parse_io_method(std::string_view text);  ///< "mpiio" | "mmap"
+
+/// A matrix in a file. An .npy file's header gives dtype, shape and order (the fields are
+/// filled in by describe_file); a raw file is exactly rows*cols*dtype_size bytes.
+struct MatrixFile {
+  std::string path;
+  bool raw = false;
+  Dtype dtype = Dtype::F64;
+  index_t rows = 0, cols = 0;  ///< as stored
+  bool fortran_order = true;   ///< column-major (true) or row-major (false)
+  std::int64_t data_offset = 0;
+
+  static MatrixFile npy(std::string path);
+  static MatrixFile raw_file(std::string path, Dtype dtype, index_t rows, index_t cols,
+                             bool fortran_order);
+};
+
+/// Collective: for an .npy file, reads its header (rank 0) and fills in dtype, shape, order and
+/// data offset; for a raw file, checks its size. Same IoError on every rank when unusable.
+MatrixFile describe_file(MatrixFile f, MPI_Comm comm);
+
+/// The schedule of a product under a budget (the same on every rank).
+struct OocPlan {
+  bool out_of_core = false;
+  std::int64_t budget = 0;      ///< bytes per rank in force (0: none)
+  std::int64_t min_budget = 0;  ///< the least budget the out-of-core path can run in
+  index_t m = 0, n = 0, k = 0;
+  index_t bm = 0, bn = 0, kb = 0;  ///< C block rows x cols, k-panel width (out of core)
+  index_t blocks = 0;              ///< C blocks in all, dealt round-robin to the ranks
+  int passes_a = 0, passes_b = 0;  ///< times op(A) / op(B) is read whole
+  std::int64_t bytes_read = 0, bytes_written = 0;  ///< by the busiest rank
+  std::string to_string() const;
+};
+
+/// What ran.
+struct FileGemmReport {
+  OocPlan plan;
+  double seconds = 0, io_wait_seconds = 0, compute_seconds = 0;  ///< this rank
+  std::int64_t bytes_read = 0, bytes_written = 0;                ///< this rank
+  std::int64_t peak_rss = 0;                                     ///< this rank (VmHWM), bytes
+};
+
+/// The settings of gemm_files besides Options.
+struct FileGemmSettings {
+  IoMethod io = IoMethod::MpiIo;
+  /// Run the out-of-core path even when everything fits (testing, benchmarks).
+  bool force_out_of_core = false;
+  /// Called on rank 0 after each C block with (blocks done, blocks in all).
+  void (*progress)(index_t done, index_t total, void* user) = nullptr;
+  void* progress_user = nullptr;
+};
+
+/// Collective: the plan gemm_files would follow (no data moves; the files described). `c0`
+/// with an empty path: no C0. `out_fortran_order`: the result's order (a C0 in the other
+/// order needs a staging block). Throws InvalidArgument / DimensionMismatch on a bad
+/// product, OutOfMemory when the budget cannot hold one panel (the message says the minimum).
+OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,
+                   const MatrixFile& c0, bool out_fortran_order, const Options& options = {},
+                   bool force_out_of_core = false);
+
+/// Collective over `comm`: out <- alpha op(A) op(B) + beta C0 (C0: `c0`, read when
+/// beta != 0; it must not be `out`). `out` is written as .npy (raw = false) or raw, in its
+/// fortran_order, to a temporary file in its directory renamed onto out.path only after every
+/// rank succeeded. Every check (files, shapes, dtypes, budget, destination) runs before any
+/// data moves and fails with the same error on every rank.
+FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,
+                          std::complex<double> alpha, std::complex<double> beta,
+                          const MatrixFile& c0, const MatrixFile& out, const Options& options = {},
+                          const FileGemmSettings& settings = {});
+
+}  // namespace shardmm

@@ -1,0 +1,176 @@
+// The two panel readers. MPI-IO: per slot a file handle whose view is the panel's subarray,
+// read with MPI_File_iread_at_all (collective, non-blocking), so the read of panel s+1 runs
+// while panel s multiplies. mmap: a reader thread maps the panel's byte span of the file in
+// windows of at most kWindow bytes (MADV_SEQUENTIAL | MADV_WILLNEED), copies the panel's runs
+// out and unmaps each window, so mapped pages never hold more than a window per slot.
+#include "ooc/panel_reader.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <future>
+
+#include "comm/mpi_check.hpp"
+#include "io/file_transfer.hpp"
+#include "shardmm/error.hpp"
+
+namespace shardmm::ooc {
+namespace {
+
+constexpr std::int64_t kWindow = std::int64_t{4} << 20;  // bytes mapped at once per slot
+
+class MpiIoReader final : public PanelReader {
+ public:
+  MpiIoReader(const MatrixFile& f, MPI_Comm comm) : f_(f), etype_(mpi_element(f.dtype)) {
+    fh_[0] = io::open_file(comm, f.path, MPI_MODE_RDONLY);
+    fh_[1] = io::open_file(comm, f.path, MPI_MODE_RDONLY);
+  }
+  ~MpiIoReader() override {
+    for (int s = 0; s < 2; ++s) {
+      if (req_[s] != MPI_REQUEST_NULL) MPI_Wait(&req_[s], MPI_STATUS_IGNORE);
+      MPI_File_close(&fh_[s]);  // collective: every rank destroys its reader at the same step
+    }
+  }
+  MpiIoReader(const MpiIoReader&) = delete;
+  MpiIoReader& operator=(const MpiIoReader&) = delete;
+
+  void start(int slot, const Sub& s, void* buf) override {
+    MPI_Datatype ftype = sub_filetype(f_, s, etype_);
+    err_[slot] = io::mpi_io_error(
+        MPI_File_set_view(fh_[slot], f_.data_offset, etype_, ftype, "native", MPI_INFO_NULL),
+        "MPI_File_set_view");
+    if (ftype != etype_) SHARDMM_MPI(MPI_Type_free(&ftype));
+    want_[slot] = err_[slot].empty() ? static_cast<int>(s.elems()) : 0;  // still join
+    const int rc = MPI_File_iread_at_all(fh_[slot], 0, buf, want_[slot], etype_, &req_[slot]);
+    if (err_[slot].empty()) err_[slot] = io::mpi_io_error(rc, "MPI_File_iread_at_all");
+  }
+
+  std::string wait(int slot) override {
+    MPI_Status st;
+    SHARDMM_MPI(MPI_Wait(&req_[slot], &st));
+    if (!err_[slot].empty()) return err_[slot];
+    int got = 0;
+    SHARDMM_MPI(MPI_Get_count(&st, etype_, &got));
+    if (got != want_[slot])
+      return "short read: " + std::to_string(got) + " of " + std::to_string(want_[slot]) +
+             " elements (the file was truncated?)";
+    bytes_ += static_cast<std::int64_t>(got) * static_cast<std::int64_t>(dtype_size(f_.dtype));
+    return "";
+  }
+
+ private:
+  MatrixFile f_;
+  MPI_Datatype etype_;
+  MPI_File fh_[2] = {MPI_FILE_NULL, MPI_FILE_NULL};
+  MPI_Request req_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  std::string err_[2];
+  int want_[2] = {0, 0};
+};
+
+// Copies the runs of `s` (file order) from the file into `out`, a window at a time.
+std::string copy_mapped(int fd, const MatrixFile& f, const Sub& s, char* out) {
+  const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
+  // Runs: one per major index (a column for Fortran order, a row for C order).
+  const index_t major0 = f.fortran_order ? s.c0 : s.r0, major1 = f.fortran_order ? s.c1 : s.r1;
+  const index_t minor0 = f.fortran_order ? s.r0 : s.c0, minor1 = f.fortran_order ? s.r1 : s.c1;
+  const index_t extent = f.fortran_order ? f.rows : f.cols;
+  const std::int64_t run = (minor1 - minor0) * es;
+  const std::int64_t page = ::sysconf(_SC_PAGESIZE);
+  index_t a = major0;
+  while (a < major1) {
+    const std::int64_t first = f.data_offset + (a * extent + minor0) * es;
+    index_t b = a + 1;  // runs [a, b) in this window
+    while (b < major1 && f.data_offset + (b * extent + minor0) * es + run - first <= kWindow) ++b;
+    const std::int64_t last = f.data_offset + ((b - 1) * extent + minor0) * es + run;
+    const std::int64_t base = first / page * page;
+    const auto len = static_cast<std::size_t>(last - base);
+    void* map = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(base));
+    if (map == MAP_FAILED) return std::string("mmap failed: ") + std::strerror(errno);
+    ::madvise(map, len, MADV_SEQUENTIAL);
+    ::madvise(map, len, MADV_WILLNEED);
+    const char* m = static_cast<const char*>(map);
+    for (index_t i = a; i < b; ++i, out += run)
+      std::memcpy(out, m + (f.data_offset + (i * extent + minor0) * es - base),
+                  static_cast<std::size_t>(run));
+    ::munmap(map, len);  // the pages behind leave this rank's resident set
+    a = b;
+  }
+  return "";
+}
+
+class MmapReader final : public PanelReader {
+ public:
+  MmapReader(const MatrixFile& f, MPI_Comm comm) : f_(f) {
+    fd_ = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
+    std::string err = fd_ < 0 ? std::string("open failed: ") + std::strerror(errno) : "";
+    err = io::first_error(comm, err);
+    if (!err.empty()) {
+      if (fd_ >= 0) ::close(fd_);
+      throw IoError("cannot read '" + f.path + "': " + err);
+    }
+  }
+  ~MmapReader() override {
+    for (auto& job : job_)
+      if (job.valid()) job.wait();
+    ::close(fd_);
+  }
+  MmapReader(const MmapReader&) = delete;
+  MmapReader& operator=(const MmapReader&) = delete;
+
+  void start(int slot, const Sub& s, void* buf) override {
+    if (s.elems() == 0) {
+      job_[slot] = std::async(std::launch::deferred, [] { return std::string(); });
+      return;
+    }
+    bytes_ += s.elems() * static_cast<std::int64_t>(dtype_size(f_.dtype));
+    job_[slot] = std::async(std::launch::async, [this, s, buf] {
+      try {
+        return copy_mapped(fd_, f_, s, static_cast<char*>(buf));
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+    });
+  }
+
+  std::string wait(int slot) override { return job_[slot].get(); }
+
+ private:
+  MatrixFile f_;
+  int fd_ = -1;
+  std::future<std::string> job_[2];
+};
+
+}  // namespace
+
+MPI_Datatype mpi_element(Dtype d) {
+  switch (d) {
+    case Dtype::F32: return MPI_FLOAT;
+    case Dtype::F64: return MPI_DOUBLE;
+    case Dtype::C64: return MPI_C_FLOAT_COMPLEX;
+    case Dtype::C128: return MPI_C_DOUBLE_COMPLEX;
+  }
+  return MPI_BYTE;
+}
+
+MPI_Datatype sub_filetype(const MatrixFile& f, const Sub& s, MPI_Datatype etype) {
+  if (s.elems() == 0) return etype;
+  const int sizes[2] = {static_cast<int>(f.rows), static_cast<int>(f.cols)};
+  const int subs[2] = {static_cast<int>(s.r1 - s.r0), static_cast<int>(s.c1 - s.c0)};
+  const int starts[2] = {static_cast<int>(s.r0), static_cast<int>(s.c0)};
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  SHARDMM_MPI(MPI_Type_create_subarray(
+      2, sizes, subs, starts, f.fortran_order ? MPI_ORDER_FORTRAN : MPI_ORDER_C, etype, &t));
+  SHARDMM_MPI(MPI_Type_commit(&t));
+  return t;
+}
+
+std::unique_ptr<PanelReader> make_reader(IoMethod io, const MatrixFile& f, MPI_Comm comm) {
+  if (io == IoMethod::Mmap) return std::make_unique<MmapReader>(f, comm);
+  return std::make_unique<MpiIoReader>(f, comm);
+}
+
+}  // namespace shardmm::ooc

@@ -1,0 +1,105 @@
+// Out-of-core block choice (Hong & Kung): a bm x bn block of C stays resident while k-panels
+// of op(A) (bm x kb) and op(B) (kb x bn) stream past it, two of each in flight. op(A) is read
+// once per column of blocks (n / bn passes), op(B) once per row of blocks (m / bm passes), so
+// larger blocks read less; the budget bounds bm*bn + 2 kb (bm + bn).
+#include "plan/ooc_cost.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "shardmm/error.hpp"
+
+namespace shardmm::plan {
+namespace {
+
+constexpr index_t kMinSide = 16;                      // smallest block side / panel width
+constexpr std::int64_t kOpBytes = 256 * 1024;         // a panel read's latency, in bytes
+constexpr index_t kMaxPanelElems = index_t{1} << 30;  // one MPI read's count stays an int
+
+index_t ceil_div(index_t a, index_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
+
+// Fills in blocks, passes and bytes of a shape.
+void account(const OocProblem& p, OocPlan& s) {
+  const index_t tm = ceil_div(p.m, s.bm), tn = ceil_div(p.n, s.bn);
+  s.blocks = tm * tn;
+  s.passes_a = static_cast<int>(tn);
+  s.passes_b = static_cast<int>(tm);
+  const index_t mine = ceil_div(s.blocks, p.ranks);  // the busiest rank's blocks
+  const std::int64_t per_block_read = (s.bm + s.bn) * p.k + (p.with_c0 ? s.bm * s.bn : 0);
+  s.bytes_read = mine * per_block_read * p.elem;
+  s.bytes_written = mine * s.bm * s.bn * p.elem;
+}
+
+}  // namespace
+
+std::int64_t ooc_buffer_bytes(const OocProblem& p, index_t bm, index_t bn, index_t kb) {
+  const index_t c = bm * bn * (p.c0_staging ? 2 : 1);
+  return (c + 2 * kb * (bm + bn)) * p.elem;
+}
+
+std::int64_t ooc_min_budget(const OocProblem& p) {
+  return ooc_buffer_bytes(p, std::min(p.m, kMinSide), std::min(p.n, kMinSide),
+                          std::min(p.k, kMinSide));
+}
+
+OocPlan ooc_schedule(const OocProblem& p) {
+  OocPlan best;
+  best.m = p.m, best.n = p.n, best.k = p.k, best.budget = p.budget;
+  best.min_budget = ooc_min_budget(p);
+  best.out_of_core = true;
+  if (p.budget < best.min_budget)
+    throw OutOfMemory("memory budget of " + std::to_string(p.budget) +
+                      " bytes per rank is too small for the out-of-core path: it needs at least " +
+                      std::to_string(best.min_budget) + " bytes (a " +
+                      std::to_string(std::min(p.m, kMinSide)) + "x" +
+                      std::to_string(std::min(p.n, kMinSide)) + " block of C and two " +
+                      std::to_string(std::min(p.k, kMinSide)) +
+                      "-wide panels each of A and B); raise --memory-limit");
+  const index_t words = p.budget / p.elem;
+  double best_cost = std::numeric_limits<double>::infinity();
+  const index_t kbs[] = {1024, 512, 256, 128, 64, 32, 16};
+  const index_t tmax = std::min<index_t>(ceil_div(p.m, std::min(p.m, kMinSide)), 20000);
+  for (index_t t = 1; t <= tmax; ++t) {
+    const index_t bm = ceil_div(p.m, t);
+    if (t > 1 && bm == ceil_div(p.m, t - 1)) continue;
+    for (index_t kb0 : kbs) {
+      const index_t kb = std::min(kb0, p.k);
+      const index_t per_col = bm * (p.c0_staging ? 2 : 1) + 2 * kb;  // words per C column
+      const index_t bn = std::min(p.n, (words - 2 * kb * bm) / std::max<index_t>(per_col, 1));
+      if (bn < std::min(p.n, kMinSide) || bm * kb > kMaxPanelElems || bn * kb > kMaxPanelElems ||
+          bm * bn > kMaxPanelElems)
+        continue;
+      OocPlan s = best;
+      s.bm = bm, s.bn = bn, s.kb = kb;
+      account(p, s);
+      const index_t mine = ceil_div(s.blocks, p.ranks);
+      const double cost = static_cast<double>(s.bytes_read) +
+                          static_cast<double>(mine * 2 * ceil_div(p.k, kb) * kOpBytes);
+      if (cost < best_cost) best_cost = cost, best = s;
+    }
+  }
+  if (best.bm == 0) {  // the minimum shape fits by the check above
+    best.bm = std::min(p.m, kMinSide), best.bn = std::min(p.n, kMinSide);
+    best.kb = std::min(p.k, kMinSide);
+    account(p, best);
+  }
+  return best;
+}
+
+double ooc_seconds(const OocPlan& s, std::int64_t elem, double flops_per_s,
+                   double disk_bytes_per_s) {
+  const double mine = static_cast<double>(s.blocks) > 0
+                          ? static_cast<double>(s.bytes_written) /
+                                static_cast<double>(std::max<index_t>(s.bm * s.bn * elem, 1))
+                          : 0.0;  // blocks of the busiest rank
+  const double flops = 2.0 * mine * static_cast<double>(s.bm * s.bn * s.k);
+  const double compute = flops / std::max(flops_per_s, 1.0);
+  const double io =
+      static_cast<double>(s.bytes_read + s.bytes_written) / std::max(disk_bytes_per_s, 1.0);
+  const double first =
+      static_cast<double>((s.bm + s.bn) * s.kb * elem) / std::max(disk_bytes_per_s, 1.0);
+  return std::max(compute, io) + first;
+}
+
+}  // namespace shardmm::plan
