@@ -70,13 +70,13 @@ std::vector<int> culprits(const Report& r, const std::map<int, const Report*>& b
 
 std::string format_line(const Report& r, double idle_seconds) {
   char head[64];
-  std::snprintf(head, sizeof head, "no progress for %.1f s in ", idle_seconds);
+  (void)std::snprintf(head, sizeof head, "no progress for %.1f s in ", idle_seconds);
   return head + where(r) + " (" + r.stack + "): " + waiting(r);
 }
 
 std::string serialize(const Report& r) {
   char time[32];
-  std::snprintf(time, sizeof time, "%.3f", r.time);
+  (void)std::snprintf(time, sizeof time, "%.3f", r.time);
   return "rank=" + std::to_string(r.rank) + "\ntime=" + time + "\nphase=" + one_line(r.phase) +
          "\nstep=" + std::to_string(r.step) + "\nstack=" + one_line(r.stack) +
          "\nop=" + one_line(r.op) + "\nwhat=" + one_line(r.what) + "\nmembers=" + join(r.members) +

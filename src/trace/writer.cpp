@@ -30,8 +30,8 @@ std::string micros(std::int64_t ns) {
   const bool neg = ns < 0;
   const std::int64_t a = neg ? -ns : ns;
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%s%lld.%03lld", neg ? "-" : "", static_cast<long long>(a / 1000),
-                static_cast<long long>(a % 1000));
+  (void)std::snprintf(buf, sizeof buf, "%s%lld.%03lld", neg ? "-" : "",
+                      static_cast<long long>(a / 1000), static_cast<long long>(a % 1000));
   return buf;
 }
 
@@ -41,32 +41,41 @@ std::string number(const Arg& a) {
   if (a.integral) return std::to_string(std::llround(a.num));
   if (!std::isfinite(a.num)) return "null";
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%.6g", a.num);
+  (void)std::snprintf(buf, sizeof buf, "%.6g", a.num);
   return buf;
 }
 
 std::string args_of(const Event& e) {
   std::string s = "{";
-  if (e.step >= 0) s += "\"step\":" + std::to_string(e.step);
+  if (e.step >= 0) s += R"("step":)" + std::to_string(e.step);
   for (const Arg& a : e.args) {
     if (s.size() > 1) s += ",";
-    s += quoted(a.key) + ":" + (a.is_text ? quoted(a.text) : number(a));
+    s += quoted(a.key);
+    s += ":";
+    s += a.is_text ? quoted(a.text) : number(a);
   }
   return s + "}";
 }
 
+// The fields every event of a rank has: {"name":...,"ph":...,"ts":...,"pid":...,"tid":0
 std::string head(const char* name, const char* ph, std::int64_t ts, int pid) {
-  return "{\"name\":" + quoted(name) + ",\"ph\":\"" + ph + "\",\"ts\":" + micros(ts) +
-         ",\"pid\":" + std::to_string(pid) + ",\"tid\":0";
+  std::string s = R"({"name":)" + quoted(name);
+  s += R"(,"ph":")";
+  s += ph;
+  s += R"(","ts":)" + micros(ts);
+  s += R"(,"pid":)" + std::to_string(pid);
+  return s + R"(,"tid":0)";
 }
 
+// The rank's track: named "rank N", sorted by N, its thread named "shardmm".
 std::string metadata(int pid) {
   const std::string p = std::to_string(pid);
-  return "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" + p + ",\"args\":{\"name\":\"rank " +
-         p + "\"}},\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" + p +
-         ",\"args\":{\"sort_index\":" + p +
-         "}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + p +
-         ",\"tid\":0,\"args\":{\"name\":\"shardmm\"}}";
+  std::string s = R"({"name":"process_name","ph":"M","pid":)" + p;
+  s += R"(,"args":{"name":"rank )" + p + R"("}},)" + "\n";
+  s += R"({"name":"process_sort_index","ph":"M","pid":)" + p;
+  s += R"(,"args":{"sort_index":)" + p + "}},\n";
+  s += R"({"name":"thread_name","ph":"M","pid":)" + p;
+  return s + R"(,"tid":0,"args":{"name":"shardmm"}})";
 }
 
 std::string write_whole(const std::string& path, const std::string& body);
@@ -121,9 +130,10 @@ std::string write_whole(const std::string& path, const std::string& body) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) return "cannot create '" + tmp + "'";
-  const std::string top = "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"shardmm " +
-                          std::string(version_string) + "\",\"clock\":\"steady, aligned to " +
-                          "rank 0 of each call's communicator\"},\"traceEvents\":[\n";
+  std::string top = R"({"displayTimeUnit":"ms","otherData":{"producer":"shardmm )";
+  top += version_string;
+  top += R"(","clock":"steady, aligned to rank 0 of each call's communicator"},)";
+  top += "\"traceEvents\":[\n";
   const std::string end = "\n]}\n";
   bool ok = std::fwrite(top.data(), 1, top.size(), f) == top.size();
   ok = ok && std::fwrite(body.data(), 1, body.size(), f) == body.size();
@@ -158,7 +168,7 @@ std::string quoted(const std::string& text) {
       s += c;
     } else if (static_cast<unsigned char>(c) < 0x20) {
       char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      (void)std::snprintf(buf, sizeof buf, R"(\u%04x)", static_cast<unsigned>(c));
       s += buf;
     } else {
       s += c;
@@ -175,17 +185,21 @@ std::string serialize(const std::vector<Event>& events, int pid, double offset) 
     if (!out.empty()) out += ",\n";
     const std::int64_t t0 = nanos(e.t0 - offset);
     const std::int64_t t1 = nanos((e.t1 < 0 ? closed : e.t1) - offset);
-    if (e.ph == 'C') {
-      out += head(e.name, "C", t0, pid) + ",\"args\":{" + quoted(e.name) + ":" +
-             (e.args.empty() ? "0" : number(e.args[0])) + "}}";
-    } else if (e.ph == 'b') {
-      const std::string id = ",\"cat\":\"flight\",\"id\":\"" + std::to_string(pid) + "." +
-                             std::to_string(next_id++) + "\"";
-      out += head(e.name, "b", t0, pid) + id + ",\"args\":" + args_of(e) + "},\n" +
-             head(e.name, "e", t1, pid) + id + "}";
+    if (e.ph == 'C') {  // a counter: its track is named after it, its value the argument
+      out += head(e.name, "C", t0, pid);
+      out += R"(,"args":{)" + quoted(e.name) + ":";
+      out += (e.args.empty() ? "0" : number(e.args[0])) + "}}";
+    } else if (e.ph == 'b') {  // in flight: a begin and an end with one id
+      const std::string id = R"(,"cat":"flight","id":")" + std::to_string(pid) + "." +
+                             std::to_string(next_id++) + R"(")";
+      out += head(e.name, "b", t0, pid) + id;
+      out += R"(,"args":)" + args_of(e) + "},\n";
+      out += head(e.name, "e", t1, pid) + id + "}";
     } else {
-      out += head(e.name, "X", t0, pid) + ",\"dur\":" + micros(t1 - t0) +
-             ",\"cat\":" + quoted(category_name(e.cat)) + ",\"args\":" + args_of(e) + "}";
+      out += head(e.name, "X", t0, pid);
+      out += R"(,"dur":)" + micros(t1 - t0);
+      out += R"(,"cat":)" + quoted(category_name(e.cat));
+      out += R"(,"args":)" + args_of(e) + "}";
     }
   }
   return out;
