@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,24 @@ namespace shardmm::ooc {
 namespace {
 
 constexpr std::int64_t kWindow = std::int64_t{4} << 20;  // bytes mapped at once per slot
+
+// One past the last byte of `s` in the file.
+std::int64_t end_byte(const MatrixFile& f, const Sub& s) {
+  const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
+  const index_t last = f.fortran_order ? (s.c1 - 1) * f.rows + s.r1 : (s.r1 - 1) * f.cols + s.c1;
+  return f.data_offset + last * es;
+}
+
+// "" when the file still holds `s`: Open MPI's non-blocking read past the end of a file
+// never completes, so a file cut short while streaming is caught here instead.
+std::string check_size(const MatrixFile& f, const Sub& s) {
+  struct stat st {};
+  if (s.elems() == 0) return "";
+  if (::stat(f.path.c_str(), &st) != 0) return std::string("stat failed: ") + std::strerror(errno);
+  if (st.st_size >= end_byte(f, s)) return "";
+  return "short read: the file has " + std::to_string(st.st_size) + " bytes, the panel needs " +
+         std::to_string(end_byte(f, s)) + " (the file was truncated?)";
+}
 
 class MpiIoReader final : public PanelReader {
  public:
@@ -39,10 +58,12 @@ class MpiIoReader final : public PanelReader {
   MpiIoReader& operator=(const MpiIoReader&) = delete;
 
   void start(int slot, const Sub& s, void* buf) override {
-    MPI_Datatype ftype = sub_filetype(f_, s, etype_);
-    err_[slot] = io::mpi_io_error(
+    err_[slot] = check_size(f_, s);
+    MPI_Datatype ftype = sub_filetype(f_, err_[slot].empty() ? s : Sub{}, etype_);
+    const std::string view = io::mpi_io_error(  // collective: every rank sets a view
         MPI_File_set_view(fh_[slot], f_.data_offset, etype_, ftype, "native", MPI_INFO_NULL),
         "MPI_File_set_view");
+    if (err_[slot].empty()) err_[slot] = view;
     if (ftype != etype_) SHARDMM_MPI(MPI_Type_free(&ftype));
     want_[slot] = err_[slot].empty() ? static_cast<int>(s.elems()) : 0;  // still join
     const int rc = MPI_File_iread_at_all(fh_[slot], 0, buf, want_[slot], etype_, &req_[slot]);
@@ -86,6 +107,10 @@ std::string copy_mapped(int fd, const MatrixFile& f, const Sub& s, char* out) {
     index_t b = a + 1;  // runs [a, b) in this window
     while (b < major1 && f.data_offset + (b * extent + minor0) * es + run - first <= kWindow) ++b;
     const std::int64_t last = f.data_offset + ((b - 1) * extent + minor0) * es + run;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_size < last)  // a shrunk file would fault (SIGBUS)
+      return "short read: the file has " + std::to_string(st.st_size) + " bytes, the panel needs " +
+             std::to_string(last) + " (the file was truncated?)";
     const std::int64_t base = first / page * page;
     const auto len = static_cast<std::size_t>(last - base);
     void* map = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(base));

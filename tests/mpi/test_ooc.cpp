@@ -1,0 +1,195 @@
+// gemm_files: the out-of-core path against a serial OpenBLAS reference on small odd shapes
+// with a tiny budget (several C blocks, several k-panels, passes over A and B), every dtype,
+// op, file order and both I/O methods; beta != 0 with C0 in either order; the in-core path;
+// and bad input: refused on every rank with the same message, nothing written.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/instantiate.hpp"
+#include "mpi/ooc_test_util.hpp"
+#include "shardmm/error.hpp"
+
+namespace shardmm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ooc::Stored;
+
+[[maybe_unused]] ::testing::Environment* const g_env =
+    ::testing::AddGlobalTestEnvironment(new npy::TempDir);
+
+// A budget of `words` elements of T.
+template <class T>
+Options budget(index_t words) {
+  Options o;
+  o.memory_limit = words * static_cast<index_t>(sizeof(T));
+  return o;
+}
+
+constexpr index_t kWords = 1600;  // a few 20 x 20 blocks of C with 16-wide panels
+constexpr double kBound = 20;     // normwise error, units of eps
+
+template <class T>
+T scalar(double re, double im) {
+  if constexpr (is_complex_v<T>) return T(static_cast<real_t<T>>(re), static_cast<real_t<T>>(im));
+  else return static_cast<T>(re);
+}
+
+// The stored shape of an operand whose op is m x n.
+Stored stored(Op op, index_t m, index_t n, int seed, bool fortran) {
+  return op == Op::N ? Stored{m, n, seed, fortran} : Stored{n, m, seed, fortran};
+}
+
+template <class T>
+class OocTyped : public ::testing::Test {};
+using Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;
+TYPED_TEST_SUITE(OocTyped, Types);
+
+TYPED_TEST(OocTyped, EveryOpOrderAndIoMethod) {
+  using T = TypeParam;
+  const index_t m = 37, n = 29, k = 45;
+  const Op ops[] = {Op::N, Op::T, Op::C};
+  for (int idx = 0; idx < 9; ++idx) {
+    const Op opA = ops[idx / 3], opB = ops[idx % 3];
+    const Stored a = stored(opA, m, k, 1, idx % 2 == 0), b = stored(opB, k, n, 2, idx % 4 < 2);
+    const MatrixFile fa = idx == 4 ? ooc::put_raw<T>("a.raw", a) : ooc::put_npy<T>("a.npy", a);
+    const MatrixFile fb = ooc::put_npy<T>("b.npy", b);
+    MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
+    out.fortran_order = idx % 3 != 1;
+    FileGemmSettings s;
+    s.io = idx % 2 == 0 ? IoMethod::MpiIo : IoMethod::Mmap;
+    const T alpha = scalar<T>(1.5, -0.5);
+    const auto rep = gemm_files(MPI_COMM_WORLD, opA, fa, opB, fb, alpha, 0.0, MatrixFile{}, out,
+                                budget<T>(kWords), s);
+    const std::string what = "op " + to_string(opA) + to_string(opB) + " io " + to_string(s.io) +
+                             " " + rep.plan.to_string();
+    EXPECT_TRUE(rep.plan.out_of_core) << what;
+    EXPECT_GT(rep.plan.blocks, 1) << what;
+    EXPECT_LT(rep.plan.kb, k) << what;
+    EXPECT_LE(ooc::result_error<T>(opA, a, opB, b, alpha, T(0), nullptr, out.path), kBound) << what;
+  }
+  EXPECT_EQ(npy::leftover_temps(), 0);
+}
+
+TYPED_TEST(OocTyped, BetaReadsC0InEitherOrder) {
+  using T = TypeParam;
+  const index_t m = 33, n = 40, k = 35;
+  const Stored a{m, k, 3, true}, b{n, k, 4, false}, c0{m, n, 5, false};
+  const MatrixFile fa = ooc::put_npy<T>("a.npy", a), fb = ooc::put_npy<T>("b.npy", b);
+  const MatrixFile fc = ooc::put_npy<T>("c0.npy", c0);
+  for (const bool fortran_out : {true, false}) {
+    MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
+    out.fortran_order = fortran_out;
+    FileGemmSettings s;
+    s.io = fortran_out ? IoMethod::Mmap : IoMethod::MpiIo;
+    const T alpha = scalar<T>(-0.5, 1), beta = scalar<T>(0.75, -0.25);
+    const auto rep = gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::T, fb, alpha, beta, fc, out,
+                                budget<T>(kWords), s);
+    EXPECT_TRUE(rep.plan.out_of_core);
+    EXPECT_LE(ooc::result_error<T>(Op::N, a, Op::T, b, alpha, beta, &c0, out.path), kBound)
+        << (fortran_out ? "Fortran" : "C") << " order out, C0 in C order";
+  }
+}
+
+TEST(Ooc, InCoreWhenEverythingFits) {
+  const Stored a{21, 17, 6, true}, b{17, 19, 7, false};
+  const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
+  const MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
+  const auto rep =
+      gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 2.0, 0.0, MatrixFile{}, out, {});
+  EXPECT_FALSE(rep.plan.out_of_core);
+  EXPECT_LE(ooc::result_error<double>(Op::N, a, Op::N, b, 2.0, 0.0, nullptr, out.path), kBound);
+}
+
+TEST(Ooc, PlanReadsLessWithMoreBudget) {
+  const Stored a{300, 200, 1, true}, b{200, 250, 2, true};
+  const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
+  const auto da = describe_file(fa, MPI_COMM_WORLD), db = describe_file(fb, MPI_COMM_WORLD);
+  const auto small =
+      plan_files(MPI_COMM_WORLD, Op::N, da, Op::N, db, {}, true, budget<double>(4000), true);
+  const auto large =
+      plan_files(MPI_COMM_WORLD, Op::N, da, Op::N, db, {}, true, budget<double>(40000), true);
+  EXPECT_GT(small.passes_a, large.passes_a);
+  EXPECT_GT(small.bytes_read, large.bytes_read);
+  EXPECT_LE((small.bm * small.bn + 2 * small.kb * (small.bm + small.bn)) * 8, small.budget);
+}
+
+TEST(Ooc, BudgetTooSmallSaysTheMinimum) {
+  const Stored a{40, 40, 1, true}, b{40, 40, 2, true};
+  const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
+  const MatrixFile out = MatrixFile::npy(npy::file("never.npy"));
+  const auto before = npy::snapshot();
+  expect_same_error_everywhere<OutOfMemory>(
+      [&] {
+        gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, {}, out, budget<double>(100));
+      },
+      "needs at least 10240 bytes");
+  EXPECT_EQ(npy::snapshot(), before);
+}
+
+TEST(Ooc, OutputThatIsAnInputThroughAHardLink) {
+  const Stored a{30, 30, 1, true}, b{30, 30, 2, true};
+  const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
+  const std::string link = npy::file("link.npy");
+  if (world_rank() == 0) fs::create_hard_link(fa.path, link);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto before = npy::snapshot();
+  expect_same_error_everywhere<InvalidArgument>(
+      [&] {
+        gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, {}, MatrixFile::npy(link),
+                   budget<double>(kWords));
+      },
+      "is also an input");
+  EXPECT_EQ(npy::snapshot(), before);
+  if (world_rank() == 0) fs::remove(link);
+}
+
+TEST(Ooc, TruncatedInputIsRefusedBeforeAnyWork) {
+  const Stored a{30, 30, 1, true}, b{30, 30, 2, true};
+  const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
+  if (world_rank() == 0) fs::resize_file(fb.path, 2000);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto before = npy::snapshot();
+  expect_same_error_everywhere<IoError>(
+      [&] {
+        gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, {},
+                   MatrixFile::npy(npy::file("c.npy")), budget<double>(kWords));
+      },
+      "truncated");
+  EXPECT_EQ(npy::snapshot(), before);
+}
+
+// Rank 0's progress callback cuts B short after the first block: later panels fail to read.
+void truncate_b(index_t done, index_t /*total*/, void* user) {
+  if (done > 0) fs::resize_file(*static_cast<std::string*>(user), 4000);
+}
+
+TEST(Ooc, FileTruncatedMidStreamLeavesTheOutputAlone) {
+  for (const IoMethod io : {IoMethod::MpiIo, IoMethod::Mmap}) {
+    const Stored a{64, 48, 1, true}, b{48, 70, 2, true};
+    const MatrixFile fa = ooc::put_npy<double>("a.npy", a);
+    const MatrixFile fb = ooc::put_npy<double>("b.npy", b);
+    const std::string out = npy::file("old.npy");
+    npy::put_file(out, "previous contents");
+    const auto before = npy::snapshot();
+    std::string b_path = fb.path;
+    FileGemmSettings s;
+    s.io = io;
+    s.progress = truncate_b;
+    s.progress_user = &b_path;
+    expect_same_error_everywhere<IoError>(
+        [&] {
+          gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, {}, MatrixFile::npy(out),
+                     budget<double>(kWords), s);
+        },
+        "short read");
+    if (world_rank() == 0) {
+      EXPECT_EQ(npy::get_file(out), "previous contents") << to_string(io);
+      EXPECT_EQ(npy::leftover_temps(), 0) << to_string(io);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shardmm::testing
