@@ -17,6 +17,7 @@
 #include "shardmm/error.hpp"
 #include "shardmm/io.hpp"
 #include "shardmm/plan.hpp"
+#include "trace/call.hpp"
 
 namespace shardmm {
 namespace {
@@ -178,6 +179,7 @@ FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, co
   job.with_c0 = beta != std::complex<double>(0, 0);
   if (job.with_c0 && c0.path.empty())
     throw InvalidArgument("gemm_files: beta != 0 needs C0's file");
+  trace::Call call(comm, "gemm_files", options.trace);  // the in-core path's calls: its phases
   job.A = describe_file(A, comm);
   job.B = describe_file(B, comm);
   if (job.with_c0) job.C0 = describe_file(c0, comm);

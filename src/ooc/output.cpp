@@ -15,6 +15,7 @@
 #include "ooc/stream.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/io.hpp"
+#include "trace/trace.hpp"
 
 namespace shardmm::ooc {
 
@@ -80,6 +81,9 @@ std::string OutputFile::write(const Sub& s, const void* buf) {
   if (ftype != etype_) SHARDMM_MPI(MPI_Type_free(&ftype));
   const int count = err.empty() ? static_cast<int>(s.elems()) : 0;  // still join
   MPI_Status st;
+  trace::Span span("MPI_File_write_at_all", trace::Cat::Io);
+  span.arg("bytes",
+           static_cast<std::int64_t>(count) * static_cast<std::int64_t>(dtype_size(out_.dtype)));
   const int rc = MPI_File_write_at_all(fh_, 0, buf, count, etype_, &st);
   if (err.empty()) err = io::mpi_io_error(rc, "MPI_File_write_at_all");
   if (err.empty()) {

@@ -16,6 +16,7 @@
 #include "ooc/output.hpp"
 #include "ooc/stream.hpp"
 #include "shardmm/error.hpp"
+#include "trace/trace.hpp"
 
 namespace shardmm::ooc {
 namespace {
@@ -143,10 +144,15 @@ class Streamer {
 
   // Waits for step s's panels and accumulates D += alpha opL opR.
   std::string multiply(index_t s, PanelReader& lr, PanelReader& rr) {
+    const trace::Span step("panel", trace::Cat::Step, s);  // step s: this rank's block x k-panel
     const int slot = static_cast<int>(s % 2);
     auto t = Clock::now();
-    std::string err = lr.wait(slot);
-    err = first_of(err, rr.wait(slot));
+    std::string err = [&] {
+      trace::Span reading("read wait", trace::Cat::Wait);
+      if (reading.seen()) reading.blocked("MPI_Wait", "the panels' collective reads", job_.comm);
+      std::string e = lr.wait(slot);
+      return first_of(e, rr.wait(slot));
+    }();
     rep_.io_wait_seconds += since(t);
     const Sub d = block_of(s / panels_);
     if (d.elems() == 0 || !err.empty()) return err;
