@@ -89,11 +89,19 @@ Setup strassen_setup(const Problem& p, const Options& o) {
   if (line) s.A = line_a(p, cs), s.ring_form = RingForm::AllGatherA;  // op(A)'s pieces travel
   const index_t crossover = strassen_crossover(o);
   const index_t ml = largest(s.C.row_map()), nl = largest(s.C.col_map());
-  const index_t kl = line ? largest(s.A.map(stored_dim(p.opA, 1))) : p.k;
+  const DimMap& kmap = s.A.map(stored_dim(p.opA, 1));
+  const index_t kl = line ? largest(kmap) : p.k;
+  // Two ranks with equal pieces: one product over both (what the largest tile does).
+  const int pair = line && s.pn == 2
+                       ? pair_levels(ml, nl, kmap.local_extent(0), kmap.local_extent(1), crossover)
+                       : 0;
   s.grid = std::to_string(s.pm) + "x" + std::to_string(s.pn);
-  s.detail = std::to_string(winograd::levels(ml, nl, kl, crossover)) + " Winograd level(s) on " +
-             (line ? std::to_string(s.pn) + " local products " : "the local product ") +
-             std::to_string(ml) + "x" + std::to_string(nl) + "x" + std::to_string(kl) +
+  s.detail = std::to_string(pair ? pair : winograd::levels(ml, nl, kl, crossover)) +
+             " Winograd level(s) on " +
+             (pair   ? "one local product over both pieces "
+              : line ? std::to_string(s.pn) + " local products "
+                     : "the local product ") +
+             std::to_string(ml) + "x" + std::to_string(nl) + "x" + std::to_string(pair ? p.k : kl) +
              " (crossover " + std::to_string(crossover) +
              (line ? "), op(A)'s pieces sent round the line" : "), op(A) and op(B) gathered") +
              ", C " + s.C.spec().to_string();

@@ -1,9 +1,17 @@
 // Private to the Strassen files: the line form (strassen_ring.cpp) and the crossover in force.
 #pragma once
 
+#include <functional>
+#include <utility>
+#include <vector>
+
 #include "algo/algo.hpp"
+#include "core/winograd.hpp"
 
 namespace shardmm::algo {
+
+/// Global index ranges [begin, end), increasing (DimMap::owned_ranges).
+using Ranges = std::vector<std::pair<index_t, index_t>>;
 
 /// The crossover a run uses: Options::fast_crossover (the front end fills in the profile's).
 index_t strassen_crossover(const Options& o);
@@ -13,5 +21,34 @@ index_t strassen_crossover(const Options& o);
 /// local Winograd product accumulated into C.
 template <Scalar T>
 void strassen_ring_run(const Operands<T>& x, const Options& o, Timers& t);
+
+/// The two ranks' op(A) pieces (as stored, k columns of op(A) each, leading dimension m for
+/// op N, k for op T / C) and their k indices.
+template <Scalar T>
+struct PairPieces {
+  const T* own;
+  const T* other;
+  index_t k;
+  Ranges k_own, k_other;
+};
+
+/// Two ranks whose pieces have the same k, and a C tile with even sides, run one product over
+/// both pieces (strassen_pair.cpp) when the whole k allows at least one level.
+inline int pair_levels(index_t m, index_t n, index_t k_own, index_t k_other, index_t crossover) {
+  if (k_own != k_other || m % 2 || n % 2) return 0;
+  return winograd::levels(m, n, 2 * k_own, crossover);
+}
+
+/// Scratch of strassen_pair: X, Y, Z and W, and the sub-products' (levels - 1).
+inline index_t pair_scratch(index_t m, index_t n, index_t k, int levels) {
+  const index_t h = m / 2, g = n / 2;
+  return h * k + 2 * k * g + h * g + winograd::scratch(h, g, k, levels - 1);
+}
+
+/// C <- alpha [A_own | A_other] op(B)[K_own ; K_other, :] + beta C with `levels` levels, the top
+/// one split along k between the pieces; wait_other() runs before the other piece is read.
+template <Scalar T>
+void strassen_pair(const Operands<T>& x, const PairPieces<T>& a, int levels, T* work,
+                   const std::function<void()>& wait_other, Timers& t);
 
 }  // namespace shardmm::algo

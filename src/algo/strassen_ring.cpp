@@ -67,12 +67,15 @@ void strassen_ring_run(const Operands<T>& x, const Options& o, Timers& t) {
   const int L = winograd::levels(m, n, kmax, crossover);
   const index_t k_me = kmap.local_extent(me);
   const bool own_packed = x.A.ld() != ld_of(k_me);  // a view with a wider ld: send a copy
+  // Two ranks with equal pieces: one product over both (strassen_pair.cpp).
+  const int pair = P == 2 ? pair_levels(m, n, k_me, kmap.local_extent(1 - me), crossover) : 0;
   T *buf[2] = {nullptr, nullptr}, *pack = nullptr, *work = nullptr, *own = nullptr;
   prologue(mesh.comm(), [&] {
     for (int b = 0; b < std::min(P - 1, 2); ++b)
       buf[b] = memory::get<T>(b ? memory::Slot::Panel1 : memory::Slot::Panel0, m * kmax);
-    pack = memory::get<T>(memory::Slot::Panel2, kmax * n);
-    work = memory::get<T>(memory::Slot::Partial, winograd::scratch(m, n, kmax, L));
+    if (!pair) pack = memory::get<T>(memory::Slot::Panel2, kmax * n);
+    work = memory::get<T>(memory::Slot::Partial,
+                          pair ? pair_scratch(m, n, k_me, pair) : winograd::scratch(m, n, kmax, L));
     own = own_packed ? memory::get<T>(memory::Slot::Panel3, m * k_me) : nullptr;
   });
   const index_t rows_me = x.opA == Op::N ? m : k_me, cols_me = x.opA == Op::N ? k_me : m;
@@ -84,7 +87,14 @@ void strassen_ring_run(const Operands<T>& x, const Options& o, Timers& t) {
   for (int r = 0; r < P; ++r)
     if (r != me) comm::isend(mine, m * k_me, r, kTag, comm, sent);
   auto piece_of = [&](int s) { return (me + s) % P; };
-  for (int s = 0; s < P; ++s) {
+  if (pair) {  // the other piece arrives during the first of the top level's products
+    comm::irecv(buf[0], m * k_me, 1 - me, kTag, comm, recv[0]);
+    const PairPieces<T> pieces{mine, buf[0], k_me, kmap.owned_ranges(me),
+                               kmap.owned_ranges(1 - me)};
+    strassen_pair(
+        x, pieces, pair, work, [&] { recv[0].wait(); }, t);
+  }
+  for (int s = 0; s < P && !pair; ++s) {
     const int r = piece_of(s);
     if (s + 1 < P)  // the next piece arrives while this one is multiplied
       comm::irecv(buf[s % 2], m * kmap.local_extent(piece_of(s + 1)), piece_of(s + 1), kTag, comm,

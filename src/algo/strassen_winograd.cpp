@@ -13,6 +13,7 @@
 // the leaves' GEMMs keep the caller's ops.
 #include "algo/strassen_winograd.hpp"
 
+#include "algo/strassen_kernels.hpp"
 #include "blas/blas.hpp"
 #include "core/instantiate.hpp"
 
@@ -23,36 +24,6 @@ namespace {
 template <class T>
 T* at(Op op, T* X, index_t ld, index_t r, index_t c) {
   return op == Op::N ? X + r + c * ld : X + c + r * ld;
-}
-
-// Z <- X + Y or X - Y over a rows x cols block (Z may be X or Y).
-template <class T>
-void combine(index_t rows, index_t cols, T* Z, index_t ldz, const T* X, index_t ldx, const T* Y,
-             index_t ldy, bool subtract) {
-  for (index_t j = 0; j < cols; ++j) {
-    T* z = Z + j * ldz;
-    const T* x = X + j * ldx;
-    const T* y = Y + j * ldy;
-    if (subtract)
-      for (index_t i = 0; i < rows; ++i) z[i] = x[i] - y[i];
-    else
-      for (index_t i = 0; i < rows; ++i) z[i] = x[i] + y[i];
-  }
-}
-
-// C <- beta C + Z (beta 0: C <- Z without reading C; beta 1: C += Z).
-template <class T>
-void accumulate(index_t rows, index_t cols, T beta, T* C, index_t ldc, const T* Z, index_t ldz) {
-  for (index_t j = 0; j < cols; ++j) {
-    T* c = C + j * ldc;
-    const T* z = Z + j * ldz;
-    if (beta == T(0))
-      for (index_t i = 0; i < rows; ++i) c[i] = z[i];
-    else if (beta == T(1))
-      for (index_t i = 0; i < rows; ++i) c[i] += z[i];
-    else
-      for (index_t i = 0; i < rows; ++i) c[i] = beta * c[i] + z[i];
-  }
 }
 
 // One product C <- alpha op(A) op(B) + beta C and the scratch below it.

@@ -55,7 +55,7 @@ GemmReport run_case(Op opA, Op opB, Shape s, T alpha, T beta, const Mesh& mesh,
   Options o;
   o.algorithm = Algorithm::Strassen;
   o.fast_crossover = 4;
-  const GemmReport rep = gemm(opA, opB, alpha, A, B, beta, C, o);
+  GemmReport rep = gemm(opA, opB, alpha, A, B, beta, C, o);
   const auto a = A.gather(), b = B.gather(), c = C.gather();
   const int L = winograd::levels(s.m, s.n, s.k, 4);  // no rank's tile recurses deeper
   if (world_rank() == 0) {
@@ -118,6 +118,15 @@ TEST(Strassen, LineFormOnOneByP) {
         run_case<std::complex<double>>(opA, Op::T, {40, 37, 53}, {0.5, 1}, {2, 0}, row, "");
     EXPECT_EQ(rep.detail.find("round the line") != std::string::npos, P > 1) << rep.detail;
   }
+  // Even sides and equal pieces: on two ranks one product over both pieces (strassen_pair),
+  // every op pair, beta 0 and not.
+  const Op ops[][2] = {{Op::N, Op::N}, {Op::T, Op::C}, {Op::C, Op::N}, {Op::N, Op::T}};
+  for (const auto& op : ops) {
+    const GemmReport rep =
+        run_case<double>(op[0], op[1], {48, 40, 56}, -0.5, op[1] == Op::N ? 0.0 : 1.5, row, "");
+    EXPECT_EQ(rep.detail.find("over both pieces") != std::string::npos, P == 2) << rep.detail;
+  }
+  run_case<std::complex<float>>(Op::C, Op::T, {48, 40, 56}, {1, -1}, {0.5, 0}, row, "");
   const Layout la = Layout::block_cyclic(row.shape(), 45, 61, 3, 4);
   const index_t ld = la.local_rows(row.coords()) + 3;
   std::vector<double> storage(
@@ -147,7 +156,7 @@ TEST(Strassen, MemoryLimitCountsTheScratch) {
   Options o;
   o.algorithm = Algorithm::Strassen;
   o.fast_crossover = 8;
-  o.memory_limit = 96 * 96 * 8;  // not even the gathered operands
+  o.memory_limit = std::int64_t{96} * 96 * 8;  // not even the gathered operands
   expect_same_error_everywhere<OutOfMemory>([&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o); },
                                             "strassen");
 }

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <complex>
+#include <cstdio>
+#include <fstream>
 #include <limits>
 #include <vector>
 
@@ -169,13 +171,12 @@ TEST(PlannerStrassen, ProfileCarriesTheCrossover) {
   p.strassen_crossover = 777;
   const std::string path = ::testing::TempDir() + "strassen_profile.json";
   {
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(p.to_json().c_str(), f);
-    std::fclose(f);
+    std::ofstream out(path);
+    out << p.to_json();
+    ASSERT_TRUE(out.good());
   }
   EXPECT_EQ(MachineProfile::from_json_file(path).strassen_crossover, 777);
-  std::remove(path.c_str());
+  EXPECT_EQ(std::remove(path.c_str()), 0);
 }
 
 }  // namespace
