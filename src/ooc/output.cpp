@@ -1,7 +1,7 @@
 // Out-of-core result file. Rank 0 names "<out>.tmp.<hex>" in out's directory, writes the
 // .npy header at offset 0; every rank writes its C blocks through subarray views at the data
-// offset. publish(): sync, close, check the size on rank 0, rename; any rank's error removes
-// the temporary file and leaves the destination as it was.
+// offset (independent writes). publish(): sync, close, check the size on rank 0, rename; any rank's
+// error removes the temporary file and leaves the destination as it was.
 #include "ooc/output.hpp"
 
 #include <charconv>
@@ -84,8 +84,11 @@ std::string OutputFile::write(const Sub& s, const void* buf) {
   trace::Span span("MPI_File_write_at_all", trace::Cat::Io);
   span.arg("bytes",
            static_cast<std::int64_t>(count) * static_cast<std::int64_t>(dtype_size(out_.dtype)));
-  const int rc = MPI_File_write_at_all(fh_, 0, buf, count, etype_, &st);
-  if (err.empty()) err = io::mpi_io_error(rc, "MPI_File_write_at_all");
+  // Independent, not _all: Open MPI's two-phase collective write returns early on the rank that
+  // hits an error (EFBIG, ENOSPC), leaving the others in its exchange; errors are agreed later.
+  const int rc = count > 0 ? MPI_File_write_at(fh_, 0, buf, count, etype_, &st) : MPI_SUCCESS;
+  if (err.empty()) err = io::mpi_io_error(rc, "MPI_File_write_at");
+  if (count == 0) return err;
   if (err.empty()) {
     int done = 0;
     SHARDMM_MPI(MPI_Get_count(&st, etype_, &done));

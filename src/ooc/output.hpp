@@ -1,5 +1,6 @@
 // The out-of-core result file: a temporary file next to the destination, written block by
-// block with collective MPI-IO, renamed onto the destination once every rank succeeded.
+// block with MPI-IO (independent writes through subarray views), renamed onto the destination once
+// every rank succeeded.
 #pragma once
 
 #include <mpi.h>

@@ -1,0 +1,83 @@
+// gemm_files under limits: a product whose A + B + C is far more than the ranks' budgets keeps
+// every rank's peak resident memory (VmHWM) under its budget plus a fixed overhead; a
+// destination that fills up (RLIMIT_FSIZE) fails on every rank and leaves nothing behind.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <csignal>
+#include <fstream>
+
+#include "mpi/ooc_test_util.hpp"
+#include "shardmm/error.hpp"
+
+namespace shardmm::testing {
+namespace {
+
+using ooc::Stored;
+
+[[maybe_unused]] ::testing::Environment* const g_env =
+    ::testing::AddGlobalTestEnvironment(new npy::TempDir);
+
+constexpr std::int64_t kOverhead = std::int64_t{64} << 20;  // MPI, OpenBLAS, gtest, the binary
+
+// C (m x n) = A (m x k) B (k x n) with k small: C dominates; 3200^2 doubles are 78 MiB.
+TEST(OocLimits, PeakMemoryStaysUnderTheBudget) {
+  const index_t m = 3200, n = 3200, k = 8;
+  const Stored a{m, k, 1, true}, b{k, n, 2, false};
+  const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
+  const MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
+  Options o;
+  o.memory_limit = std::int64_t{1} << 20;
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const std::int64_t operands = (m * k + k * n + m * n) * 8;
+  ASSERT_GE(operands, 8 * ranks * o.memory_limit);
+  for (const IoMethod io : {IoMethod::MpiIo, IoMethod::Mmap}) {
+    FileGemmSettings s;
+    s.io = io;
+    const auto rep = gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, {}, out, o, s);
+    EXPECT_TRUE(rep.plan.out_of_core);
+    EXPECT_LE(rep.peak_rss, o.memory_limit + kOverhead)
+        << to_string(io) << ": VmHWM " << rep.peak_rss << " bytes, operands " << operands;
+    // Sampled entries of C against a dot product of the generated rows and columns.
+    if (world_rank() == 0) {
+      std::ifstream f(out.path, std::ios::binary);  // the header, then single entries
+      std::string head(256, '\0');
+      f.read(head.data(), 256);
+      const NpyHeader h = parse_npy_header(head);
+      for (index_t i = 0; i < m; i += 797)
+        for (index_t j = 0; j < n; j += 811) {
+          double want = 0, got = 0;
+          for (index_t l = 0; l < k; ++l) want += entry<double>(i, l, 1) * entry<double>(l, j, 2);
+          f.seekg(h.data_offset + (i + j * m) * 8);
+          f.read(reinterpret_cast<char*>(&got), 8);
+          EXPECT_NEAR(got, want, 1e-12 * k) << "C(" << i << "," << j << ") " << to_string(io);
+        }
+    }
+  }
+}
+
+TEST(OocLimits, DestinationThatFillsUpLeavesNothing) {
+  const Stored a{90, 40, 1, true}, b{40, 90, 2, true};
+  const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
+  const std::string out = npy::file("full.npy");
+  Options o;
+  o.memory_limit = 1600 * 8;
+  const auto before = npy::snapshot();
+  std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead
+  rlimit old{};
+  getrlimit(RLIMIT_FSIZE, &old);
+  rlimit small = old;
+  small.rlim_cur = 30000;  // C is 64800 bytes of data
+  setrlimit(RLIMIT_FSIZE, &small);
+  expect_same_error_everywhere<IoError>(
+      [&] {
+        gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, {}, MatrixFile::npy(out), o);
+      },
+      "short write");
+  setrlimit(RLIMIT_FSIZE, &old);
+  EXPECT_EQ(npy::snapshot(), before);
+}
+
+}  // namespace
+}  // namespace shardmm::testing
