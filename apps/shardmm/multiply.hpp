@@ -33,7 +33,16 @@ struct MultiplyConfig {
   std::string memory_limit;  ///< per rank for the planner, e.g. 512M
   int blas_threads = 0;      ///< OpenBLAS threads per rank (0: as set)
   std::string trace;         ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)
+  // Out of core (docs/OUT_OF_CORE.md): with a memory limit, a product that does not fit runs
+  // streamed from the files.
+  std::string io = "mpiio";  ///< how the out-of-core path reads: mpiio | mmap
+  bool out_of_core = false;  ///< --out-of-core: stream even when everything fits
+  bool progress = false;     ///< --progress: blocks done and an ETA on stderr
 };
+
+/// The out-of-core run of a 2-D product (multiply_ooc.cpp): false when it fits in memory
+/// (the ordinary path runs then); else streams it, prints what ran and returns true.
+bool run_multiply_out_of_core(const MultiplyConfig& cfg);
 
 /// Checks the output's destination and every input's header (rank 0 looks, every rank throws
 /// the same error) before any data moves; then reads, multiplies and writes C. 1-D .npy
