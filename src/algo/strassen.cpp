@@ -92,9 +92,9 @@ Setup strassen_setup(const Problem& p, const Options& o) {
   const DimMap& kmap = s.A.map(stored_dim(p.opA, 1));
   const index_t kl = line ? largest(kmap) : p.k;
   // Two ranks with equal pieces: one product over both (what the largest tile does).
-  const int pair = line && s.pn == 2
-                       ? pair_levels(ml, nl, kmap.local_extent(0), kmap.local_extent(1), crossover)
-                       : 0;
+  const int pair = line && s.pn == 2 ? winograd::pair_levels(ml, nl, kmap.local_extent(0),
+                                                             kmap.local_extent(1), crossover)
+                                     : 0;
   s.grid = std::to_string(s.pm) + "x" + std::to_string(s.pn);
   s.detail = std::to_string(pair ? pair : winograd::levels(ml, nl, kl, crossover)) +
              " Winograd level(s) on " +

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "algo/algo.hpp"
-#include "core/winograd.hpp"
+#include "core/winograd.hpp"  // pair_levels, pair_scratch
 
 namespace shardmm::algo {
 
@@ -31,19 +31,6 @@ struct PairPieces {
   index_t k;
   Ranges k_own, k_other;
 };
-
-/// Two ranks whose pieces have the same k, and a C tile with even sides, run one product over
-/// both pieces (strassen_pair.cpp) when the whole k allows at least one level.
-inline int pair_levels(index_t m, index_t n, index_t k_own, index_t k_other, index_t crossover) {
-  if (k_own != k_other || m % 2 || n % 2) return 0;
-  return winograd::levels(m, n, 2 * k_own, crossover);
-}
-
-/// Scratch of strassen_pair: X, Y, Z and W, and the sub-products' (levels - 1).
-inline index_t pair_scratch(index_t m, index_t n, index_t k, int levels) {
-  const index_t h = m / 2, g = n / 2;
-  return h * k + 2 * k * g + h * g + winograd::scratch(h, g, k, levels - 1);
-}
 
 /// C <- alpha [A_own | A_other] op(B)[K_own ; K_other, :] + beta C with `levels` levels, the top
 /// one split along k between the pieces; wait_other() runs before the other piece is read.

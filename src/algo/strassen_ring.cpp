@@ -68,14 +68,15 @@ void strassen_ring_run(const Operands<T>& x, const Options& o, Timers& t) {
   const index_t k_me = kmap.local_extent(me);
   const bool own_packed = x.A.ld() != ld_of(k_me);  // a view with a wider ld: send a copy
   // Two ranks with equal pieces: one product over both (strassen_pair.cpp).
-  const int pair = P == 2 ? pair_levels(m, n, k_me, kmap.local_extent(1 - me), crossover) : 0;
+  const int pair =
+      P == 2 ? winograd::pair_levels(m, n, k_me, kmap.local_extent(1 - me), crossover) : 0;
   T *buf[2] = {nullptr, nullptr}, *pack = nullptr, *work = nullptr, *own = nullptr;
   prologue(mesh.comm(), [&] {
     for (int b = 0; b < std::min(P - 1, 2); ++b)
       buf[b] = memory::get<T>(b ? memory::Slot::Panel1 : memory::Slot::Panel0, m * kmax);
     if (!pair) pack = memory::get<T>(memory::Slot::Panel2, kmax * n);
-    work = memory::get<T>(memory::Slot::Partial,
-                          pair ? pair_scratch(m, n, k_me, pair) : winograd::scratch(m, n, kmax, L));
+    work = memory::get<T>(memory::Slot::Partial, pair ? winograd::pair_scratch(m, n, k_me, pair)
+                                                      : winograd::scratch(m, n, kmax, L));
     own = own_packed ? memory::get<T>(memory::Slot::Panel3, m * k_me) : nullptr;
   });
   const index_t rows_me = x.opA == Op::N ? m : k_me, cols_me = x.opA == Op::N ? k_me : m;

@@ -35,6 +35,20 @@ inline std::int64_t scratch(std::int64_t m, std::int64_t n, std::int64_t k, int 
   return total;
 }
 
+/// Two ranks whose pieces have the same k, and a C tile with even sides, run one product over
+/// both pieces (strassen_pair.cpp) when the whole k allows at least one level.
+inline int pair_levels(std::int64_t m, std::int64_t n, std::int64_t k_own, std::int64_t k_other,
+                       std::int64_t crossover) {
+  if (k_own != k_other || m % 2 || n % 2) return 0;
+  return levels(m, n, 2 * k_own, crossover);
+}
+
+/// Scratch of strassen_pair: X, Y, Z and W, and the sub-products' (levels - 1).
+inline std::int64_t pair_scratch(std::int64_t m, std::int64_t n, std::int64_t k, int levels) {
+  const std::int64_t h = m / 2, g = n / 2;
+  return h * k + 2 * k * g + h * g + scratch(h, g, k, levels - 1);
+}
+
 /// Elements each level's additions touch (two reads and a write per element), summed over
 /// the 7^l sub-products of every level: 4 op(A) quadrant sums, 4 op(B) ones and 8 C
 /// quadrant updates per step.

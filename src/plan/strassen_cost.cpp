@@ -28,9 +28,14 @@ void evaluate_strassen(const PlanRequest& r, Candidate& c) {
   const std::int64_t crossover =
       r.fast_crossover > 0 ? r.fast_crossover : r.profile.strassen_crossover;
   const bool line = c.pm == 1 && c.pn > 1;
-  const std::int64_t kl = line ? static_cast<std::int64_t>(up(k, pn)) : r.k;  // k per product
-  const double products_n = line ? pn : 1;
-  const int L = winograd::levels(ml, nl, kl, crossover);
+  // Two ranks: one product over both pieces when they split evenly (strassen_pair.cpp).
+  const std::int64_t piece = static_cast<std::int64_t>(up(k, pn));
+  const int pair = line && c.pn == 2 && r.k % 2 == 0
+                       ? winograd::pair_levels(ml, nl, piece, piece, crossover)
+                       : 0;
+  const std::int64_t kl = line && !pair ? piece : r.k;  // k per product
+  const double products_n = line && !pair ? pn : 1;
+  const int L = pair ? pair : winograd::levels(ml, nl, kl, crossover);
   // Line: op(A)'s pieces from the P - 1 others. Else op(A) gathered along the column axes and
   // op(B) along the row axes (the front end's all-to-alls). A and C also move when the
   // caller's grid is another one.
@@ -45,10 +50,13 @@ void evaluate_strassen(const PlanRequest& r, Candidate& c) {
   c.flops = products + traffic / 3;
   // Line: the own piece, one or two arriving, the packed op(B) rows; else the gathered
   // operands. Then op(B)'s columns, C's tile and the recursion's scratch.
-  const double a_held =
-      line ? double(ml * kl) * (pn > 2 ? 3 : 2) + double(kl * nl) : double(ml * r.k);
-  c.memory_bytes = static_cast<std::int64_t>(
-      elem * (a_held + double(r.k * nl + ml * nl + winograd::scratch(ml, nl, kl, L))));
+  const double a_held = pair   ? double(ml * r.k)
+                        : line ? double(ml * kl) * (pn > 2 ? 3 : 2) + double(kl * nl)
+                               : double(ml * r.k);
+  const std::int64_t scratch =
+      pair ? winograd::pair_scratch(ml, nl, piece, pair) : winograd::scratch(ml, nl, kl, L);
+  c.memory_bytes =
+      static_cast<std::int64_t>(elem * (a_held + double(r.k * nl + ml * nl + scratch)));
   const double compute = products / r.profile.flops_per_s(r.dtype) + traffic * elem / kAddBytesPerS;
   const double comm =
       (c.words + c.redist_words) * elem / r.profile.bytes_per_s + r.profile.latency_s * c.messages;

@@ -155,12 +155,16 @@ TEST(PlannerStrassen, AllowedItWinsTheBigSquareOnTwoRanks) {
   r.allow_fast = true;
   const GemmPlan plan = plan_gemm(r);
   EXPECT_EQ(plan.chosen.algorithm, Algorithm::Strassen) << plan.explain();
-  // Two levels on the 4096 x 8192 x 8192 local product: (7/8)^2 of the classical products.
+  // Two levels on each rank's 8192^3 / 2 product: (7/8)^2 of the classical products.
   EXPECT_LT(plan.chosen.flops, 0.8 * 2.0 * 4096 * 8192 * 8192.0);
-  // Its memory: gathered op(A) rows and op(B) columns, C's tile, the scratch.
-  const std::int64_t ml = 8192 / plan.chosen.pm, nl = 8192 / plan.chosen.pn;
-  EXPECT_EQ(plan.chosen.memory_bytes,
-            8 * (ml * 8192 + 8192 * nl + ml * nl + winograd::scratch(ml, nl, 8192, 2)));
+  // 1 x 2 (the line form, one product over both pieces): op(A) whole in two pieces, op(B)'s
+  // and C's columns, the pair's scratch.
+  const Candidate line = cheapest_of(r, Algorithm::Strassen, 1, 2);
+  EXPECT_EQ(line.memory_bytes, 8 * (8192 * 8192 + 8192 * 4096 + 8192 * 4096 +
+                                    winograd::pair_scratch(8192, 4096, 4096, 2)));
+  // 2 x 1 (the gather form): op(A)'s rows, op(B) whole, C's tile, the scratch.
+  EXPECT_EQ(cheapest_of(r, Algorithm::Strassen, 2, 1).memory_bytes,
+            8 * (4096 * 8192 + 8192 * 8192 + 4096 * 8192 + winograd::scratch(4096, 8192, 8192, 2)));
   // A small crossover prices more levels (and so fewer product flops).
   r.fast_crossover = 512;
   EXPECT_LT(cheapest_of(r, Algorithm::Strassen).flops, plan.chosen.flops);
