@@ -122,6 +122,11 @@ static void test_double_summa_and_auto(shardmm_mesh mesh) {
         "small buffer: '%s', length %zu", plan, len);
   CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, NULL, NULL) == SHARDMM_OK, "gemm auto");
   check_product(C, SHARDMM_F64, 'N', 'N', k, 1, 0, 1e-13);
+  /* Strassen by name (too small to recurse at the default crossover: classical leaves). */
+  o.algorithm = SHARDMM_ALGORITHM_STRASSEN;
+  CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, &o, &rep) == SHARDMM_OK, "gemm strassen");
+  CHECK(strcmp(rep.algorithm, "strassen") == 0, "report says '%s'", rep.algorithm);
+  check_product(C, SHARDMM_F64, 'N', 'N', k, 1, 0, 1e-13);
   shardmm_matrix_destroy(A), shardmm_matrix_destroy(B), shardmm_matrix_destroy(C);
   free(a), free(b), free(c);
 }
