@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
 
 #include "mpi_util.hpp"
+#include "multiply.hpp"
 #include "shardmm/runtime.hpp"
 
 namespace shardmm::cli {
@@ -54,6 +56,18 @@ int run_plan(const PlanConfig& cfg) {
     r = block_cyclic_request(r, parse_op(cfg.transa), parse_op(cfg.transb), g.sizes[0], g.sizes[1],
                              cfg.nb);
   }
+  if (memory_limit(r) > 0 && !cfg.json) {  // in core, or streamed from files when nothing fits
+    try {
+      (void)plan_gemm(r);
+    } catch (const OutOfMemory& e) {
+      int me = 0;
+      SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &me));
+      if (me == 0) std::printf("in core: %s\n", e.what());
+      if (me == 0)
+        print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile);
+      return 0;
+    }
+  }
   const GemmPlan plan = plan_gemm(r);
   int rank = 0;
   SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
@@ -61,6 +75,8 @@ int run_plan(const PlanConfig& cfg) {
   if (!cfg.json) {
     if (std::fputs(plan.explain(static_cast<std::size_t>(cfg.rows)).c_str(), stdout) < 0)
       throw IoError("cannot write the plan to stdout");
+    if (memory_limit(r) > 0)  // in core or out of core (docs/OUT_OF_CORE.md)
+      print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile);
     return 0;
   }
   auto candidate = [](const Candidate& c) {
@@ -206,13 +222,16 @@ int run_calibrate(const CalibrateConfig& cfg) {
   p.gflops[2] = gemm_gflops<std::complex<float>>();
   p.gflops[3] = gemm_gflops<std::complex<double>>();
   if (cfg.crossover_max > 0) p.strassen_crossover = strassen_crossover(cfg.crossover_max);
+  const std::string dir = std::filesystem::path(cfg.output).parent_path().string();
+  if (const double d = measure_disk_bandwidth(dir.empty() ? "." : dir); d > 0)
+    p.disk_bytes_per_s = d;  // the disk of the profile's directory (docs/OUT_OF_CORE.md)
   p.source = cfg.output.empty() ? "calibrate" : cfg.output;
   if (rank == 0)
     std::printf(
         "calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s, GEMM GFLOP/s per rank "
-        "f32 %.1f f64 %.1f c64 %.1f c128 %.1f, Strassen crossover %lld\n",
+        "f32 %.1f f64 %.1f c64 %.1f c128 %.1f, Strassen crossover %lld, disk %.3g GB/s\n",
         size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, p.gflops[0], p.gflops[1], p.gflops[2],
-        p.gflops[3], static_cast<long long>(p.strassen_crossover));
+        p.gflops[3], static_cast<long long>(p.strassen_crossover), p.disk_bytes_per_s * 1e-9);
   if (cfg.output.empty()) return 0;
   int failed = 0;  // rank 0 writes (temporary file, then rename); every rank reports the outcome
   if (rank == 0) {

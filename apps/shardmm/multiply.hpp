@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "shardmm/plan.hpp"
 #include "shardmm/types.hpp"
 
 namespace shardmm::cli {
@@ -43,6 +44,15 @@ struct MultiplyConfig {
 /// The out-of-core run of a 2-D product (multiply_ooc.cpp): false when it fits in memory
 /// (the ordinary path runs then); else streams it, prints what ran and returns true.
 bool run_multiply_out_of_core(const MultiplyConfig& cfg);
+
+/// `plan --memory-limit`: in-core vs out-of-core for an m x n x k product, bytes read and
+/// written per rank, passes over A and B and the predicted time (rank 0 prints).
+void print_out_of_core_plan(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
+                            std::int64_t budget, const MachineProfile& profile);
+
+/// Collective: bytes per second a rank writes (then reads back, its pages dropped from the
+/// page cache with posix_fadvise) a 32 MiB file in `dir`; the slowest rank's figure.
+double measure_disk_bandwidth(const std::string& dir);
 
 /// Checks the output's destination and every input's header (rank 0 looks, every rank throws
 /// the same error) before any data moves; then reads, multiplies and writes C. 1-D .npy

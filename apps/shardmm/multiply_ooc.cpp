@@ -2,7 +2,9 @@
 // library plans the product; when it does not fit, gemm_files streams it from the files and
 // this prints which path ran, bytes read and written, I/O wait vs compute and each rank's peak
 // resident memory. --progress shows blocks done and an ETA on stderr.
+#include <fcntl.h>
 #include <mpi.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -84,6 +86,49 @@ bool run_multiply_out_of_core(const MultiplyConfig& cfg) {
   const double beta = cfg.c_in.empty() ? 0.0 : cfg.beta_given ? cfg.beta : 1.0;
   report(gemm_files(MPI_COMM_WORLD, opA, a, opB, b, cfg.alpha, beta, c0, out, o, s), cfg);
   return true;
+}
+
+}  // namespace shardmm::cli
+
+namespace shardmm::cli {
+
+void print_out_of_core_plan(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
+                            std::int64_t budget, const MachineProfile& profile) {
+  const OocPlan p = plan_out_of_core(m, n, k, dtype, ranks, budget);
+  std::printf("\nmemory: %s\n", p.out_of_core ? "out of core" : "in core");
+  std::printf("  %s\n", p.to_string().c_str());
+  std::printf("  per rank: read %.1f MiB, write %.1f MiB; passes over A %d, over B %d\n",
+              mib(p.bytes_read), mib(p.bytes_written), p.passes_a, p.passes_b);
+  std::printf("  predicted %.3g s at %.3g GB/s disk (%s)\n",
+              predict_out_of_core_seconds(p, dtype, profile), profile.disk_bytes_per_s * 1e-9,
+              profile.source.c_str());
+}
+
+double measure_disk_bandwidth(const std::string& dir) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const std::string path = dir + "/.shardmm-disk-probe." + std::to_string(rank);
+  const std::size_t bytes = std::size_t{32} << 20;
+  std::vector<char> buf(bytes, 'x');
+  double rate = 0;
+  const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    auto t = Clock::now();
+    bool ok = ::write(fd, buf.data(), bytes) == static_cast<ssize_t>(bytes) && ::fsync(fd) == 0;
+    const double w = std::chrono::duration<double>(Clock::now() - t).count();
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // clean pages leave the page cache
+    MPI_Barrier(MPI_COMM_WORLD);
+    t = Clock::now();
+    ok = ok && ::pread(fd, buf.data(), bytes, 0) == static_cast<ssize_t>(bytes);
+    const double r = std::chrono::duration<double>(Clock::now() - t).count();
+    if (ok) rate = static_cast<double>(bytes) / std::max(std::max(w, r), 1e-9);
+    ::close(fd);
+    ::unlink(path.c_str());
+  }
+  double slowest = 0;
+  MPI_Allreduce(&rate, &slowest, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  return slowest;
 }
 
 }  // namespace shardmm::cli

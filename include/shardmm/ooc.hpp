@@ -13,6 +13,7 @@
 #include <string>
 
 #include "shardmm/options.hpp"
+#include "shardmm/plan.hpp"
 #include "shardmm/types.hpp"
 
 namespace shardmm {
@@ -50,6 +51,7 @@ struct OocPlan {
   std::int64_t budget = 0;      ///< bytes per rank in force (0: none)
   std::int64_t min_budget = 0;  ///< the least budget the out-of-core path can run in
   index_t m = 0, n = 0, k = 0;
+  int ranks = 1;
   index_t bm = 0, bn = 0, kb = 0;  ///< C block rows x cols, k-panel width (out of core)
   index_t blocks = 0;              ///< C blocks in all, dealt round-robin to the ranks
   int passes_a = 0, passes_b = 0;  ///< times op(A) / op(B) is read whole
@@ -74,6 +76,17 @@ struct FileGemmSettings {
   void (*progress)(index_t done, index_t total, void* user) = nullptr;
   void* progress_user = nullptr;
 };
+
+/// The plan of an m x n x k product of `dtype` on `ranks` ranks under `budget` bytes per rank
+/// (0: Options/SHARDMM_MEMORY_LIMIT): in-core when the operands fit, else the streamed
+/// schedule. Pure, no files. Throws OutOfMemory when the budget cannot hold one panel.
+OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
+                         std::int64_t budget, bool with_c0 = false, bool c0_staging = false,
+                         bool force_out_of_core = false);
+
+/// Predicted seconds of a plan's out-of-core run: reads and writes at the profile's
+/// disk_bytes_per_s, the local GEMMs at its rate for `dtype`, overlapped.
+double predict_out_of_core_seconds(const OocPlan& plan, Dtype dtype, const MachineProfile& profile);
 
 /// Collective: the plan gemm_files would follow (no data moves; the files described). `c0`
 /// with an empty path: no C0. `out_fortran_order`: the result's order (a C0 in the other

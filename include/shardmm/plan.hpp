@@ -30,6 +30,9 @@ struct MachineProfile {
   /// Strassen: smallest min(m, n, k) at which one Winograd step beats a classical GEMM
   /// (JSON "strassen_crossover", optional; calibrate measures it).
   std::int64_t strassen_crossover = 1536;
+  /// Out of core: bytes per second one rank reads or writes a matrix file (JSON
+  /// "disk_bytes_per_s", optional; calibrate measures it; docs/OUT_OF_CORE.md).
+  double disk_bytes_per_s = 1e9;
   std::string source = "defaults";
 
   [[nodiscard]] double flops_per_s(Dtype d) const { return gflops[static_cast<int>(d)] * 1e9; }

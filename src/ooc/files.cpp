@@ -136,36 +136,45 @@ std::string OocPlan::to_string() const {
   return buf;
 }
 
+OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
+                         std::int64_t budget, bool with_c0, bool c0_staging,
+                         bool force_out_of_core) {
+  OocPlan p;
+  p.m = m, p.n = n, p.k = k, p.ranks = ranks;
+  plan::OocProblem q{m,     n, k,       static_cast<std::int64_t>(dtype_size(dtype)),
+                     ranks, 0, with_c0, with_c0 && c0_staging};
+  PlanRequest r;
+  r.memory_limit = budget;
+  q.budget = memory_limit(r);
+  p.budget = q.budget;
+  p.min_budget = plan::ooc_min_budget(q);
+  const std::int64_t share = (m * k + k * n + m * n) * q.elem / q.ranks * kInCoreFactor;
+  const bool empty = m == 0 || n == 0 || k == 0;
+  if (force_out_of_core && q.budget == 0)
+    throw InvalidArgument("out-of-core: forcing the out-of-core path needs a memory limit");
+  if (empty || (!force_out_of_core && (q.budget == 0 || share <= q.budget))) {
+    p.passes_a = p.passes_b = 1;
+    p.bytes_read = (m * k + k * n + (with_c0 ? m * n : 0)) * q.elem / q.ranks;
+    p.bytes_written = m * n * q.elem / q.ranks;
+    return p;
+  }
+  return plan::ooc_schedule(q);
+}
+
+double predict_out_of_core_seconds(const OocPlan& plan, Dtype dtype,
+                                   const MachineProfile& profile) {
+  return plan::ooc_seconds(plan, static_cast<std::int64_t>(dtype_size(dtype)),
+                           profile.flops_per_s(dtype), profile.disk_bytes_per_s);
+}
+
 OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,
                    const MatrixFile& c0, bool out_fortran_order, const Options& options,
                    bool force_out_of_core) {
   OocPlan p;
   product_dims(opA, A, opB, B, p);
-  plan::OocProblem q{p.m,
-                     p.n,
-                     p.k,
-                     static_cast<std::int64_t>(dtype_size(A.dtype)),
-                     comm::comm_size(comm),
-                     0,
-                     !c0.path.empty(),
-                     false};
-  q.c0_staging = q.with_c0 && c0.fortran_order != out_fortran_order;
-  PlanRequest r;
-  r.memory_limit = options.memory_limit;
-  q.budget = memory_limit(r);
-  p.budget = q.budget;
-  p.min_budget = plan::ooc_min_budget(q);
-  const std::int64_t share = (p.m * p.k + p.k * p.n + p.m * p.n) * q.elem / q.ranks * kInCoreFactor;
-  const bool empty = p.m == 0 || p.n == 0 || p.k == 0;
-  if (force_out_of_core && q.budget == 0)
-    throw InvalidArgument("out-of-core: forcing the out-of-core path needs a memory limit");
-  if (empty || (!force_out_of_core && (q.budget == 0 || share <= q.budget))) {
-    p.passes_a = p.passes_b = 1;
-    p.bytes_read = (p.m * p.k + p.k * p.n + (q.with_c0 ? p.m * p.n : 0)) * q.elem / q.ranks;
-    p.bytes_written = p.m * p.n * q.elem / q.ranks;
-    return p;
-  }
-  return plan::ooc_schedule(q);
+  return plan_out_of_core(p.m, p.n, p.k, A.dtype, comm::comm_size(comm), options.memory_limit,
+                          !c0.path.empty(), c0.fortran_order != out_fortran_order,
+                          force_out_of_core);
 }
 
 FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,

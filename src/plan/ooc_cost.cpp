@@ -45,7 +45,7 @@ std::int64_t ooc_min_budget(const OocProblem& p) {
 
 OocPlan ooc_schedule(const OocProblem& p) {
   OocPlan best;
-  best.m = p.m, best.n = p.n, best.k = p.k, best.budget = p.budget;
+  best.m = p.m, best.n = p.n, best.k = p.k, best.budget = p.budget, best.ranks = p.ranks;
   best.min_budget = ooc_min_budget(p);
   best.out_of_core = true;
   if (p.budget < best.min_budget)
@@ -89,17 +89,15 @@ OocPlan ooc_schedule(const OocProblem& p) {
 
 double ooc_seconds(const OocPlan& s, std::int64_t elem, double flops_per_s,
                    double disk_bytes_per_s) {
-  const double mine = static_cast<double>(s.blocks) > 0
-                          ? static_cast<double>(s.bytes_written) /
-                                static_cast<double>(std::max<index_t>(s.bm * s.bn * elem, 1))
-                          : 0.0;  // blocks of the busiest rank
-  const double flops = 2.0 * mine * static_cast<double>(s.bm * s.bn * s.k);
+  const double disk = std::max(disk_bytes_per_s, 1.0);
+  const double flops =  // the busiest rank's: its blocks, or its share in core
+      s.out_of_core ? 2.0 * static_cast<double>(ceil_div(s.blocks, s.ranks) * s.bm * s.bn * s.k)
+                    : 2.0 * static_cast<double>(s.m * s.n) * static_cast<double>(s.k) / s.ranks;
   const double compute = flops / std::max(flops_per_s, 1.0);
-  const double io =
-      static_cast<double>(s.bytes_read + s.bytes_written) / std::max(disk_bytes_per_s, 1.0);
-  const double first =
-      static_cast<double>((s.bm + s.bn) * s.kb * elem) / std::max(disk_bytes_per_s, 1.0);
-  return std::max(compute, io) + first;
+  const double io = static_cast<double>(s.bytes_read + s.bytes_written) / disk;
+  if (!s.out_of_core) return compute + io;  // read, multiply, write: one after the other
+  const double first = static_cast<double>((s.bm + s.bn) * s.kb * elem) / disk;
+  return std::max(compute, io) + first;  // panels read ahead while the previous multiplies
 }
 
 }  // namespace shardmm::plan

@@ -20,6 +20,7 @@ MachineProfile MachineProfile::from_json_file(const std::string& path) {
     const char* keys[4] = {"f32", "f64", "c64", "c128"};
     for (int d = 0; d < 4; ++d) p.gflops[d] = g.at(keys[d]).get<double>();
     p.strassen_crossover = j.value("strassen_crossover", p.strassen_crossover);
+    p.disk_bytes_per_s = j.value("disk_bytes_per_s", p.disk_bytes_per_s);
   } catch (const nlohmann::json::exception& e) {
     throw IoError("machine profile '" + path + "' is malformed: " + e.what());
   }
@@ -41,6 +42,7 @@ std::string MachineProfile::to_json() const {
       {"latency_s", latency_s},
       {"bytes_per_s", bytes_per_s},
       {"strassen_crossover", strassen_crossover},
+      {"disk_bytes_per_s", disk_bytes_per_s},
       {"gemm_gflops",
        {{"f32", gflops[0]}, {"f64", gflops[1]}, {"c64", gflops[2]}, {"c128", gflops[3]}}}};
   return j.dump(2);
