@@ -43,8 +43,19 @@ std::string where(const Report& r) {
   return s;
 }
 
+// "ranks 0-3" for a run of three or more, else "ranks 0,2" ("rank 1" alone).
+std::string span_of(const std::vector<int>& v) {
+  bool run = v.size() > 2;
+  for (std::size_t i = 1; i < v.size() && run; ++i) run = v[i] == v[i - 1] + 1;
+  return run ? "ranks " + std::to_string(v.front()) + "-" + std::to_string(v.back()) : ranks(v);
+}
+
 std::string waiting(const Report& r) {
-  return r.op.empty() ? "not in an MPI call" : "waiting in " + r.op + " (" + r.what + ")";
+  if (r.op.empty()) return "not in an MPI call";
+  std::string s = "waiting in " + r.op + " (" + r.what + ")";
+  if (!r.members.empty() && r.what.find(" over ") == std::string::npos)
+    s += " over " + span_of(r.members);
+  return s;
 }
 
 // The ranks `r` waits for among the reports (by world rank).

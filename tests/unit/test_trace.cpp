@@ -96,7 +96,9 @@ TEST(Watchdog, MismatchedCollectives) {
 TEST(Watchdog, LineSaysPhaseStackAndOperation) {
   const std::string line = format_line(waiting(1, "MPI_Allreduce", {0, 1}, {}), 2.04);
   EXPECT_EQ(line, "no progress for 2.0 s in phase 'multiply' (gemm > multiply > agree): waiting in "
-                  "MPI_Allreduce (agree 'multiply')");
+                  "MPI_Allreduce (agree 'multiply') over ranks 0,1");
+  EXPECT_NE(format_line(waiting(1, "MPI_Allreduce", {0, 1, 2, 3}, {}), 1).find("over ranks 0-3"),
+            std::string::npos);
   EXPECT_NE(format_line(computing(2), 1).find("not in an MPI call"), std::string::npos);
 }
 
