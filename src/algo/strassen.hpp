@@ -26,9 +26,9 @@ void strassen_ring_run(const Operands<T>& x, const Options& o, Timers& t);
 /// op N, k for op T / C) and their k indices.
 template <Scalar T>
 struct PairPieces {
-  const T* own;
-  const T* other;
-  index_t k;
+  const T* own = nullptr;
+  const T* other = nullptr;
+  index_t k = 0;
   Ranges k_own, k_other;
 };
 

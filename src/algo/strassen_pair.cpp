@@ -82,8 +82,9 @@ void strassen_pair(const Operands<T>& x, const PairPieces<T>& a, int levels, T* 
   auto bq = [&](int i, int j, T* to, Mode mode) {  // op(B)'s quadrant (i, j)
     b_quadrant(x.opB, Bd, ldb, i ? a.k_other : a.k_own, j * g, g, to, ldy, mode);
   };
-  auto a_sum = [&](T* to, const T* u, index_t ldu, const T* v, index_t ldv, bool minus) {
-    combine(ta ? q : h, ta ? h : q, to, ldx, u, ldu, v, ldv, minus);
+  auto a_sum = [&](T* to, const T* u, index_t ld_u, const T* v, index_t ld_v, bool minus) {
+    const index_t ld_to = ldx;  // the scratch X
+    combine(ta ? q : h, ta ? h : q, to, ld_to, u, ld_u, v, ld_v, minus);
   };
   auto prod = [&](T alpha, const T* A, index_t ldA, const T* B, T beta, T* C, index_t ldC) {
     winograd_gemm(x.opA, x.opB, h, g, q, alpha, A, ldA, B, ldy, beta, C, ldC, levels - 1, next);
