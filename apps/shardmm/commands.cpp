@@ -59,12 +59,13 @@ int run_plan(const PlanConfig& cfg) {
   if (memory_limit(r) > 0 && !cfg.json) {  // in core, or streamed from files when nothing fits
     try {
       (void)plan_gemm(r);
-    } catch (const OutOfMemory& e) {
+    } catch (const OutOfMemory& e) {  // streamed then; throws everywhere when even that can't
+      (void)plan_out_of_core(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r));
       int me = 0;
       SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &me));
-      if (me == 0) std::printf("in core: %s\n", e.what());
-      if (me == 0)
-        print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile);
+      if (me != 0) return 0;
+      std::printf("in core: %s\n", e.what());
+      print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile);
       return 0;
     }
   }
@@ -75,7 +76,8 @@ int run_plan(const PlanConfig& cfg) {
   if (!cfg.json) {
     if (std::fputs(plan.explain(static_cast<std::size_t>(cfg.rows)).c_str(), stdout) < 0)
       throw IoError("cannot write the plan to stdout");
-    if (memory_limit(r) > 0)  // in core or out of core (docs/OUT_OF_CORE.md)
+    if (memory_limit(r) > 0 &&  // streamed from files (docs/OUT_OF_CORE.md)
+        plan_out_of_core(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r)).out_of_core)
       print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile);
     return 0;
   }

@@ -7,6 +7,7 @@
 #include "shardmm/io.hpp"
 #include "shardmm/layout.hpp"
 #include "shardmm/mesh.hpp"
+#include "shardmm/ooc.hpp"
 #include "shardmm/options.hpp"
 #include "shardmm/plan.hpp"
 #include "shardmm/redistribute.hpp"

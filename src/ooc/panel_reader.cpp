@@ -12,8 +12,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csetjmp>
+#include <csignal>
 #include <cstring>
 #include <future>
+#include <mutex>
 
 #include "comm/mpi_check.hpp"
 #include "io/file_transfer.hpp"
@@ -92,6 +95,41 @@ class MpiIoReader final : public PanelReader {
   int want_[2] = {0, 0};
 };
 
+// A file cut short while mapped faults (SIGBUS) on the pages past its end. A reader thread copying
+// from a mapping arms t_fault; the handler jumps back there and the read fails with an error,
+// as MPI-IO's does. Any other SIGBUS gets the default action.
+thread_local sigjmp_buf* t_fault = nullptr;
+
+void on_sigbus(int sig, siginfo_t* /*info*/, void* /*ctx*/) {
+  if (t_fault) siglongjmp(*t_fault, 1);  // NOLINT(cert-err52-cpp): no C++ frames to unwind
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_sigbus_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, nullptr);
+  });
+}
+
+// memcpy from a mapping; false when the pages faulted (the file shrank under it).
+bool guarded_copy(char* dst, const char* src, std::size_t n) {
+  sigjmp_buf jb;
+  if (sigsetjmp(jb, 1) != 0) {  // NOLINT(cert-err52-cpp): see on_sigbus
+    t_fault = nullptr;
+    return false;
+  }
+  t_fault = &jb;
+  std::memcpy(dst, src, n);
+  t_fault = nullptr;
+  return true;
+}
+
 // Copies the runs of `s` (file order) from the file into `out`, a window at a time.
 std::string copy_mapped(int fd, const MatrixFile& f, const Sub& s, char* out) {
   const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
@@ -118,9 +156,14 @@ std::string copy_mapped(int fd, const MatrixFile& f, const Sub& s, char* out) {
     ::madvise(map, len, MADV_SEQUENTIAL);
     ::madvise(map, len, MADV_WILLNEED);
     const char* m = static_cast<const char*>(map);
-    for (index_t i = a; i < b; ++i, out += run)
-      std::memcpy(out, m + (f.data_offset + (i * extent + minor0) * es - base),
-                  static_cast<std::size_t>(run));
+    bool ok = true;
+    for (index_t i = a; i < b && ok; ++i, out += run)
+      ok = guarded_copy(out, m + (f.data_offset + (i * extent + minor0) * es - base),
+                        static_cast<std::size_t>(run));
+    if (!ok) {
+      ::munmap(map, len);
+      return "short read: bus error on the mapping (the file was truncated?)";
+    }
     ::munmap(map, len);  // the pages behind leave this rank's resident set
     a = b;
   }
@@ -130,6 +173,7 @@ std::string copy_mapped(int fd, const MatrixFile& f, const Sub& s, char* out) {
 class MmapReader final : public PanelReader {
  public:
   MmapReader(const MatrixFile& f, MPI_Comm comm) : f_(f) {
+    install_sigbus_handler();
     fd_ = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
     std::string err = fd_ < 0 ? std::string("open failed: ") + std::strerror(errno) : "";
     err = io::first_error(comm, err);

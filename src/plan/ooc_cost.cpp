@@ -49,7 +49,7 @@ OocPlan ooc_schedule(const OocProblem& p) {
   best.min_budget = ooc_min_budget(p);
   best.out_of_core = true;
   if (p.budget < best.min_budget)
-    throw OutOfMemory("memory budget of " + std::to_string(p.budget) +
+    throw OutOfMemory("memory limit of " + std::to_string(p.budget) +
                       " bytes per rank is too small for the out-of-core path: it needs at least " +
                       std::to_string(best.min_budget) + " bytes (a " +
                       std::to_string(std::min(p.m, kMinSide)) + "x" +
