@@ -40,6 +40,7 @@ struct Setup {
   bool ring_stream = false;  // p = 2 AllGather form: the other operand's k split streamed
   Stationary stationary = Stationary::C;  // SUMMA variant
   int pm = 1, pn = 1, pk = 1;             // 2.5D grid
+  std::vector<Layout> staged;  // sharding rules: op(A)'s, op(B)'s and the product's layouts
 };
 
 double now();  // seconds, MPI_Wtime

@@ -1,27 +1,31 @@
 // Sharding-rule matmul (the JAX guide's four cases) on named mesh axes, block shardings.
 //
-// op(A) = [I_a, K_a], op(B) = [K_b, J_b], C asked as [I_c, J_c]{U_c}. Collectives inserted:
-//  1. K_a and K_b sharded over different axes: AllGather the smaller operand's k dimension.
-//  2. I_a and J_b share a mesh axis (case 4): AllGather one operand's non-contracting dimension
-//     (the one C does not want sharded that way; otherwise the smaller).
-//  3. Only one operand sharded on k (case 2): either AllGather it, or slice the other operand
-//     locally and reduce the output afterwards, whichever moves fewer words.
-//  4. Local multiply (one BLAS call): C_part = [I_a, J_b]{U_K} where K is the k sharding left.
-//  5. C_part to C: nothing when the layouts agree (C may stay unreduced, {U_X});
-//     ReduceScatter over U_K when C shards a dimension as C_part does plus the U axes
-//     (case 3); otherwise AllReduce over U_K (only if C needs the sum) and redistribute.
-// AllGather: MPI_Allgatherv on axis_comm(dimension's axes). ReduceScatter: comm::reduce_scatter
-// (a ring of isend/irecv on workspace buffers) on axis_comm(U_K). AllReduce: MPI_Allreduce on
-// axis_comm(U_K). Both reductions: reduce_partials.cpp.
+// The setup plans (sharded_plan.cpp): op(A) = [I, K] and op(B) = [K, J] are multiplied as
+// op(A') = [I', K'] and op(B') = [K', J'] into P = [I', J']{U_K'}, the cheapest choice by the
+// redistribution patterns' exact words. The run:
+//  1. Each operand reaches its layout: as it is; a slice of its own tile (a piece of it, no
+//     copy); an AllGather over the axes it drops (MPI_Allgatherv on those axes' communicator,
+//     pieces multiplied where they land; or streamed around the ring, each piece multiplied
+//     while it travels on: the larger gathered operand streams unless P is reduce-scattered);
+//     anything else one redistribution (AllToAll / Permute / exchange on the axes involved).
+//  2. The local product, one GEMM per pair of pieces, and 3. P into C:
+//     - P is C's distribution, or C's tile a slice of P's: the product goes straight into C
+//       (only C's part of it is computed);
+//     - ReduceScatter over K': fused with the product, block by block (sharded_reduce.hpp);
+//     - AllReduce over K': the product of C's part, summed in place (MPI_Allreduce);
+//     - otherwise P in a workspace tile, then one redistribution into C.
+// Words: exactly the plan's (the patterns' formulas). Buffers come from the workspace pool:
+// StagedA0/B0 (a gathered or moved operand), StagedA1/B1 (two streamed pieces), StagedC0/C1
+// (the product or the fused reduction's two blocks).
 #include <algorithm>
 #include <optional>
 
 #include "algo/algo.hpp"
-#include "algo/reduce_partials.hpp"
+#include "algo/pack.hpp"
+#include "algo/sharded_plan.hpp"
+#include "algo/sharded_reduce.hpp"
 #include "algo/sharded_steps.hpp"
-#include "blas/blas.hpp"
 #include "matrix/pooled.hpp"
-#include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/redistribute.hpp"
 
@@ -34,15 +38,92 @@ Layout as_block(const Layout& L) {
   for (int d = 0; d < 2; ++d) {
     auto& dim = s.dims[d];
     if (dim.kind == DimSpec::Kind::Replicated) continue;
-    dim.kind = DimSpec::Kind::Block;
-    dim.nb = 0;
-    dim.src = 0;
-    dim.axes.clear();
+    dim = DimSpec{dim.label, DimSpec::Kind::Block, {}, 0, 0};
     for (int a : L.dim_axes(d)) dim.axes.push_back(L.mesh().names[a]);
   }
   s.unreduced.clear();
   for (int a : L.unreduced_axes()) s.unreduced.push_back(L.mesh().names[a]);
   return Layout(L.mesh(), L.rows(), L.cols(), s);
+}
+
+using matrix::Pattern;
+
+// One operand on its way to the layout it is multiplied in.
+template <Scalar T>
+struct Operand {
+  enum class How { Piece, Gathered, Streamed, Moved } how = How::Piece;
+  const DistMatrix<T>* X = nullptr;
+  Layout to;
+  sharded::Gather<T> gather;
+  std::optional<DistMatrix<T>> moved;
+  sharded::Pieces<T> pieces;
+  T* buf = nullptr;
+};
+
+// How X reaches `to`: itself or a slice of it (one piece), a gather, or a redistribution.
+template <Scalar T>
+Operand<T> classify(const DistMatrix<T>& X, const Layout& to) {
+  Operand<T> o;
+  o.X = &X, o.to = to;
+  const auto plan = matrix::plan_redistribution(X.layout(), to);
+  if (plan.pattern == Pattern::Local) {
+    const auto c = X.mesh().coords();
+    const auto b = matrix::detail::overlap(X.layout(), c, to, c);
+    if (b.rows.size() <= 1 && b.cols.size() <= 1) {
+      const index_t r = b.rows.empty() ? 0 : b.rows[0].from,
+                    k = b.cols.empty() ? 0 : b.cols[0].from;
+      o.pieces = {{0, b.nrows, 0, b.ncols, X.data() + r + k * X.ld(), X.ld()}};
+      return o;
+    }
+  } else if (sharded::plan_gather(X, to, plan, o.gather)) {
+    o.how = Operand<T>::How::Gathered;
+    return o;
+  }
+  o.how = Operand<T>::How::Moved;
+  return o;
+}
+
+// How the product reaches C.
+enum class Out { Into, Fused, AllReduce, Exchange };
+
+template <Scalar T>
+Out output(const DistMatrix<T>& C, const Layout& P, sharded::Reduction& red) {
+  const auto plan = matrix::plan_redistribution(P, C.layout());
+  const auto c = C.mesh().coords();
+  const auto pu = P.unreduced_axes();
+  for (int u : C.layout().unreduced_axes())  // zero partials along C's own unreduced axes
+    if (std::find(pu.begin(), pu.end(), u) == pu.end()) return Out::Exchange;
+  if (plan.pattern == Pattern::Local &&
+      sharded::region(P, c, C.layout(), c, red.blocks.emplace_back()))
+    return Out::Into;
+  if (plan.pattern == Pattern::ReduceScatter &&
+      sharded::plan_reduction(C.mesh(), P, C.layout(), plan, red))
+    return Out::Fused;
+  if (plan.pattern == Pattern::AllReduce &&
+      sharded::plan_reduction(C.mesh(), P, C.layout(), plan, red))
+    return Out::AllReduce;
+  return Out::Exchange;
+}
+
+// Takes every buffer of the run (the prologue: rank-local, failures agreed before any message).
+template <Scalar T>
+void take(Operand<T>& o, memory::Slot whole, memory::Slot pieces) {
+  using How = typename Operand<T>::How;
+  if (o.how == How::Moved) o.moved.emplace(matrix::pooled<T>(o.X->mesh(), o.to, whole));
+  if (o.how == How::Gathered) o.buf = memory::get<T>(whole, o.gather.total);
+  if (o.how == How::Streamed) o.buf = memory::get<T>(pieces, 2 * o.gather.widest);
+}
+
+// The operand's pieces once it has arrived (gathered or moved); streamed ones arrive later.
+template <Scalar T>
+void arrive(Operand<T>& o, Timers& t) {
+  using How = typename Operand<T>::How;
+  if (o.how == How::Moved) {
+    t.timed(&Timers::comm, [&] { redistribute(*o.X, *o.moved); });
+    o.pieces = {sharded::whole(*o.moved)};
+  } else if (o.how == How::Gathered) {
+    t.timed(&Timers::comm, [&] { o.pieces = sharded::gather_all(*o.X, o.to, o.gather, o.buf); });
+  }
 }
 
 }  // namespace
@@ -54,82 +135,70 @@ Setup sharded_setup(const Problem& p, const Options&) {
   setup.B = as_block(p.B);
   setup.C = as_block(p.C);
   setup.grid = p.mesh.to_string();
-  setup.detail = "sharding rules: " + setup.A.spec().to_string() +
-                 (p.opA == Op::N ? "" : "^" + to_string(p.opA)) + " . " +
-                 setup.B.spec().to_string() + (p.opB == Op::N ? "" : "^" + to_string(p.opB)) +
-                 " -> " + setup.C.spec().to_string();
+  Problem q = p;
+  q.A = setup.A, q.B = setup.B, q.C = setup.C;
+  const sharded::Plan plan = sharded::plan_product(q);
+  setup.staged = {plan.A, plan.B, plan.P};
+  setup.detail = plan.detail;
   return setup;
 }
 
 template <Scalar T>
-void sharded_run(const Operands<T>& x, const Setup&, const Options&, Timers& t) {
-  using sharded::Axes;
-  const int da = stored_dim(x.opA, 1), db = stored_dim(x.opB, 0);  // stored k dims
-  const int ia = 1 - da, jb = 1 - db;
-  std::optional<DistMatrix<T>> Ag, Bg;
-  const DistMatrix<T>* A = &x.A;
-  const DistMatrix<T>* B = &x.B;
-  int gathers_a = 0, gathers_b = 0;  // a gathered operand's next gather uses its other slot
-  auto gather = [&](bool of_a, int dim) {
-    using memory::Slot;
-    t.timed(&Timers::comm, "allgather", -1, [&] {
-      if (of_a)
-        A = &Ag.emplace(sharded::allgather_dim(
-            *A, dim, gathers_a++ % 2 == 0 ? Slot::StagedA0 : Slot::StagedA1));
-      else
-        B = &Bg.emplace(sharded::allgather_dim(
-            *B, dim, gathers_b++ % 2 == 0 ? Slot::StagedB0 : Slot::StagedB1));
-    });
-  };
-  const double size_a = double(x.A.rows()) * double(x.A.cols());
-  const double size_b = double(x.B.rows()) * double(x.B.cols());
-  // 1. k sharded differently on both sides.
-  {
-    const Axes ka = A->layout().dim_axes(da), kb = B->layout().dim_axes(db);
-    if (!ka.empty() && !kb.empty() && ka != kb)
-      gather(size_a <= size_b, size_a <= size_b ? da : db);
+void sharded_run(const Operands<T>& x, const Setup& setup, const Options&, Timers& t) {
+  using How = typename Operand<T>::How;
+  Operand<T> a = classify(x.A, setup.staged[0]), b = classify(x.B, setup.staged[1]);
+  const Layout& LP = setup.staged[2];
+  sharded::Reduction red;
+  const Out out = output(x.C, LP, red);
+  // The larger gathered operand streams past the product, unless the product is computed
+  // block by block for a fused ReduceScatter (it would stream once per block).
+  // (Decided from global sizes: every rank streams the same operand.)
+  if (out != Out::Fused && (a.how == How::Gathered || b.how == How::Gathered)) {
+    const bool by_a =
+        a.how == How::Gathered &&
+        (b.how != How::Gathered || sharded::largest_tile(a.to) >= sharded::largest_tile(b.to));
+    (by_a ? a : b).how = How::Streamed;
   }
-  // 2. case 4: a mesh axis shards both non-contracting dimensions.
-  if (sharded::intersects(A->layout().dim_axes(ia), B->layout().dim_axes(jb))) {
-    const Axes& c_rows = x.C.layout().dim_axes(0);
-    const bool c_wants_rows = sharded::intersects(c_rows, A->layout().dim_axes(ia));
-    const bool gather_b =
-        c_wants_rows || (!sharded::intersects(x.C.layout().dim_axes(1), B->layout().dim_axes(jb)) &&
-                         size_b <= size_a);
-    gather(!gather_b, gather_b ? jb : ia);
-  }
-  // 3. only one side sharded on k: gather it, or slice the other side and reduce later.
-  {
-    const Axes ka = A->layout().dim_axes(da), kb = B->layout().dim_axes(db);
-    if (ka.empty() != kb.empty()) {
-      const bool a_side = !ka.empty();
-      const DistMatrix<T>& X = a_side ? *A : *B;
-      const int kd = a_side ? da : db;
-      const double gather_words = double(X.layout().rows()) * double(X.layout().cols()) /
-                                  double(X.layout().map(1 - kd).nprocs);
-      const double reduce_words =
-          sharded::reduce_words(x.C.layout(), x.C.rows(), x.C.cols(), A->layout().dim_axes(ia),
-                                B->layout().dim_axes(jb), a_side ? ka : kb);
-      // Slicing the other operand along k is impossible when its own sharding uses K's axes.
-      const Axes& other = a_side ? B->layout().dim_axes(jb) : A->layout().dim_axes(ia);
-      if (sharded::intersects(a_side ? ka : kb, other) || gather_words <= reduce_words)
-        gather(a_side, kd);
-    }
-  }
-  // 4. local multiply into C_part (straight into C when the layouts agree).
-  const Layout part = sharded::product_layout(*A, x.opA, *B, x.opB, x.C.layout().mesh());
-  const bool direct = part.same_distribution(x.C.layout());
   std::optional<DistMatrix<T>> P;
+  T* pbuf = nullptr;
   prologue(x.C.mesh().comm(), [&] {
-    if (!direct) P.emplace(matrix::pooled<T>(x.C.mesh(), part, memory::Slot::StagedC0));
+    take(a, memory::Slot::StagedA0, memory::Slot::StagedA1);
+    take(b, memory::Slot::StagedB0, memory::Slot::StagedB1);
+    if (out == Out::Exchange) P.emplace(matrix::pooled<T>(x.C.mesh(), LP, memory::Slot::StagedC0));
+    if (out == Out::Fused) pbuf = memory::get<T>(memory::Slot::StagedC0, 2 * red.widest);
+    if (out == Out::AllReduce && !sharded::reduce_in_place(x.C, red, x.beta))
+      pbuf = memory::get<T>(memory::Slot::StagedC0, red.blocks[red.group.me].size());
   });
-  t.timed(&Timers::gemm, [&] {
-    if (direct) sharded::local_multiply(x.opA, x.opB, x.alpha, *A, *B, x.beta, x.C);
-    else sharded::local_multiply(x.opA, x.opB, x.alpha, *A, *B, T(0), *P);
-  });
-  if (direct) return;
-  // 5. reduce / place into C.
-  t.timed(&Timers::comm, "reduce", -1, [&] { reduce_partials(*P, x.beta, x.C); });
+  arrive(a, t);
+  arrive(b, t);
+  // product(region, out, ld, beta): alpha op(A') op(B') over that region of P.
+  auto product = [&](index_t i0, index_t i1, index_t j0, index_t j1, T* o, index_t ld, T beta) {
+    sharded::Started started;
+    auto with = [&](const sharded::Pieces<T>& pa, const sharded::Pieces<T>& pb) {
+      t.timed(&Timers::gemm, [&] {
+        sharded::multiply(x.opA, x.opB, x.alpha, pa, pb, beta, i0, i1, j0, j1, o, ld, started);
+      });
+    };
+    if (a.how == How::Streamed)
+      sharded::stream(x.A, a.to, a.gather, a.buf, t,
+                      [&](const sharded::Piece<T>& p) { with({p}, b.pieces); });
+    else if (b.how == How::Streamed)
+      sharded::stream(x.B, b.to, b.gather, b.buf, t,
+                      [&](const sharded::Piece<T>& p) { with(a.pieces, {p}); });
+    else with(a.pieces, b.pieces);
+  };
+  switch (out) {
+    case Out::Into: {
+      const sharded::Region& r = red.blocks.front();
+      product(r.i0, r.i1, r.j0, r.j1, x.C.data() + r.ci + r.cj * x.C.ld(), x.C.ld(), x.beta);
+      return;
+    }
+    case Out::Fused: return sharded::fused_reduce_scatter(x.C, red, x.beta, pbuf, t, product);
+    case Out::AllReduce: return sharded::all_reduce(x.C, red, x.beta, pbuf, t, product);
+    case Out::Exchange:
+      product(0, P->local_rows(), 0, P->local_cols(), P->data(), P->ld(), T(0));
+      t.timed(&Timers::comm, [&] { redistribute(*P, x.C, T(1), x.beta); });
+  }
 }
 
 SHARDMM_INSTANTIATE_RUN(sharded_run)

@@ -168,6 +168,15 @@ struct ShardedCase {
 
 Bytes nothing(const Layout&, const Layout&, const Layout&, int, int) { return {}; }
 
+// An AllGather streamed around the ring of u ranks, pieces of `rows` x the columns each
+// coordinate holds: every piece arrives but my own; every piece goes on but my successor's
+// (the last one I hold, received from my predecessor).
+Bytes ring_pieces(index_t rows, const DimMap& cols, int u, int me) {
+  const index_t total = rows * cols.extent;
+  return Bytes{total - rows * cols.local_extent((me + 1) % u),
+               total - rows * cols.local_extent(me)};
+}
+
 const ShardedCase kShardedCases[] = {
     {"case 1: no communication", "A[I_X,J]", "B[J,K_Y]", "C[I_X,K_Y]", {13, 11, 7}, nothing},
     {"case 2: partial sums stay unreduced",
@@ -186,14 +195,14 @@ const ShardedCase kShardedCases[] = {
        const index_t before = C.row_map().local_extent((me + u - 1) % u) * C.cols();
        return Bytes{C.rows() * C.cols() - tile, C.rows() * C.cols() - before};
      }},
-    {"only A sharded on k, small k: all-gather A",
+    {"only A sharded on k, small k: all-gather A (streamed around the ring: every piece in but "
+     "mine, out but my successor's)",
      "A[I,J_X]",
      "B[J,K]",
      "C[I,K]",
      {6, 20, 3},
      [](const Layout& A, const Layout&, const Layout&, int u, int me) {
-       const index_t mine = A.rows() * A.col_map().local_extent(me);
-       return Bytes{mine * (u - 1), A.rows() * A.cols() - mine};
+       return ring_pieces(A.rows(), A.col_map(), u, me);
      }},
     {"only A sharded on k, large k: slice B, all-reduce C",
      "A[I,J_X]",
@@ -204,14 +213,13 @@ const ShardedCase kShardedCases[] = {
        const index_t words = 2 * C.rows() * C.cols() * (u - 1) / u;
        return Bytes{words, words};
      }},
-    {"case 4: I and K both on X, C wants I: all-gather B",
+    {"case 4: I and K both on X, C wants I: all-gather B (streamed)",
      "A[I_X,J]",
      "B[J,K_X]",
      "C[I_X,K]",
      {10, 7, 5},
      [](const Layout&, const Layout& B, const Layout&, int u, int me) {
-       const index_t mine = B.rows() * B.col_map().local_extent(me);
-       return Bytes{mine * (u - 1), B.rows() * B.cols() - mine};
+       return ring_pieces(B.rows(), B.col_map(), u, me);
      }},
 };
 
