@@ -30,6 +30,9 @@ MatrixFile operand(const MultiplyConfig& cfg, const std::string& path, const std
 }
 
 void show_progress(index_t done, index_t total, void* user) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return;
   const double s =
       std::chrono::duration<double>(Clock::now() - *static_cast<Clock::time_point*>(user)).count();
   const double eta =

@@ -72,7 +72,8 @@ struct FileGemmSettings {
   IoMethod io = IoMethod::MpiIo;
   /// Run the out-of-core path even when everything fits (testing, benchmarks).
   bool force_out_of_core = false;
-  /// Called on rank 0 after each C block with (blocks done, blocks in all).
+  /// Called on every rank after each slot of C blocks (one per rank) is written, with (blocks
+  /// done, blocks in all); it may communicate on the gemm's communicator (all ranks call it).
   void (*progress)(index_t done, index_t total, void* user) = nullptr;
   void* progress_user = nullptr;
 };

@@ -92,7 +92,7 @@ class Streamer {
       local = first_of(local, out.write(out_sub(block_of(slot)), d_.data()));
       rep_.io_wait_seconds += since(t);
       err = io::first_error(job_.comm, local);  // every rank stops at the same block
-      if (me_ == 0 && job_.settings.progress)
+      if (job_.settings.progress)
         job_.settings.progress(std::min((slot + 1) * ranks_, tm_ * tn_), tm_ * tn_,
                                job_.settings.progress_user);
     }

@@ -160,24 +160,38 @@ TEST(Ooc, TruncatedInputIsRefusedBeforeAnyWork) {
   EXPECT_EQ(npy::snapshot(), before);
 }
 
-// Rank 0's progress callback cuts B short after the first block: later panels fail to read.
-void truncate_b(index_t done, index_t /*total*/, void* user) {
-  if (done > 0) fs::resize_file(*static_cast<std::string*>(user), 4000);
+// The progress callback (rank 0) cuts A (64 x 48, Fortran order) after its first kb columns once
+// the first block is done. The reads in flight then (the next block's first panel, columns
+// [0, kb)) stay whole; later panels find the file short. (Open MPI's non-blocking read never
+// completes when the file shrinks under it, so the cut must not race a read.)
+struct Cut {
+  std::string path;
+  std::int64_t bytes = 0;
+};
+void cut_a(index_t done, index_t /*total*/, void* user) {
+  const auto* cut = static_cast<const Cut*>(user);
+  if (done > 0 && world_rank() == 0)
+    fs::resize_file(cut->path, static_cast<std::uintmax_t>(cut->bytes));
+  MPI_Barrier(MPI_COMM_WORLD);  // no rank starts a read before the cut
 }
 
 TEST(Ooc, FileTruncatedMidStreamLeavesTheOutputAlone) {
   for (const IoMethod io : {IoMethod::MpiIo, IoMethod::Mmap}) {
     const Stored a{64, 48, 1, true}, b{48, 70, 2, true};
-    const MatrixFile fa = ooc::put_npy<double>("a.npy", a);
+    const MatrixFile fa = describe_file(ooc::put_npy<double>("a.npy", a), MPI_COMM_WORLD);
     const MatrixFile fb = ooc::put_npy<double>("b.npy", b);
+    const OocPlan plan =
+        plan_files(MPI_COMM_WORLD, Op::N, fa, Op::N, describe_file(fb, MPI_COMM_WORLD), {}, true,
+                   budget<double>(kWords), true);
+    ASSERT_LT(plan.kb, a.cols);
+    ASSERT_GT(plan.blocks, 2 * plan.ranks);  // a second slot of blocks reads after the cut
     const std::string out = npy::file("old.npy");
     npy::put_file(out, "previous contents");
-    const auto before = npy::snapshot();
-    std::string b_path = fb.path;
+    Cut cut{fa.path, fa.data_offset + plan.kb * a.rows * 8};
     FileGemmSettings s;
     s.io = io;
-    s.progress = truncate_b;
-    s.progress_user = &b_path;
+    s.progress = cut_a;
+    s.progress_user = &cut;
     expect_same_error_everywhere<IoError>(
         [&] {
           gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, {}, MatrixFile::npy(out),
