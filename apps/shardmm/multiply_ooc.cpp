@@ -37,9 +37,9 @@ void show_progress(index_t done, index_t total, void* user) {
       std::chrono::duration<double>(Clock::now() - *static_cast<Clock::time_point*>(user)).count();
   const double eta =
       done > 0 ? s * static_cast<double>(total - done) / static_cast<double>(done) : 0;
-  std::fprintf(stderr, "\rout-of-core: %lld/%lld blocks, %.1f s, ETA %.1f s%s",
-               static_cast<long long>(done), static_cast<long long>(total), s, eta,
-               done == total ? "\n" : "");
+  (void)std::fprintf(stderr, "\rout-of-core: %lld/%lld blocks, %.1f s, ETA %.1f s%s",
+                     static_cast<long long>(done), static_cast<long long>(total), s, eta,
+                     done == total ? "\n" : "");
 }
 
 double mib(std::int64_t b) { return static_cast<double>(b) / 1048576.0; }

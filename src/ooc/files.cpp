@@ -121,18 +121,18 @@ MatrixFile describe_file(MatrixFile f, MPI_Comm comm) {
 std::string OocPlan::to_string() const {
   char buf[320];
   if (!out_of_core) {
-    std::snprintf(buf, sizeof buf, "in-core (%lld x %lld x %lld fits %lld bytes/rank)",
-                  static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
-                  static_cast<long long>(budget));
+    (void)std::snprintf(buf, sizeof buf, "in-core (%lld x %lld x %lld fits %lld bytes/rank)",
+                        static_cast<long long>(m), static_cast<long long>(n),
+                        static_cast<long long>(k), static_cast<long long>(budget));
     return buf;
   }
-  std::snprintf(buf, sizeof buf,
-                "out-of-core: %lld blocks of %lldx%lld, k-panels %lld, passes A %d B %d, "
-                "read %lld B, written %lld B per rank (budget %lld, minimum %lld)",
-                static_cast<long long>(blocks), static_cast<long long>(bm),
-                static_cast<long long>(bn), static_cast<long long>(kb), passes_a, passes_b,
-                static_cast<long long>(bytes_read), static_cast<long long>(bytes_written),
-                static_cast<long long>(budget), static_cast<long long>(min_budget));
+  (void)std::snprintf(buf, sizeof buf,
+                      "out-of-core: %lld blocks of %lldx%lld, k-panels %lld, passes A %d B %d, "
+                      "read %lld B, written %lld B per rank (budget %lld, minimum %lld)",
+                      static_cast<long long>(blocks), static_cast<long long>(bm),
+                      static_cast<long long>(bn), static_cast<long long>(kb), passes_a, passes_b,
+                      static_cast<long long>(bytes_read), static_cast<long long>(bytes_written),
+                      static_cast<long long>(budget), static_cast<long long>(min_budget));
   return buf;
 }
 

@@ -19,6 +19,8 @@ class OutputFile {
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
+  OutputFile(OutputFile&&) = delete;
+  OutputFile& operator=(OutputFile&&) = delete;
 
   /// Collective: writes sub-block `s` of the stored result from `buf` (packed in the file's
   /// order; empty subs join). Returns this rank's error or "".

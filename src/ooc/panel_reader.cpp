@@ -59,6 +59,8 @@ class MpiIoReader final : public PanelReader {
   }
   MpiIoReader(const MpiIoReader&) = delete;
   MpiIoReader& operator=(const MpiIoReader&) = delete;
+  MpiIoReader(MpiIoReader&&) = delete;
+  MpiIoReader& operator=(MpiIoReader&&) = delete;
 
   void start(int slot, const Sub& s, void* buf) override {
     err_[slot] = check_size(f_, s);
@@ -189,6 +191,8 @@ class MmapReader final : public PanelReader {
   }
   MmapReader(const MmapReader&) = delete;
   MmapReader& operator=(const MmapReader&) = delete;
+  MmapReader(MmapReader&&) = delete;
+  MmapReader& operator=(MmapReader&&) = delete;
 
   void start(int slot, const Sub& s, void* buf) override {
     if (s.elems() == 0) {

@@ -25,6 +25,8 @@ class PanelReader {
   PanelReader() = default;
   PanelReader(const PanelReader&) = delete;
   PanelReader& operator=(const PanelReader&) = delete;
+  PanelReader(PanelReader&&) = delete;
+  PanelReader& operator=(PanelReader&&) = delete;
   /// Starts moving `s` into `buf` through slot 0 or 1 (free: its last read was waited for).
   /// MPI-IO: collective, every rank calls it the same number of times (empty subs included).
   virtual void start(int slot, const Sub& s, void* buf) = 0;

@@ -194,7 +194,7 @@ class Streamer {
     }
     const auto t = Clock::now();
     cr->start(0, out_sub(d), staging_ ? stage_.data() : d_.data());
-    const std::string err = cr->wait(0);
+    std::string err = cr->wait(0);
     rep_.io_wait_seconds += since(t);
     if (staging_)  // stage_ holds D's block row-major
       for (index_t j = 0; j < nb; ++j)

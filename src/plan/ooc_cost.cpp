@@ -13,9 +13,9 @@
 namespace shardmm::plan {
 namespace {
 
-constexpr index_t kMinSide = 16;                      // smallest block side / panel width
-constexpr std::int64_t kOpBytes = 256 * 1024;         // a panel read's latency, in bytes
-constexpr index_t kMaxPanelElems = index_t{1} << 30;  // one MPI read's count stays an int
+constexpr index_t kMinSide = 16;                             // smallest block side / panel width
+constexpr std::int64_t kOpBytes = std::int64_t{256} * 1024;  // a panel read's latency, in bytes
+constexpr index_t kMaxPanelElems = index_t{1} << 30;         // one MPI read's count stays an int
 
 index_t ceil_div(index_t a, index_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 

@@ -33,7 +33,7 @@ OocPlan ooc_schedule(const OocProblem& p);
 
 /// Predicted seconds of an out-of-core plan: reads and writes at `disk_bytes_per_s`, the
 /// GEMM at `flops_per_s` per rank, overlapped (the larger of the two, plus the first panel).
-double ooc_seconds(const OocPlan& plan, std::int64_t elem, double flops_per_s,
+double ooc_seconds(const OocPlan& s, std::int64_t elem, double flops_per_s,
                    double disk_bytes_per_s);
 
 }  // namespace shardmm::plan

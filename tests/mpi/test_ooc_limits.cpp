@@ -31,7 +31,7 @@ TEST(OocLimits, PeakMemoryStaysUnderTheBudget) {
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   const std::int64_t operands = (m * k + k * n + m * n) * 8;
-  ASSERT_GE(operands, 8 * ranks * o.memory_limit);
+  ASSERT_GE(operands, std::int64_t{8} * ranks * o.memory_limit);
   for (const IoMethod io : {IoMethod::MpiIo, IoMethod::Mmap}) {
     FileGemmSettings s;
     s.io = io;
@@ -62,9 +62,9 @@ TEST(OocLimits, DestinationThatFillsUpLeavesNothing) {
   const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
   const std::string out = npy::file("full.npy");
   Options o;
-  o.memory_limit = 1600 * 8;
+  o.memory_limit = std::int64_t{1600} * 8;
   const auto before = npy::snapshot();
-  std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead
+  (void)std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead
   rlimit old{};
   getrlimit(RLIMIT_FSIZE, &old);
   rlimit small = old;
