@@ -7,6 +7,7 @@
 #include <csignal>
 #include <fstream>
 
+#include "commands.hpp"
 #include "mpi/ooc_test_util.hpp"
 #include "shardmm/error.hpp"
 
@@ -77,6 +78,27 @@ TEST(OocLimits, DestinationThatFillsUpLeavesNothing) {
       "short write");
   setrlimit(RLIMIT_FSIZE, &old);
   EXPECT_EQ(npy::snapshot(), before);
+}
+
+// `plan --memory-limit` on a product that fits no in-core candidate prints the streamed
+// schedule: out of core, passes over A and B, bytes per rank and a predicted time.
+TEST(OocLimits, PlanPrintsTheOutOfCoreSchedule) {
+  cli::PlanConfig cfg;
+  cfg.m = cfg.n = cfg.k = 100000, cfg.ranks = 4, cfg.memory_limit = "1G";
+  ::testing::internal::CaptureStdout();
+  cli::run_plan(cfg);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  if (world_rank() != 0) {
+    EXPECT_EQ(out, "");
+    return;
+  }
+  EXPECT_NE(out.find("memory: out of core"), std::string::npos) << out;
+  EXPECT_NE(out.find("passes over A"), std::string::npos) << out;
+  EXPECT_NE(out.find("predicted"), std::string::npos) << out;
+  const OocPlan p = plan_out_of_core(100000, 100000, 100000, Dtype::F64, 4, std::int64_t{1} << 30);
+  EXPECT_TRUE(p.out_of_core);
+  EXPECT_GT(p.passes_a, 1);
+  EXPECT_LE((p.bm * p.bn + 2 * p.kb * (p.bm + p.bn)) * 8, p.budget);
 }
 
 }  // namespace
