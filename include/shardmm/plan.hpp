@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,17 @@ struct PlanRequest {
   bool allow_fast = false;
   /// Strassen's crossover (Options::fast_crossover); 0 = profile.strassen_crossover.
   std::int64_t fast_crossover = 0;
+  /// The sharding rules' plan for the caller's layouts, as gemm prices it (words < 0: none,
+  /// and no sharded candidate): elements the busiest rank receives (of them `streamed` while
+  /// the product runs), its messages, its flops in real arithmetic (2 m' n' k', duplicated work
+  /// included) and the elements it holds (operands, moved operands, product, buffers).
+  struct Sharded {
+    double words = -1, streamed = 0, messages = 0, flops = 0, memory = 0;
+  } sharded;
+  /// Exact words the busiest rank receives to move the caller's operands into a candidate's
+  /// layouts and the result back (gemm sets it from the caller's layouts); unset, or a
+  /// negative answer: the balanced estimate (A, B and C's shares, (P - 1) / P of each).
+  std::function<double(const Candidate&)> redistribution_words;
 };
 
 struct GemmPlan {

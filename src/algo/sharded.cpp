@@ -32,20 +32,6 @@
 namespace shardmm::algo {
 namespace {
 
-// The same sharding with block-cyclic / cyclic dimensions turned into block ones.
-Layout as_block(const Layout& L) {
-  ShardingSpec s = L.spec();
-  for (int d = 0; d < 2; ++d) {
-    auto& dim = s.dims[d];
-    if (dim.kind == DimSpec::Kind::Replicated) continue;
-    dim = DimSpec{dim.label, DimSpec::Kind::Block, {}, 0, 0};
-    for (int a : L.dim_axes(d)) dim.axes.push_back(L.mesh().names[a]);
-  }
-  s.unreduced.clear();
-  for (int a : L.unreduced_axes()) s.unreduced.push_back(L.mesh().names[a]);
-  return Layout(L.mesh(), L.rows(), L.cols(), s);
-}
-
 using matrix::Pattern;
 
 // One operand on its way to the layout it is multiplied in.
@@ -131,13 +117,11 @@ void arrive(Operand<T>& o, Timers& t) {
 Setup sharded_setup(const Problem& p, const Options&) {
   Setup setup;
   setup.algorithm = Algorithm::Sharded;
-  setup.A = as_block(p.A);
-  setup.B = as_block(p.B);
-  setup.C = as_block(p.C);
+  setup.A = sharded::as_block(p.A);
+  setup.B = sharded::as_block(p.B);
+  setup.C = sharded::as_block(p.C);
   setup.grid = p.mesh.to_string();
-  Problem q = p;
-  q.A = setup.A, q.B = setup.B, q.C = setup.C;
-  const sharded::Plan plan = sharded::plan_product(q);
+  const sharded::Plan plan = sharded::plan_product(p);
   setup.staged = {plan.A, plan.B, plan.P};
   setup.detail = plan.detail;
   return setup;

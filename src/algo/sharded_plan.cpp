@@ -155,6 +155,9 @@ bool score(const Problem& p, const DimSpec& I, const DimSpec& K, const DimSpec& 
                                                                  : pt + pt + mp.tile;
   plan.memory =
       held(ma, stream_a, largest_tile(p.A)) + held(mb, stream_b, largest_tile(p.B)) + product;
+  plan.streamed = 0;
+  for (std::size_t r = 0; r < ma.words.size(); ++r)
+    plan.streamed = std::max(plan.streamed, stream_a ? ma.words[r] : stream_b ? mb.words[r] : 0.0);
   plan.detail = "sharding rules: " + describe("A", ma, p.A, plan.A) + "; " +
                 describe("B", mb, p.B, plan.B) + "; product " + plan.P.spec().to_string() +
                 (plan.P.same_distribution(p.C) ? " = C" : ", " + describe("to C", mp, plan.P, p.C));
@@ -195,7 +198,22 @@ std::string key(const Problem& p) {
 
 }  // namespace
 
-Plan plan_product(const Problem& p) {
+Layout as_block(const Layout& L) {
+  ShardingSpec s = L.spec();
+  for (int d = 0; d < 2; ++d) {
+    auto& dim = s.dims[d];
+    if (dim.kind == DimSpec::Kind::Replicated) continue;
+    dim = DimSpec{dim.label, DimSpec::Kind::Block, {}, 0, 0};
+    for (int a : L.dim_axes(d)) dim.axes.push_back(L.mesh().names[a]);
+  }
+  s.unreduced.clear();
+  for (int a : L.unreduced_axes()) s.unreduced.push_back(L.mesh().names[a]);
+  return Layout(L.mesh(), L.rows(), L.cols(), s);
+}
+
+Plan plan_product(const Problem& caller) {
+  Problem p = caller;
+  p.A = as_block(caller.A), p.B = as_block(caller.B), p.C = as_block(caller.C);
   static std::mutex lock;
   static std::map<std::string, Plan> cache;
   const std::lock_guard<std::mutex> hold(lock);

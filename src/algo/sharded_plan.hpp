@@ -24,6 +24,7 @@ struct Plan {
   Layout A, B;          ///< stored layouts the operands are multiplied in
   Layout P;             ///< the local products' layout: [I', J']{U_K'}
   double words = 0;     ///< elements the busiest rank receives over all three moves
+  double streamed = 0;  ///< of them, the most any rank receives while the product runs
   double messages = 0;  ///< messages the busiest rank sends
   double flops = 0;     ///< 2 m' n' k' of the busiest rank's local product (real arithmetic)
   double memory = 0;    ///< elements a rank holds beside the operands (moved operands,
@@ -31,8 +32,11 @@ struct Plan {
   std::string detail;   ///< the moves, e.g. "A: AllGather over {y}; B: -; P = C"
 };
 
-/// The cheapest plan for a problem whose layouts are block shardings (sharded_setup's).
-/// Cached per problem (the examples call the same shapes every step).
-Plan plan_product(const Problem& p);
+/// The caller's layout as the sharding rules take it: block shardings over the same axes.
+Layout as_block(const Layout& L);
+
+/// The cheapest plan for a problem (its layouts taken as_block). Cached per problem (the
+/// examples call the same shapes every step).
+Plan plan_product(const Problem& caller);
 
 }  // namespace shardmm::algo::sharded

@@ -3,7 +3,13 @@
 // algorithm's setup. No communication: every rank computes the same from global metadata.
 #include "front/resolve.hpp"
 
+#include <algorithm>
+#include <optional>
+
+#include "algo/sharded_plan.hpp"
+#include "algo/sharded_steps.hpp"
 #include "core/instantiate.hpp"
+#include "matrix/redistribute_plan.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/gemm.hpp"
 
@@ -51,13 +57,52 @@ double summa_words_in_place(const algo::Problem& p) {
   return most;
 }
 
-// What the caller's layouts save: SUMMA on the caller's grid, rings on the caller's line.
+// The mesh shape a candidate runs on when it is not the caller's (as choose_algorithm runs it).
+std::optional<MeshShape> remesh_for(const algo::Problem& p, const Candidate& c) {
+  if (c.algorithm == Algorithm::Ring && !is_line(p.mesh)) return MeshShape({"x"}, {c.pm});
+  const bool grid = c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon ||
+                    c.algorithm == Algorithm::Strassen;
+  if (grid && (p.mesh.ndims() != 2 || p.mesh.sizes[0] != c.pm || p.mesh.sizes[1] != c.pn))
+    return MeshShape({"x", "y"}, {c.pm, c.pn});
+  return std::nullopt;
+}
+
+// The words the busiest rank receives moving the caller's A and B into the candidate's
+// layouts and its C back: each move priced as the redistribution pattern it is.
+double redistribution_words(const algo::Problem& p, const Candidate& c) {
+  if (c.algorithm == Algorithm::Strassen) return -1;  // its own model prices its layouts
+  Options o;
+  o.algorithm = c.algorithm, o.stationary = c.stationary, o.ring_form = c.ring_form;
+  if (c.algorithm == Algorithm::Gemm25D) o.grid_m = c.pm, o.grid_n = c.pn, o.grid_k = c.pk;
+  const auto shape = remesh_for(p, c);
+  const algo::Setup s = make_setup(shape ? remeshed(p, *shape) : p, o);
+  const auto a = matrix::received_words(p.A, s.A), b = matrix::received_words(p.B, s.B),
+             r = matrix::received_words(s.C, p.C);
+  double most = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) most = std::max(most, a[i] + b[i] + r[i]);
+  return most;
+}
+
+// The sharding rules' plan for the caller's layouts, priced exactly (algo/sharded_plan.hpp).
+void price_sharded(const algo::Problem& p, PlanRequest& q) {
+  if (p.mesh.size() < 2) return;
+  const algo::sharded::Plan plan = algo::sharded::plan_product(p);
+  double operands = 0;  // the caller's tiles, taken as the sharding rules take them
+  for (const Layout* L : {&p.A, &p.B, &p.C})
+    operands += algo::sharded::largest_tile(algo::sharded::as_block(*L));
+  q.sharded = {plan.words, plan.streamed, plan.messages, plan.flops, operands + plan.memory};
+}
+
+// What the caller's layouts save: SUMMA on the caller's grid, rings on the caller's line; the
+// sharding rules on the caller's layouts; every candidate's redistribution, exactly.
 void describe_inputs(const algo::Problem& p, PlanRequest& q) {
   if (on_caller_grid(p)) {
     q.current_pm = p.mesh.sizes[0], q.current_pn = p.mesh.sizes[1];
     q.current_summa_words = summa_words_in_place(p);
   }
   ring_fits(p, q);
+  price_sharded(p, q);
+  q.redistribution_words = [p](const Candidate& c) { return redistribution_words(p, c); };
 }
 
 // Auto: the planner's cheapest candidate becomes explicit options, plus the mesh shape to run
@@ -176,7 +221,7 @@ algo::Setup make_setup(const algo::Problem& p, const Options& o) {
 
 void check_memory(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q) {
   const std::int64_t limit = memory_limit(q);
-  if (limit == 0 || setup.algorithm == Algorithm::Sharded) return;
+  if (limit == 0) return;
   Candidate c{setup.algorithm, setup.stationary, setup.ring_form, setup.pm, setup.pn, setup.pk};
   if (setup.algorithm == Algorithm::Summa || setup.algorithm == Algorithm::Cannon)
     c.pm = setup.C.row_map().nprocs, c.pn = setup.C.col_map().nprocs;

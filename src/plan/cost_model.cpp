@@ -19,6 +19,7 @@ double up(double a, double b) { return std::ceil(a / b); }
 struct Costs {
   double words = 0, messages = 0, memory = 0;  // memory in elements
   bool overlapped = true;
+  double streamed = 0;  // of a blocking algorithm's words, those that travel during the GEMM
 };
 
 // The candidate's pm x pn is the grid the caller's block-cyclic operands are already on.
@@ -31,6 +32,10 @@ bool on_caller_grid(const PlanRequest& r, const Candidate& c) {
 // the caller's line only the operands not already in the form's layouts.
 double redistribution(const PlanRequest& r, const Candidate& c, double a_loc, double b_loc,
                       double c_loc) {
+  if (r.redistribution_words) {  // exact, from the caller's layouts
+    const double w = r.redistribution_words(c);
+    if (w >= 0) return w;
+  }
   const bool in_place =
       (c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon) && on_caller_grid(r, c);
   if (in_place || r.ranks == 1) return 0;
@@ -129,6 +134,12 @@ Costs gemm25d(const PlanRequest& r, const Candidate& c) {
   return x;
 }
 
+// The sharding rules on the caller's mesh (algo/sharded_plan.cpp prices the plan exactly):
+// blocking collectives, one gathered operand streamed past the product.
+Costs sharded(const PlanRequest& r) {
+  return {r.sharded.words, r.sharded.messages, r.sharded.memory, false, r.sharded.streamed};
+}
+
 Costs local(const PlanRequest& r) {
   const double m = double(r.m), n = double(r.n), k = double(r.k);
   return {0, 0, m * k + k * n + m * n, true};
@@ -144,6 +155,7 @@ void evaluate(const PlanRequest& r, Candidate& c) {
     case Algorithm::Cannon: x = cannon(r, c); break;
     case Algorithm::Ring: x = ring(r, c); break;
     case Algorithm::Gemm25D: x = gemm25d(r, c); break;
+    case Algorithm::Sharded: x = sharded(r); break;
     default: x = local(r); break;
   }
   const double P = r.ranks, m = double(r.m), n = double(r.n), k = double(r.k);
@@ -155,7 +167,8 @@ void evaluate(const PlanRequest& r, Candidate& c) {
   c.redist_words = redistribution(r, c, a_loc, b_loc, c_loc);
   c.words = x.words;
   c.messages = x.messages + (c.redist_words > 0 ? 2 * (P - 1) : 0);
-  c.flops = (cplx ? 8 : 2) * m * n * k / (c.pm * c.pn * c.pk);
+  c.flops = c.algorithm == Algorithm::Sharded ? (cplx ? 4 : 1) * r.sharded.flops
+                                              : (cplx ? 8 : 2) * m * n * k / (c.pm * c.pn * c.pk);
   c.memory_bytes = static_cast<std::int64_t>(x.memory * elem);
   const double comm = r.profile.latency_s * x.messages + x.words * elem / r.profile.bytes_per_s;
   const double compute = c.flops / r.profile.flops_per_s(r.dtype);
@@ -163,8 +176,10 @@ void evaluate(const PlanRequest& r, Candidate& c) {
                         (c.redist_words > 0 ? r.profile.latency_s * 2 * (P - 1) : 0);
   // Overlap is imperfect (progress, memory bandwidth shared with the GEMM): a quarter of the
   // smaller part stays exposed.
-  const double exposed =
-      x.overlapped ? std::max(comm, compute) + kExposed * std::min(comm, compute) : comm + compute;
+  const double hidden = x.streamed * elem / r.profile.bytes_per_s;  // travels during the GEMM
+  const double exposed = x.overlapped ? std::max(comm, compute) + kExposed * std::min(comm, compute)
+                                      : comm - hidden + std::max(hidden, compute) +
+                                            kExposed * std::min(hidden, compute);
   c.seconds = exposed + redist;
 }
 

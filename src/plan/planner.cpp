@@ -53,6 +53,7 @@ std::vector<Candidate> enumerate(const PlanRequest& r) {
     for (int pm = 1; pm <= P; ++pm)
       if (P % pm == 0) add({Algorithm::Strassen, Stationary::C, RingForm::Auto, pm, P / pm, 1});
   if (P == 1) return out;
+  if (r.sharded.words >= 0) add({Algorithm::Sharded});  // on the caller's mesh and layouts
   for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter})
     add({Algorithm::Ring, Stationary::C, f, P, 1, 1});
   for (int pm = 1; pm <= P; ++pm) {
@@ -86,7 +87,7 @@ std::string Candidate::name() const {
             : ring_form == RingForm::AllGatherB ? "(AG-B) "
                                                 : "(RS) ") +
            std::to_string(pm);
-  if (algorithm == Algorithm::Local) return s;
+  if (algorithm == Algorithm::Local || algorithm == Algorithm::Sharded) return s;
   s += " " + std::to_string(pm) + "x" + std::to_string(pn);
   return algorithm == Algorithm::Gemm25D ? s + "x" + std::to_string(pk) : s;
 }
