@@ -69,11 +69,12 @@ std::optional<MeshShape> remesh_for(const algo::Problem& p, const Candidate& c) 
 
 // The words the busiest rank receives moving the caller's A and B into the candidate's
 // layouts and its C back: each move priced as the redistribution pattern it is.
+// (2.5D and Strassen move their operands inside the run, into layouts of their own: their
+// models price that.)
 double redistribution_words(const algo::Problem& p, const Candidate& c) {
-  if (c.algorithm == Algorithm::Strassen) return -1;  // its own model prices its layouts
+  if (c.algorithm == Algorithm::Gemm25D || c.algorithm == Algorithm::Strassen) return -1;
   Options o;
   o.algorithm = c.algorithm, o.stationary = c.stationary, o.ring_form = c.ring_form;
-  if (c.algorithm == Algorithm::Gemm25D) o.grid_m = c.pm, o.grid_n = c.pn, o.grid_k = c.pk;
   const auto shape = remesh_for(p, c);
   const algo::Setup s = make_setup(shape ? remeshed(p, *shape) : p, o);
   const auto a = matrix::received_words(p.A, s.A), b = matrix::received_words(p.B, s.B),

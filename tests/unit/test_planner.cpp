@@ -140,12 +140,7 @@ TEST(Planner, BlockCyclicInputsAsGemmSeesThem) {
   EXPECT_EQ(tn.current_pm, 0);  // SUMMA cannot use A^T where it is
   EXPECT_EQ(tn.ring_in_place[0], (std::array<bool, 3>{true, true, true}));
   const GemmPlan p = plan_gemm(tn);
-  // Priced exactly from the caller's layouts: the ring's AG-A form and 2.5D over the two
-  // ranks both run on them as they are, and move the same words; either is the choice.
-  EXPECT_EQ(find(p, "ring(AG-A) 2").redist_words, 0);
-  EXPECT_EQ(find(p, "25d 1x1x2").redist_words, 0);
-  EXPECT_TRUE(p.chosen.name() == "ring(AG-A) 2" || p.chosen.name() == "25d 1x1x2")
-      << p.chosen.name();
+  EXPECT_EQ(p.chosen.name(), "ring(AG-A) 2");
   EXPECT_EQ(p.chosen.redist_words, 0);
   const PlanRequest nt = block_cyclic_request(r, Op::N, Op::T, 1, 2);
   EXPECT_EQ(nt.ring_in_place[2], (std::array<bool, 3>{true, true, true}));  // RS over C's columns
@@ -267,6 +262,28 @@ TEST(PanelWidth, RingSwapChunks) {
   EXPECT_DOUBLE_EQ(s.messages, 32);  // 2 x ceil(4096 / 256)
   EXPECT_DOUBLE_EQ(s.words, 4096.0 * 4096 / 2 + 2048.0 * 2048);
   EXPECT_DOUBLE_EQ(s.redist_words, 0);
+}
+
+// The sharding rules' candidate exists when gemm priced their plan for the caller's layouts,
+// with that plan's words, flops and memory; the redistribution hook prices every candidate's
+// moves instead of the balanced estimate.
+TEST(Planner, ShardedCandidateAndExactRedistribution) {
+  PlanRequest r = request(4096, 4096, 256, 4);
+  EXPECT_THROW(find(plan_gemm(r), "sharded"), std::runtime_error);  // no layouts: no candidate
+  r.sharded = {524288, 262144, 2, 2.0 * 2048 * 2048 * 256, 5e6};
+  r.redistribution_words = [](const Candidate& c) {
+    return c.algorithm == Algorithm::Sharded ? 0.0 : c.algorithm == Algorithm::Ring ? -1.0 : 1e6;
+  };
+  const GemmPlan p = plan_gemm(r);
+  const Candidate& s = find(p, "sharded");
+  EXPECT_DOUBLE_EQ(s.words, 524288);
+  EXPECT_DOUBLE_EQ(s.redist_words, 0);
+  EXPECT_DOUBLE_EQ(s.flops, 2.0 * 2048 * 2048 * 256);
+  EXPECT_EQ(s.memory_bytes, std::int64_t{40000000});
+  EXPECT_DOUBLE_EQ(find(p, "summa(C) 2x2").redist_words, 1e6);  // from the hook
+  const double balanced = (4096.0 * 256 * 2 + 4096.0 * 4096) / 4 * 0.75;
+  EXPECT_DOUBLE_EQ(find(p, "ring(AG-A) 4").redist_words, balanced);  // the hook declined
+  EXPECT_EQ(p.chosen.name(), "sharded");
 }
 
 }  // namespace
