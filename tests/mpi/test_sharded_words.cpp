@@ -80,7 +80,8 @@ void expect_words(const World& w, Shape s, const std::string& a, const std::stri
     double priced = -1;
     const double got = run(w, opA, opB, s, a, b, c, Algorithm::Sharded, &priced);
     std::string what = a;
-    what += " . " + b + " -> " + c + " " + to_string(opA) + to_string(opB);
+    what.append(" . ").append(b).append(" -> ").append(c).append(" ");
+    what.append(to_string(opA)).append(to_string(opB));
     EXPECT_DOUBLE_EQ(got, want) << what << " on rank " << world_rank();
     EXPECT_DOUBLE_EQ(busiest(got), priced) << what << ": the plan's price";
   }
