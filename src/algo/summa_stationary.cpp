@@ -100,7 +100,7 @@ void summa_stationary_run(const Operands<T>& x, const Setup& setup, Timers& t) {
     const MPI_Comm comm = mesh.axis_comm(axis_names(mesh.shape(), x.C.layout().dim_axes(dim)));
     comm::reduce_scatter(send, mine, counts, comm);
   });
-  t.timed(nullptr, "update", -1, [&] {  // on the timeline only: no counter holds this interval
+  t.timed(nullptr, "update", -1, [&] {  // in the trace only: no counter holds this interval
     blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
     add_block(mine, x.C.local_rows(), x.C.local_rows(), x.C.local_cols(), x.C.data(), x.C.ld());
   });
