@@ -157,6 +157,7 @@ RedistStats redistribute(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, 
   if (call.span())
     call.span().text("from", src.layout().to_string()).text("to", dst.layout().to_string());
   const RedistPlan plan = matrix::plan_redistribution(src.layout(), dst.layout());
+  if (call.span()) call.span().text("pattern", to_string(plan.pattern));
   Move<T> m{src, dst, alpha, beta, plan, {}, 0, MPI_COMM_NULL};
   if (plan.pattern == Pattern::Local) {  // no communication, so no synchronisation either
     stats.elements_copied_locally = matrix::detail::local_copy(m);
@@ -170,6 +171,10 @@ RedistStats redistribute(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, 
   stats.bytes_sent = moved.bytes_sent;
   stats.bytes_received = moved.bytes_received;
   stats.messages_sent = moved.messages;
+  if (call.span())  // the exchanges' spans below carry the same bytes, one by one
+    call.span()
+        .arg("total_bytes_sent", stats.bytes_sent)
+        .arg("total_bytes_received", stats.bytes_received);
   return stats;
 }
 
