@@ -15,6 +15,7 @@ namespace shardmm {
 namespace {
 
 constexpr double kSmallWork = 2e6;  // flops (2mnk) below which the local path is chosen
+constexpr double kNearTie = 0.01;   // predicted times this close: fewer words wins
 
 }  // namespace
 
@@ -113,6 +114,12 @@ GemmPlan plan_gemm(const PlanRequest& r) {
                       std::to_string(least - limit) + " bytes missing)");
   }
   plan.chosen = plan.candidates.front();
+  // Predicted within 1 % of the fastest: the model cannot tell them apart (its overlap and
+  // rates are estimates), the words it knows exactly, so the fewest words moved wins.
+  for (const Candidate& c : plan.candidates)
+    if (c.fits && c.seconds <= plan.candidates.front().seconds * (1 + kNearTie) &&
+        c.words + c.redist_words < plan.chosen.words + plan.chosen.redist_words)
+      plan.chosen = c;
   // Small problems go local: below this much work the per-call overheads (communicators,
   // phases, latency) outweigh splitting it.
   const double work = 2.0 * double(r.m) * double(r.n) * double(r.k);
