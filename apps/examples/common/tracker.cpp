@@ -1,6 +1,7 @@
 #include "common/tracker.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,31 @@ double Tracker::words_per_rep() const {
   double w = 0;
   for (const Entry& e : entries_) w += e.words;
   return w / reps();
+}
+
+std::string Tracker::words_mismatch(double tol) const {
+  std::string out;
+  for (const Entry& e : entries_) {
+    const double got = e.words / reps();
+    if (std::abs(got - e.step.formula_words) <= tol) continue;
+    char line[160];
+    (void)std::snprintf(line, sizeof line, "%s: %.1f words vs %.1f\n", e.step.name.c_str(), got,
+                        e.step.formula_words);
+    out += line;
+  }
+  return out;
+}
+
+bool words_match(const Tracker& tr, const Mesh& mesh, const std::string& tag) {
+  const std::string bad = tr.words_mismatch(0.5);
+  const double ranks_off = sum_over(mesh, {"x", "y"}, bad.empty() ? 0.0 : 1.0);
+  if (!bad.empty())
+    (void)std::fprintf(stderr, "%s: rank %d words differ from the formulas:\n%s", tag.c_str(),
+                       mesh.rank(), bad.c_str());
+  if (mesh.rank() == 0)
+    std::printf("%s: words received equal the formulas on %s\n", tag.c_str(),
+                ranks_off == 0 ? "every rank" : "NOT every rank: FAILED");
+  return ranks_off == 0;
 }
 
 void Tracker::print(const std::string& title) const {

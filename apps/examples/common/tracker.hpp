@@ -56,6 +56,9 @@ class Tracker {
   [[nodiscard]] double seconds_per_rep() const;
   [[nodiscard]] double comm_seconds_per_rep() const;
   [[nodiscard]] double words_per_rep() const;
+  /// "operation: words vs formula" for every operation whose words received per step differ
+  /// from its formula by more than `tol` (empty: all match).
+  [[nodiscard]] std::string words_mismatch(double tol) const;
   /// The per-operation table and totals (call on one rank; these are that rank's numbers).
   void print(const std::string& title) const;
   [[nodiscard]] nlohmann::json to_json() const;
@@ -70,5 +73,10 @@ class Tracker {
   std::size_t elem_;
   int reps_ = 0;
 };
+
+/// Collective: whether every rank's words equal the formulas (Tracker::words_mismatch, half a
+/// word of slack for integer byte counts); rank 0 prints the verdict and the first mismatch
+/// seen on any rank under `tag` ("verify" / "check").
+bool words_match(const Tracker& tr, const Mesh& mesh, const std::string& tag);
 
 }  // namespace shardmm::examples

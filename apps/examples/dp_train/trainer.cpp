@@ -62,13 +62,14 @@ typename Trainer<T>::Param Trainer<T>::make_param(const std::string& name,
                                                   const std::string& shard, index_t rows,
                                                   index_t cols, std::uint64_t seed, double scale) {
   const Layout stored(mesh_.shape(), rows, cols, name + (c_.fsdp ? shard : working));
+  const Layout work(mesh_.shape(), rows, cols, name + working);
+  const auto& c = mesh_.coords();
   Param p{name,
           DistMatrix<T>(mesh_, stored),
           DistMatrix<T>(mesh_, stored),
           DistMatrix<T>(mesh_, stored),
           DistMatrix<T>(mesh_, stored),
-          std::nullopt};
-  if (c_.fsdp) p.full.emplace(mesh_, Layout(mesh_.shape(), rows, cols, name + working));
+          double(work.local_rows(c)) * double(work.local_cols(c))};
   p.value.fill([&](index_t i, index_t j) { return scalar<T>(scale * hash_uniform(seed, i, j)); });
   return p;
 }
@@ -76,7 +77,6 @@ typename Trainer<T>::Param Trainer<T>::make_param(const std::string& name,
 template <Scalar T>
 double Trainer<T>::step(int s, Tracker& tr) {
   load_batch(s, tr);
-  if (c_.fsdp) gather_params(tr);
   const double loss = forward(tr);
   backward(tr);
   update(s + 1, tr);
@@ -92,30 +92,32 @@ void Trainer<T>::load_batch(int s, Tracker& tr) {  // local: every rank fills it
   });
 }
 
-// FSDP: each parameter's shard is gathered over X into its working layout just before use.
+// A product that uses parameter `id`: under FSDP the sharding rules gather its shard over X
+// into the working layout first ((X-1)/X of the working tile), just in time, every time.
 template <Scalar T>
-void Trainer<T>::gather_params(Tracker& tr) {
-  for (int id = W1; id <= b2; ++id) {
-    Param& p = p_[id];
-    const double words = words_of(Id(id), double(X_ - 1) / X_);
-    tr.move(Step{p.name + "_full = AllGather(" + p.name + ")", on_data("AllGather"), words},
-            p.value, *p.full);
-  }
+Step Trainer<T>::gathering(const std::string& name, Id id) const {
+  if (!c_.fsdp || X_ == 1) return Step{name};
+  return Step{name, "AllGather_X(" + p_[id].name + ")", words_of(id, double(X_ - 1) / X_)};
 }
 
 template <Scalar T>
 double Trainer<T>::forward(Tracker& tr) {
   const Options o = sharded();
   const bool relu = c_.activation == Activation::Relu;
-  tr.gemm(Step{"z1 = X.W1"}, Op::N, Op::N, T(1), X_in_, p_[W1].use(), T(0), z1_, o);
-  tr.gemm(Step{"z1 += 1.b1"}, Op::N, Op::N, T(1), ones_, p_[b1].use(), T(1), z1_, o);
+  tr.gemm(gathering("z1 = X.W1", W1), Op::N, Op::N, T(1), X_in_, p_[W1].value, T(0), z1_, o);
+  tr.gemm(gathering("z1 += 1.b1", b1), Op::N, Op::N, T(1), ones_, p_[b1].value, T(1), z1_, o);
   tr.local(Step{"h = act(z1)"}, [&] {
     zip_local([relu](T& h, T z) { h = relu ? std::max(z, T(0)) : std::tanh(z); }, h_, z1_);
   });
   const double tile = double(c_.batch) / X_ * double(c_.dout);  // this rank's pred rows
-  tr.gemm(Step{"pred = h.W2", Y_ > 1 ? "AllReduce_Y" : "none", 2.0 * (Y_ - 1) / Y_ * tile}, Op::N,
-          Op::N, T(1), h_, p_[W2].use(), T(0), pred_, o);
-  tr.gemm(Step{"pred += 1.b2"}, Op::N, Op::N, T(1), ones_, p_[b2].use(), T(1), pred_, o);
+  Step pred = gathering("pred = h.W2", W2);
+  if (Y_ > 1) {
+    pred.collectives =
+        pred.collectives == "none" ? "AllReduce_Y" : pred.collectives + " + AllReduce_Y";
+    pred.formula_words += 2.0 * (Y_ - 1) / Y_ * tile;
+  }
+  tr.gemm(pred, Op::N, Op::N, T(1), h_, p_[W2].value, T(0), pred_, o);
+  tr.gemm(gathering("pred += 1.b2", b2), Op::N, Op::N, T(1), ones_, p_[b2].value, T(1), pred_, o);
   double partial = 0;  // this rank's share of L = 1/(2B) sum (pred - t)^2
   const T inv_b = T(1) / T(c_.batch);
   tr.local(Step{"dpred = (pred - t) / B"}, [&] {
@@ -130,8 +132,9 @@ double Trainer<T>::forward(Tracker& tr) {
   const double t0 = now_seconds();
   const double loss = sum_over(mesh_, {"x"}, partial, &moved);  // {U_X} scalar -> replicated
   const double dt = now_seconds() - t0;
-  // The scalar travels as a double: report it in words of the tracker's size sizeof(T).
-  tr.record(Step{"loss = sum over X", on_data("AllReduce"), double(X_ - 1)}, dt, dt,
+  // The scalar travels as a double: report it in words of the tracker's size sizeof(T). An
+  // AllReduce over X: 2 (X-1)/X of one word.
+  tr.record(Step{"loss = sum over X", on_data("AllReduce"), 2.0 * (X_ - 1) / X_}, dt, dt,
             moved.bytes_received * std::int64_t(sizeof(T)) / std::int64_t(sizeof(double)));
   return loss;
 }
@@ -148,7 +151,7 @@ void Trainer<T>::backward(Tracker& tr) {
           p_[W2].grad, o);
   tr.gemm(Step{"db2 = 1^T.dpred", red, words_of(b2, f)}, Op::T, Op::N, T(1), ones_, dpred_, T(0),
           p_[b2].grad, o);
-  tr.gemm(Step{"dh = dpred.W2^T"}, Op::N, Op::T, T(1), dpred_, p_[W2].use(), T(0), dh_, o);
+  tr.gemm(gathering("dh = dpred.W2^T", W2), Op::N, Op::T, T(1), dpred_, p_[W2].value, T(0), dh_, o);
   tr.local(Step{"dz1 = dh*act'(z1)"}, [&] {  // in place: dh becomes dz1
     zip_local([relu](T& d, T z, T h) { d *= relu ? T(z > T(0) ? 1 : 0) : T(1) - h * h; }, dh_, z1_,
               h_);
@@ -187,8 +190,7 @@ void Trainer<T>::update(int t, Tracker& tr) {
 
 template <Scalar T>
 double Trainer<T>::words_of(Id id, double factor) const {
-  const DistMatrix<T>& w = p_[id].use();
-  return factor * double(w.local_rows()) * double(w.local_cols());
+  return factor * p_[id].working;
 }
 
 template <Scalar T>
@@ -209,10 +211,7 @@ std::string Trainer<T>::layouts() const {
   auto line = [&](const std::string& what, const DistMatrix<T>& M) {
     out << "  " << std::left << std::setw(10) << what << M.layout().to_string() << "\n";
   };
-  for (const Param& p : p_) {
-    line(p.name, p.value);
-    if (p.full) line(p.name + " full", *p.full);
-  }
+  for (const Param& p : p_) line(p.name, p.value);
   for (const DistMatrix<T>* M : {&X_in_, &target_, &ones_, &z1_, &h_, &pred_})
     line(M->layout().spec().name, *M);
   return out.str();

@@ -5,7 +5,7 @@
 //             z1, h, dh              [B_X, H_Y]
 //   params    W1 [Din, H_Y]  b1 [1, H_Y]  W2 [H_Y, Dout]  b2 [1, Dout]  (replicated over X)
 //   FSDP      W1 [Din_X, H_Y]  b1 [1, H_YX]  W2 [H_YX, Dout]  b2 [1, Dout_X]  (sharded over X;
-//             AllGather_X into the layouts above before use, gradients ReduceScatter_X back)
+//             each product that uses one gathers it over X, gradients ReduceScatter_X back)
 //
 // The loss is the mean over the global batch, L = 1/(2B) sum (pred - t)^2, so each rank's
 // partial gradient carries 1/B and the sum over X (AllReduce_X) is the pmean of the per-rank
@@ -54,19 +54,18 @@ class Trainer {
   enum Id { W1, b1, W2, b2 };
   struct Param {
     std::string name;
-    DistMatrix<T> value, grad, m, v;    // stored layout: replicated, or sharded over X (FSDP)
-    std::optional<DistMatrix<T>> full;  // FSDP: working copy gathered before use
-    [[nodiscard]] const DistMatrix<T>& use() const { return full ? *full : value; }
+    DistMatrix<T> value, grad, m, v;  // stored layout: replicated, or sharded over X (FSDP)
+    double working = 0;               // elements of a rank's tile in the working layout
   };
   Param make_param(const std::string& name, const std::string& working, const std::string& shard,
                    index_t rows, index_t cols, std::uint64_t seed, double scale);
   DistMatrix<T> batch_matrix(const std::string& spec, index_t cols) const;
   void load_batch(int s, Tracker& tr);
-  void gather_params(Tracker& tr);
   double forward(Tracker& tr);
   void backward(Tracker& tr);
   void update(int t, Tracker& tr);
-  [[nodiscard]] double words_of(Id id, double factor) const;  // factor (X-1)/X of the working tile
+  [[nodiscard]] double words_of(Id id, double factor) const;           // factor x the working tile
+  [[nodiscard]] Step gathering(const std::string& name, Id id) const;  // FSDP: AllGather_X
   [[nodiscard]] std::string on_data(const std::string& collective) const;
 
   Mesh mesh_;

@@ -53,10 +53,6 @@ MlpBlock<T>::MlpBlock(const Mesh& mesh, const MlpConfig& cfg)
       dx_(add("dx", activation_spec(cfg.mode), cfg.B, cfg.D)),
       dW1_(add("dW1", "[D,F_Y]", cfg.D, cfg.F)),
       dW2_(add("dW2", "[F_Y,D]", cfg.F, cfg.D)) {
-  if (seqpar()) {
-    xf_ = &add("x_full", "[B_X,D]", cfg.B, cfg.D);
-    dyf_ = &add("dy_full", "[B_X,D]", cfg.B, cfg.D);
-  }
   if (ring()) {
     if (cfg.B % (static_cast<index_t>(X_) * Y_) != 0)
       throw InvalidArgument("--overlap needs B (" + std::to_string(cfg.B) +
@@ -106,14 +102,20 @@ std::string MlpBlock<T>::on_data(const std::string& collective) const {
 }
 
 template <Scalar T>
+std::string MlpBlock<T>::both(const std::string& first, const std::string& second) {
+  if (first == "none") return second;
+  return second == "none" ? first : first + " + " + second;
+}
+
+template <Scalar T>
 void MlpBlock<T>::forward(Tracker& tr) {
   const double act = activation_words();
   if (seqpar() && ring()) {  // x's row blocks circulate over Y, each multiplied on arrival
     ring_gemm(tr, {"h = x.W1", "ring AllGather_Y(x), overlapped", act}, RingForm::AllGatherA, Op::N,
               x_, W1_, h_);
-  } else {
-    if (seqpar()) tr.move(Step{"x_full = AllGather(x)", on_model("AllGather"), act}, x_, *xf_);
-    tr.gemm(Step{"h = x.W1"}, Op::N, Op::N, T(1), x_full(), W1_, T(0), h_, sharded());
+  } else {  // seqpar: the sharding rules gather x over Y alone ([B_XY,D] -> [B_X,D])
+    tr.gemm(Step{"h = x.W1", seqpar() ? on_model("AllGather") + "(x)" : "none", seqpar() ? act : 0},
+            Op::N, Op::N, T(1), x_, W1_, T(0), h_, sharded());
   }
   tr.local(Step{"a = GeLU(h)"}, [&] { zip_local([](T& a, T h) { a = gelu(h); }, a_, h_); });
   reduce_over_model(tr, "y = a.W2", Op::N, a_, W2_, y_);
@@ -121,18 +123,19 @@ void MlpBlock<T>::forward(Tracker& tr) {
 
 template <Scalar T>
 void MlpBlock<T>::backward(Tracker& tr) {
-  const double act = activation_words(), grad = gradient_words();
-  if (seqpar()) tr.move(Step{"dy_full = AllGather(dy)", on_model("AllGather"), act}, dy_, *dyf_);
-  tr.gemm(Step{"da = dy.W2^T"}, Op::N, Op::T, T(1), dy_full(), W2_, T(0), da_, sharded());
-  tr.gemm(Step{"dW2 = a^T.dy", on_data("AllReduce"), grad}, Op::T, Op::N, T(1), a_, dy_full(), T(0),
-          dW2_, sharded());
+  const double act = seqpar() ? activation_words() : 0, grad = gradient_words();
+  // seqpar: every product that needs dy or x over the whole data shard gathers it over Y
+  // itself (nothing gathered is kept between products, as Megatron-SP re-gathers x).
+  const std::string gather_dy = seqpar() ? on_model("AllGather") + "(dy)" : "none";
+  const std::string gather_x = seqpar() ? on_model("AllGather") + "(x)" : "none";
+  tr.gemm(Step{"da = dy.W2^T", gather_dy, act}, Op::N, Op::T, T(1), dy_, W2_, T(0), da_, sharded());
+  tr.gemm(Step{"dW2 = a^T.dy", both(gather_dy, on_data("AllReduce")), act + grad}, Op::T, Op::N,
+          T(1), a_, dy_, T(0), dW2_, sharded());
   tr.local(Step{"dh = da*GeLU'(h)"},
            [&] { zip_local([](T& dh, T da, T h) { dh = da * gelu_grad(h); }, dh_, da_, h_); });
   reduce_over_model(tr, "dx = dh.W1^T", Op::T, dh_, W1_, dx_);
-  if (seqpar() && ring())  // the forward ring kept no gathered x: gather it again for dW1
-    tr.move(Step{"x_full = AllGather(x) again", on_model("AllGather"), act}, x_, *xf_);
-  tr.gemm(Step{"dW1 = x^T.dh", on_data("AllReduce"), grad}, Op::T, Op::N, T(1), x_full(), dh_, T(0),
-          dW1_, sharded());
+  tr.gemm(Step{"dW1 = x^T.dh", both(gather_x, on_data("AllReduce")), act + grad}, Op::T, Op::N,
+          T(1), x_, dh_, T(0), dW1_, sharded());
 }
 
 // out <- A . op(B), contracting F, which is sharded over Y: the partial sums {U_Y} are reduced
@@ -152,13 +155,9 @@ void MlpBlock<T>::reduce_over_model(Tracker& tr, const std::string& name, Op opB
   const Step s{name,
                seqpar() ? "ring ReduceScatter_Y, overlapped" : "ring ReduceScatter_Y + AllGather_Y",
                words};
-  if (seqpar()) {
-    ring_gemm(tr, s, RingForm::ReduceScatter, opB, A, Bm, out);
-    return;
-  }
-  DistMatrix<T> part(mesh_, Layout(mesh_.shape(), out.rows(), out.cols(), "part[B_XY,D]"));
-  ring_gemm(tr, s, RingForm::ReduceScatter, opB, A, Bm, part);
-  tr.move(s, part, out);  // AllGather_Y: [B_XY,D] -> [B_X,D]
+  // allreduce mode: out is replicated over Y, so gemm runs the ring into its own [B_XY,D]
+  // tile and gathers it into out over Y (ReduceScatter + AllGather = AllReduce).
+  ring_gemm(tr, s, RingForm::ReduceScatter, opB, A, Bm, out);
 }
 
 // C <- A . op(B) as the 1D ring ("collective matmul") on this rank's model-axis slice: every

@@ -6,15 +6,17 @@
 //   mode allreduce:  x, y, dy, dx [B_X, D]       (replicated over Y)
 //   mode seqpar:     x, y, dy, dx [B_XY, D]      (Megatron sequence parallelism)
 //   both:            W1, dW1 [D, F_Y]   W2, dW2 [F_Y, D]   h, a, da, dh [B_X, F_Y]
-// Forward:   (seqpar: AllGather_Y x)  h = x.W1 (no comm)  a = GeLU(h)
+// Every product is one gemm; the sharding rules insert the collectives (seqpar: the products
+// that need x or dy over the data shard gather it over Y themselves, [B_XY,D] -> [B_X,D]):
+// Forward:   h = x.W1 (seqpar: AllGather_Y x)  a = GeLU(h)
 //            y = a.W2: partial sums {U_Y} -> AllReduce_Y (allreduce) | ReduceScatter_Y (seqpar)
-// Backward:  (seqpar: AllGather_Y dy)  da = dy.W2^T (no comm)  dW2 = a^T.dy -> AllReduce_X
+// Backward:  da = dy.W2^T (seqpar: AllGather_Y dy)  dW2 = a^T.dy -> (AllGather_Y dy +) AllReduce_X
 //            dh = da * GeLU'(h)  dx = dh.W1^T -> AllReduce_Y | ReduceScatter_Y
-//            dW1 = x^T.dh -> AllReduce_X
+//            dW1 = x^T.dh -> (AllGather_Y x +) AllReduce_X
 // With overlap, the products that reduce over Y run as the ring matmul-ReduceScatter on the
-// model axis (partial blocks circulate while the next block multiplies), followed in
-// allreduce mode by an AllGather_Y; in seqpar mode h = x.W1 runs as the ring AllGather-matmul
-// (x's row blocks circulate) and the backward pass gathers x again for dW1.
+// model axis (partial blocks circulate while the next block multiplies; in allreduce mode gemm
+// then gathers the result over Y into y's layout); in seqpar mode h = x.W1 runs as the ring
+// AllGather-matmul (x's row blocks circulate).
 #pragma once
 
 #include <map>
@@ -53,12 +55,11 @@ class MlpBlock {
  private:
   [[nodiscard]] bool seqpar() const { return c_.mode == TpMode::SeqParallel; }
   [[nodiscard]] bool ring() const { return c_.overlap && Y_ > 1; }
-  [[nodiscard]] const DistMatrix<T>& x_full() const { return xf_ ? *xf_ : x_; }
-  [[nodiscard]] const DistMatrix<T>& dy_full() const { return dyf_ ? *dyf_ : dy_; }
   [[nodiscard]] double activation_words() const;  // one AllGather/ReduceScatter_Y of [B_X, D]
   [[nodiscard]] double gradient_words() const;    // one AllReduce_X of a [D, F_Y] weight
   [[nodiscard]] std::string on_model(const std::string& collective) const;
   [[nodiscard]] std::string on_data(const std::string& collective) const;
+  static std::string both(const std::string& first, const std::string& second);
   void reduce_over_model(Tracker& tr, const std::string& name, Op opB, DistMatrix<T>& A,
                          DistMatrix<T>& Bm, DistMatrix<T>& out);
   GemmReport ring_gemm(Tracker& tr, const Step& s, RingForm form, Op opB, DistMatrix<T>& A,
@@ -74,7 +75,6 @@ class MlpBlock {
   std::map<std::string, DistMatrix<T>> owned_;
   std::vector<std::string> order_;  // tensors in creation order
   DistMatrix<T>&x_, &W1_, &W2_, &h_, &a_, &y_, &dy_, &da_, &dh_, &dx_, &dW1_, &dW2_;
-  DistMatrix<T>*xf_ = nullptr, *dyf_ = nullptr;  // seqpar: x and dy gathered over Y
 };
 
 extern template class MlpBlock<float>;
