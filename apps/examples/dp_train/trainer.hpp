@@ -17,7 +17,6 @@
 // parallelism) pred = h . W2 contracts H, sharded over Y: AllReduce_Y.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
