@@ -71,10 +71,10 @@ void fused_reduce_scatter(DistMatrix<T>& C, const Reduction& red, T beta, T* buf
   auto block = [&](int b) -> const Region& {
     return red.blocks[static_cast<std::size_t>(((b % n) + n) % n)];
   };
-  auto compute = [&](const Region& r, T* out, T b) {
-    t.timed(&Timers::gemm,
-            [&] { product(r.i0, r.i1, r.j0, r.j1, out, std::max<index_t>(r.i1 - r.i0, 1), b); });
+  auto compute = [&](const Region& r, T* out, T b) {  // (product times its GEMMs itself)
+    product(r.i0, r.i1, r.j0, r.j1, out, std::max<index_t>(r.i1 - r.i0, 1), b);
   };
+
   T* slot[2] = {buf, buf + red.widest};
   T* out = slot[1];
   compute(block(me - 1), out, T(0));  // step 0 sends my own part of block me - 1
@@ -116,7 +116,7 @@ void all_reduce(DistMatrix<T>& C, const Reduction& red, T beta, T* buf, Timers& 
   const bool in_place = reduce_in_place(C, red, beta);
   T* out = in_place ? C.data() : buf;
   const index_t ld = std::max<index_t>(r.i1 - r.i0, 1);
-  t.timed(&Timers::gemm, [&] { product(r.i0, r.i1, r.j0, r.j1, out, ld, T(0)); });
+  product(r.i0, r.i1, r.j0, r.j1, out, ld, T(0));  // (times its GEMMs itself)
   t.timed(&Timers::comm, [&] { comm::allreduce_sum(out, r.size(), red.group.comm); });
   if (in_place) return;
   T* c = C.data() + r.ci + r.cj * C.ld();
