@@ -74,7 +74,6 @@ void fused_reduce_scatter(DistMatrix<T>& C, const Reduction& red, T beta, T* buf
   auto compute = [&](const Region& r, T* out, T b) {  // (product times its GEMMs itself)
     product(r.i0, r.i1, r.j0, r.j1, out, std::max<index_t>(r.i1 - r.i0, 1), b);
   };
-
   T* slot[2] = {buf, buf + red.widest};
   T* out = slot[1];
   compute(block(me - 1), out, T(0));  // step 0 sends my own part of block me - 1
