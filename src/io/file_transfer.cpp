@@ -4,7 +4,12 @@
 #include "io/file_transfer.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
 #include <climits>
+#include <exception>
+#include <random>
+#include <string>
 
 #include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
@@ -157,6 +162,24 @@ MPI_File open_file(MPI_Comm comm, const std::string& path, int amode) {
   const std::string err = first_error(comm, local);
   if (!err.empty()) throw IoError("cannot open '" + path + "': " + err);
   return fh;
+}
+
+std::string temp_name(MPI_Comm comm, const std::string& path) {
+  std::string name;
+  if (comm::comm_rank(comm) == 0) {
+    auto v =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    try {
+      std::random_device rd;
+      v ^= (std::uint64_t{rd()} << 32) ^ rd();
+    } catch (const std::exception&) {  // no entropy source: the clock alone
+    }
+    char hex[16];
+    const auto res = std::to_chars(hex, hex + sizeof hex, v, 16);
+    name = path + ".tmp." + std::string(hex, res.ptr);
+  }
+  comm::bcast_string(comm, name, 0);
+  return name;
 }
 
 }  // namespace shardmm::io

@@ -65,4 +65,8 @@ std::string first_error(MPI_Comm comm, const std::string& local);
 /// is collective).
 MPI_File open_file(MPI_Comm comm, const std::string& path, int amode);
 
+/// Collective over comm: rank 0 picks "<path>.tmp.<16 hex digits>" (a temporary file next to
+/// the target, renamed onto it once every rank succeeded); every rank returns that name.
+std::string temp_name(MPI_Comm comm, const std::string& path);
+
 }  // namespace shardmm::io

@@ -3,11 +3,8 @@
 // fill every replica, writes come from the primary replica only. Writes go to a temporary
 // file next to the target that rank 0 renames onto the target once every rank succeeded.
 #include <algorithm>
-#include <charconv>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "comm/agree.hpp"
 #include "comm/collectives.hpp"
@@ -112,25 +109,6 @@ void read_tile(const std::string& path, std::int64_t data_offset, bool fortran,
   }
 }
 
-// Rank 0 picks "<path>.tmp.<16 hex digits>"; every rank returns it.
-std::string temp_name(MPI_Comm comm, const std::string& path) {
-  std::string name;
-  if (comm::comm_rank(comm) == 0) {
-    auto v =
-        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    try {
-      std::random_device rd;
-      v ^= (std::uint64_t{rd()} << 32) ^ rd();
-    } catch (const std::exception&) {  // no entropy source: the clock alone
-    }
-    char hex[16];
-    const auto res = std::to_chars(hex, hex + sizeof hex, v, 16);
-    name = path + ".tmp." + std::string(hex, res.ptr);
-  }
-  comm::bcast_string(comm, name, 0);
-  return name;
-}
-
 // Rank 0, once every rank wrote and closed `tmp`: checks its size (a short write MPI-IO did not
 // report shows there) and renames it onto `path` (rename(2) atomically replaces an old file).
 std::string publish(const std::string& tmp, const std::string& path, std::int64_t want) {
@@ -161,7 +139,7 @@ void write_file(const std::string& path, const std::string& header, bool fortran
   });
   io::RunCursor cursor =
       primary ? io::RunCursor::for_tile(src.layout(), coords, fortran) : io::RunCursor();
-  const std::string tmp = temp_name(comm, path);
+  const std::string tmp = io::temp_name(comm, path);
   std::error_code ec;
   MPI_File fh = MPI_FILE_NULL;
   try {

@@ -4,10 +4,7 @@
 // error removes the temporary file and leaves the destination as it was.
 #include "ooc/output.hpp"
 
-#include <charconv>
-#include <chrono>
 #include <filesystem>
-#include <random>
 
 #include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
@@ -21,27 +18,9 @@ namespace shardmm::ooc {
 
 namespace fs = std::filesystem;
 
-std::string temp_name(MPI_Comm comm, const std::string& path) {
-  std::string name;
-  if (comm::comm_rank(comm) == 0) {
-    auto v =
-        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    try {
-      std::random_device rd;
-      v ^= (std::uint64_t{rd()} << 32) ^ rd();
-    } catch (const std::exception&) {  // no entropy source: the clock alone
-    }
-    char hex[16];
-    const auto res = std::to_chars(hex, hex + sizeof hex, v, 16);
-    name = path + ".tmp." + std::string(hex, res.ptr);
-  }
-  comm::bcast_string(comm, name, 0);
-  return name;
-}
-
 OutputFile::OutputFile(MPI_Comm comm, const MatrixFile& out)
     : comm_(comm), out_(out), etype_(mpi_element(out.dtype)) {
-  tmp_ = temp_name(comm, out.path);
+  tmp_ = io::temp_name(comm, out.path);
   try {
     fh_ = io::open_file(comm, tmp_, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL);
   } catch (const IoError& e) {

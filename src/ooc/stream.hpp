@@ -27,7 +27,4 @@ void stream_gemm(const Job& job, FileGemmReport& report);
 template <Scalar T>
 void in_core_gemm(const Job& job, FileGemmReport& report);
 
-/// Rank 0 picks "<path>.tmp.<16 hex digits>"; every rank returns it.
-std::string temp_name(MPI_Comm comm, const std::string& path);
-
 }  // namespace shardmm::ooc
