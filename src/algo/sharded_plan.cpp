@@ -82,7 +82,8 @@ Move price(const Layout& from, const Layout& to) {
 std::string describe(const char* name, const Move& m, const Layout& from, const Layout& to) {
   std::string s = std::string(name) + ": ";
   if (from.same_distribution(to)) return s + "stays";
-  return s + m.plan.to_string(to.mesh()) + " -> " + to.spec().to_string();
+  const bool slice = m.plan.pattern == matrix::Pattern::Local;
+  return s + (slice ? "slice" : m.plan.to_string(to.mesh())) + " -> " + to.spec().to_string();
 }
 
 struct Scored {
