@@ -72,6 +72,34 @@ bool designated(const Move<T>& m, int from, int to) {
   return std::all_of(replicas.begin(), replicas.end(), [&](int a) { return s[a] == d[a]; });
 }
 
+// Offset of a block that is one contiguous stretch of a column-major tile (a run of whole
+// columns, or a part of one column) on its source side (`from`) or destination side; -1 when
+// it is not.
+index_t stretch(const Block& b, bool from, index_t ld, index_t rows) {
+  if (b.size() == 0) return 0;
+  if (b.rows.size() != 1 || b.cols.size() != 1) return -1;
+  if (b.ncols > 1 && (b.nrows != rows || ld != rows)) return -1;
+  return (from ? b.rows[0].from : b.rows[0].to) + (from ? b.cols[0].from : b.cols[0].to) * ld;
+}
+
+// Zero copy: when every block this rank sends (receives) is one stretch of its source
+// (destination) tile, the exchange reads (writes) the tiles in place, displacements being
+// the blocks' offsets, and needs no Pack (Unpack) buffer. Received pieces go in place only
+// when they are assigned as they are (beta = 0, alpha = 1, no partial sums).
+template <Scalar T>
+bool in_place(const std::vector<Block>& blocks, const std::vector<std::int64_t>& counts, bool from,
+              const DistMatrix<T>& X, std::vector<std::int64_t>& displs) {
+  std::vector<std::int64_t> at(blocks.size(), 0);
+  for (std::size_t v = 0; v < blocks.size(); ++v) {
+    if (counts[v] == 0) continue;
+    const index_t off = stretch(blocks[v], from, X.ld(), X.local_rows());
+    if (off < 0) return false;
+    at[v] = off;
+  }
+  displs = std::move(at);
+  return true;
+}
+
 // The exchange (AllToAll, General): per member the block to send and the block to receive,
 // one alltoallv, then the pieces placed (assigned, or summed in group order).
 template <Scalar T>
@@ -95,20 +123,25 @@ std::int64_t exchange(const Move<T>& m) {
     sd[v] = send_total, rd[v] = recv_total;
     send_total += sc[v], recv_total += rc[v];
   }
-  T *sendbuf = nullptr, *recvbuf = nullptr;
-  matrix::detail::prepare(m, [&] {
-    sendbuf = memory::get<T>(memory::Slot::Pack, send_total);
-    recvbuf = memory::get<T>(memory::Slot::Unpack, recv_total);
-    for (int v = 0; v < g; ++v)
-      if (sc[v] > 0) matrix::detail::pack(m.src.data(), m.src.ld(), out[v], sendbuf + sd[v]);
-  });
-  comm::alltoallv(m.comm, sendbuf, sc, sd, recvbuf, rc, rd);
   // Without partial sums on either side every element of my tile comes from exactly one
   // source, so with beta = 0 the pieces are assigned instead of added onto a zeroed tile.
   const bool assign = m.beta == T(0) && !Ls.is_unreduced() && !Ld.is_unreduced();
+  const bool send_direct = in_place(out, sc, true, m.src, sd);
+  const bool recv_direct = assign && m.alpha == T(1) && in_place(in, rc, false, m.dst, rd);
+  const T* sendbuf = m.src.data();
+  T* recvbuf = recv_direct ? m.dst.data() : nullptr;
+  matrix::detail::prepare(m, [&] {
+    if (!recv_direct) recvbuf = memory::get<T>(memory::Slot::Unpack, recv_total);
+    if (send_direct) return;
+    T* packed = memory::get<T>(memory::Slot::Pack, send_total);
+    for (int v = 0; v < g; ++v)
+      if (sc[v] > 0) matrix::detail::pack(m.src.data(), m.src.ld(), out[v], packed + sd[v]);
+    sendbuf = packed;
+  });
+  comm::alltoallv(m.comm, sendbuf, sc, sd, recvbuf, rc, rd);
   if (!assign) matrix::detail::scale_tile(m.dst, m.beta);
   for (int v = 0; v < g; ++v) {
-    if (!from[v]) continue;
+    if (!from[v] || (recv_direct && v != m.me)) continue;
     const T* src = v == m.me ? m.src.data() : recvbuf + rd[v];
     matrix::detail::place(src, v == m.me ? m.src.ld() : 0, in[v], m.dst.data(), m.dst.ld(), m.alpha,
                           T(0), !assign);
