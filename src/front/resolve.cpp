@@ -4,6 +4,8 @@
 #include "front/resolve.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <optional>
 
 #include "algo/sharded_plan.hpp"
@@ -84,6 +86,25 @@ double redistribution_words(const algo::Problem& p, const Candidate& c) {
   return most;
 }
 
+// The same, remembered per problem and candidate: a program calls gemm on the same layouts
+// again and again, and at hundreds of ranks pricing every candidate takes a tenth of a second.
+double cached_redistribution_words(const algo::Problem& p, const Candidate& c) {
+  static std::mutex lock;
+  static std::map<std::string, double> cache;
+  const std::string key = to_string(p.opA) + to_string(p.opB) + p.A.to_string() + "|" +
+                          p.B.to_string() + "|" + p.C.to_string() + "|" + c.name();
+  {
+    const std::lock_guard<std::mutex> hold(lock);
+    const auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  const double w = redistribution_words(p, c);
+  const std::lock_guard<std::mutex> hold(lock);
+  if (cache.size() > 4096) cache.clear();
+  cache.emplace(key, w);
+  return w;
+}
+
 // The sharding rules' plan for the caller's layouts, priced exactly (algo/sharded_plan.hpp).
 void price_sharded(const algo::Problem& p, PlanRequest& q) {
   if (p.mesh.size() < 2) return;
@@ -103,7 +124,7 @@ void describe_inputs(const algo::Problem& p, PlanRequest& q) {
   }
   ring_fits(p, q);
   price_sharded(p, q);
-  q.redistribution_words = [p](const Candidate& c) { return redistribution_words(p, c); };
+  q.redistribution_words = [p](const Candidate& c) { return cached_redistribution_words(p, c); };
 }
 
 // Auto: the planner's cheapest candidate becomes explicit options, plus the mesh shape to run
