@@ -20,6 +20,13 @@ using ooc::Stored;
     ::testing::AddGlobalTestEnvironment(new npy::TempDir);
 
 constexpr std::int64_t kOverhead = std::int64_t{64} << 20;  // MPI, OpenBLAS, gtest, the binary
+#if defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer's shadow memory and freed-block quarantine count in VmHWM: the peak says
+// nothing about the library there (the other checks still run).
+constexpr bool kPeakIsTheLibrarys = false;
+#else
+constexpr bool kPeakIsTheLibrarys = true;
+#endif
 
 // C (m x n) = A (m x k) B (k x n) with k small: C dominates; 3200^2 doubles are 78 MiB.
 TEST(OocLimits, PeakMemoryStaysUnderTheBudget) {
@@ -38,8 +45,9 @@ TEST(OocLimits, PeakMemoryStaysUnderTheBudget) {
     s.io = io;
     const auto rep = gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, {}, out, o, s);
     EXPECT_TRUE(rep.plan.out_of_core);
-    EXPECT_LE(rep.peak_rss, o.memory_limit + kOverhead)
-        << to_string(io) << ": VmHWM " << rep.peak_rss << " bytes, operands " << operands;
+    if (kPeakIsTheLibrarys)
+      EXPECT_LE(rep.peak_rss, o.memory_limit + kOverhead)
+          << to_string(io) << ": VmHWM " << rep.peak_rss << " bytes, operands " << operands;
     // Sampled entries of C against a dot product of the generated rows and columns.
     if (world_rank() == 0) {
       std::ifstream f(out.path, std::ios::binary);  // the header, then single entries
