@@ -53,6 +53,8 @@ class MpiIoReader final : public PanelReader {
   }
   ~MpiIoReader() override {
     for (int s = 0; s < 2; ++s) {
+      // clang-tidy's MPI checker models point-to-point and collective requests, not MPI-IO's.
+      // NOLINTNEXTLINE(clang-analyzer-optin.mpi.MPI-Checker)
       if (req_[s] != MPI_REQUEST_NULL) MPI_Wait(&req_[s], MPI_STATUS_IGNORE);
       MPI_File_close(&fh_[s]);  // collective: every rank destroys its reader at the same step
     }
@@ -77,7 +79,11 @@ class MpiIoReader final : public PanelReader {
 
   std::string wait(int slot) override {
     MPI_Status st;
-    SHARDMM_MPI(MPI_Wait(&req_[slot], &st));
+    // Waited on through a local copy: clang-tidy 14's MPI checker overflows its stack naming a
+    // request indexed by a variable in a member array, and it does not model MPI-IO requests.
+    MPI_Request req = req_[slot];
+    SHARDMM_MPI(MPI_Wait(&req, &st));  // NOLINT(clang-analyzer-optin.mpi.MPI-Checker)
+    req_[slot] = req;
     if (!err_[slot].empty()) return err_[slot];
     int got = 0;
     SHARDMM_MPI(MPI_Get_count(&st, etype_, &got));
@@ -104,8 +110,8 @@ thread_local sigjmp_buf* t_fault = nullptr;
 
 void on_sigbus(int sig, siginfo_t* /*info*/, void* /*ctx*/) {
   if (t_fault) siglongjmp(*t_fault, 1);  // NOLINT(cert-err52-cpp): no C++ frames to unwind
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
+  (void)std::signal(sig, SIG_DFL);
+  (void)std::raise(sig);
 }
 
 void install_sigbus_handler() {
