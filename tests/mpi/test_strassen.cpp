@@ -11,25 +11,12 @@
 #include "blas/blas.hpp"
 #include "core/winograd.hpp"
 #include "mpi/mpi_test_util.hpp"
+#include "unit/winograd_bound.hpp"  // max_abs, winograd_bound
 
 using namespace shardmm;
 using namespace shardmm::testing;
 
 namespace {
-
-template <class T>
-double max_abs(const std::vector<T>& v) {
-  double most = 0;
-  for (const T& x : v) most = std::max(most, double(std::abs(x)));
-  return most;
-}
-
-// Higham's bound for Winograd (Thm 23.3) with n = k rounded up to a multiple of 2^L.
-double winograd_bound(index_t k, int L) {
-  const double step = std::pow(2.0, L);
-  const double n0 = std::ceil(double(k) / step), n = n0 * step;
-  return std::pow(18.0, L) * (n0 * n0 + 6 * n0) - 6 * n;
-}
 
 struct Shape {
   index_t m, n, k;
