@@ -60,9 +60,12 @@ void read_npy(const std::string& path, DistMatrix<T>& dst);
 template <Scalar T>
 void write_npy(const std::string& path, const DistMatrix<T>& src, bool fortran_order = true);
 
-/// Like read_npy for a headerless file of exactly rows*cols*sizeof(T) bytes.
+/// Like read_npy for a raw file: `data_offset` bytes that are skipped (another format's
+/// header, say), then exactly rows*cols*sizeof(T) bytes of data to the end of the file. The
+/// offset is 64-bit; a negative one is an InvalidArgument.
 template <Scalar T>
-void read_raw(const std::string& path, DistMatrix<T>& dst, bool fortran_order);
+void read_raw(const std::string& path, DistMatrix<T>& dst, bool fortran_order,
+              std::int64_t data_offset = 0);
 
 /// Like write_npy without a header.
 template <Scalar T>

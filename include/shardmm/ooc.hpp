@@ -27,7 +27,9 @@ std::string to_string(IoMethod io);
 IoMethod parse_io_method(std::string_view text);  ///< "mpiio" | "mmap"
 
 /// A matrix in a file. An .npy file's header gives dtype, shape and order (the fields are
-/// filled in by describe_file); a raw file is exactly rows*cols*dtype_size bytes.
+/// filled in by describe_file); a raw file is `data_offset` bytes that are skipped (another
+/// format's header, say; 64-bit, so the data may start past 4 GiB) followed by exactly
+/// rows*cols*dtype_size bytes of data to the end of the file.
 struct MatrixFile {
   std::string path;
   bool raw = false;
@@ -38,11 +40,12 @@ struct MatrixFile {
 
   static MatrixFile npy(std::string path);
   static MatrixFile raw_file(std::string path, Dtype dtype, index_t rows, index_t cols,
-                             bool fortran_order);
+                             bool fortran_order, std::int64_t data_offset = 0);
 };
 
 /// Collective: for an .npy file, reads its header (rank 0) and fills in dtype, shape, order and
-/// data offset; for a raw file, checks its size. Same IoError on every rank when unusable.
+/// data offset; for a raw file, checks its size (data_offset plus the data). Same IoError on
+/// every rank when unusable; a negative data_offset is an InvalidArgument.
 MatrixFile describe_file(MatrixFile f, MPI_Comm comm);
 
 /// The schedule of a product under a budget (the same on every rank).

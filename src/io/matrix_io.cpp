@@ -234,7 +234,10 @@ void write_npy(const std::string& path, const DistMatrix<T>& src, bool fortran_o
 }
 
 template <Scalar T>
-void read_raw(const std::string& path, DistMatrix<T>& dst, bool fortran_order) {
+void read_raw(const std::string& path, DistMatrix<T>& dst, bool fortran_order,
+              std::int64_t data_offset) {
+  if (data_offset < 0)
+    throw InvalidArgument("read_raw: data offset " + std::to_string(data_offset) + " is negative");
   if (!dst.mesh().active()) return;
   trace::Call call(dst.mesh().comm(), "read");
   if (call.span()) call.span().text("path", path).text("format", "raw");
@@ -243,16 +246,18 @@ void read_raw(const std::string& path, DistMatrix<T>& dst, bool fortran_order) {
   if (comm::comm_rank(comm) == 0) {
     std::error_code ec;
     const auto size = static_cast<std::int64_t>(fs::file_size(path, ec));
-    const std::int64_t need = dst.rows() * dst.cols() * static_cast<std::int64_t>(sizeof(T));
+    const std::int64_t need =
+        data_offset + dst.rows() * dst.cols() * static_cast<std::int64_t>(sizeof(T));
     if (ec) err = ec.message();
     else if (size != need)
       err = "file size is " + std::to_string(size) + " bytes, a " + std::to_string(dst.rows()) +
-            "x" + std::to_string(dst.cols()) + " " + to_string(dtype_of<T>()) +
-            " matrix needs exactly " + std::to_string(need);
+            "x" + std::to_string(dst.cols()) + " " + to_string(dtype_of<T>()) + " matrix" +
+            (data_offset > 0 ? " at offset " + std::to_string(data_offset) : "") +
+            " needs exactly " + std::to_string(need);
   }
   err = io::first_error(comm, err);
   if (!err.empty()) throw IoError("cannot read raw file '" + path + "': " + err);
-  read_tile(path, 0, fortran_order, dst);
+  read_tile(path, data_offset, fortran_order, dst);
 }
 
 template <Scalar T>
@@ -264,10 +269,10 @@ void write_raw(const std::string& path, const DistMatrix<T>& src, bool fortran_o
   write_file(path, std::string(), fortran_order, src);
 }
 
-#define SHARDMM_IO_INSTANTIATE(T)                                             \
-  template void read_npy<T>(const std::string&, DistMatrix<T>&);              \
-  template void write_npy<T>(const std::string&, const DistMatrix<T>&, bool); \
-  template void read_raw<T>(const std::string&, DistMatrix<T>&, bool);        \
+#define SHARDMM_IO_INSTANTIATE(T)                                                    \
+  template void read_npy<T>(const std::string&, DistMatrix<T>&);                     \
+  template void write_npy<T>(const std::string&, const DistMatrix<T>&, bool);        \
+  template void read_raw<T>(const std::string&, DistMatrix<T>&, bool, std::int64_t); \
   template void write_raw<T>(const std::string&, const DistMatrix<T>&, bool);
 SHARDMM_IO_INSTANTIATE(float)
 SHARDMM_IO_INSTANTIATE(double)

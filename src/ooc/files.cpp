@@ -89,8 +89,8 @@ MatrixFile MatrixFile::npy(std::string path) {
 }
 
 MatrixFile MatrixFile::raw_file(std::string path, Dtype dtype, index_t rows, index_t cols,
-                                bool fortran_order) {
-  MatrixFile f{std::move(path), true, dtype, rows, cols, fortran_order, 0};
+                                bool fortran_order, std::int64_t data_offset) {
+  MatrixFile f{std::move(path), true, dtype, rows, cols, fortran_order, data_offset};
   return f;
 }
 
@@ -101,20 +101,25 @@ MatrixFile describe_file(MatrixFile f, MPI_Comm comm) {
     f.data_offset = h.data_offset;
     return f;
   }
+  if (f.data_offset < 0)
+    throw InvalidArgument("raw file '" + f.path + "': data offset " +
+                          std::to_string(f.data_offset) + " is negative");
   std::string err;
   if (comm::comm_rank(comm) == 0) {
     std::error_code ec;
     const auto size = static_cast<std::int64_t>(fs::file_size(f.path, ec));
-    const std::int64_t need = f.rows * f.cols * static_cast<std::int64_t>(dtype_size(f.dtype));
+    const std::int64_t need =
+        f.data_offset + f.rows * f.cols * static_cast<std::int64_t>(dtype_size(f.dtype));
     if (ec) err = ec.message();
     else if (::access(f.path.c_str(), R_OK) != 0) err = "not readable";
     else if (size != need)
       err = "file size is " + std::to_string(size) + " bytes, a " + dims(f.rows, f.cols) + " " +
-            to_string(f.dtype) + " matrix needs exactly " + std::to_string(need);
+            to_string(f.dtype) + " matrix" +
+            (f.data_offset > 0 ? " at offset " + std::to_string(f.data_offset) : "") +
+            " needs exactly " + std::to_string(need);
   }
   err = io::first_error(comm, err);
   if (!err.empty()) throw IoError("cannot read raw file '" + f.path + "': " + err);
-  f.data_offset = 0;
   return f;
 }
 

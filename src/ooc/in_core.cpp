@@ -12,7 +12,7 @@ constexpr index_t kBlock = 64;
 
 template <Scalar T>
 void read_into(const MatrixFile& f, DistMatrix<T>& X) {
-  if (f.raw) read_raw(f.path, X, f.fortran_order);
+  if (f.raw) read_raw(f.path, X, f.fortran_order, f.data_offset);
   else read_npy(f.path, X);
 }
 

@@ -3,6 +3,10 @@
 // alpha op(A) op(B) + beta C0 checked against the result file with a normwise bound.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -36,6 +40,30 @@ MatrixFile put_raw(const std::string& name, const Stored& s) {
   const std::string path = npy::file(name);
   npy::put_file(path, npy::data_bytes<T>(s.rows, s.cols, s.fortran, s.seed));
   return MatrixFile::raw_file(path, dtype_of<T>(), s.rows, s.cols, s.fortran);
+}
+
+/// Writes `s` as a raw file whose data starts `offset` bytes in (rank 0): the bytes before it
+/// are a hole (pwrite past the end), which takes no disk where the file system has sparse files.
+template <class T>
+MatrixFile put_raw_at(const std::string& name, const Stored& s, std::int64_t offset) {
+  const std::string path = npy::file(name);
+  if (world_rank() == 0) {
+    const std::string bytes = npy::data_bytes<T>(s.rows, s.cols, s.fortran, s.seed);
+    const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+    const bool ok =
+        fd >= 0 && ::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset)) ==
+                       static_cast<ssize_t>(bytes.size());
+    if (fd >= 0) ::close(fd);
+    EXPECT_TRUE(ok) << path;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return MatrixFile::raw_file(path, dtype_of<T>(), s.rows, s.cols, s.fortran, offset);
+}
+
+/// Bytes of disk a file occupies (its allocated blocks; a hole takes none); -1 when missing.
+inline std::int64_t disk_bytes(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::int64_t>(st.st_blocks) * 512 : -1;
 }
 
 // The stored matrix, column-major.

@@ -160,6 +160,56 @@ TEST(Ooc, TruncatedInputIsRefusedBeforeAnyWork) {
   EXPECT_EQ(npy::snapshot(), before);
 }
 
+// Raw operands whose data starts past 4 GiB (64-bit offsets in the MPI-IO file views, the
+// mmap windows and the in-core reads): sparse files, the bytes before the data a hole, so the
+// test takes a few pages of disk. A, B and C0 at offsets past 2^32, none page-aligned, through
+// the in-core path and the out-of-core path with each reader. The files are removed at the
+// end, whatever happens (snapshot() in other tests reads every file whole).
+TEST(Ooc, RawDataPastFourGiB) {
+  const std::int64_t gib = std::int64_t{1} << 30;
+  const Stored a{37, 45, 1, true}, b{29, 45, 2, false}, c0{37, 29, 3, false};
+  struct Remove {
+    std::vector<std::string> paths;
+    ~Remove() {
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (world_rank() == 0)
+        for (const auto& p : paths) fs::remove(p);
+    }
+  } remove{{npy::file("a_far.raw"), npy::file("b_far.raw"), npy::file("c0_far.raw")}};
+  const MatrixFile fa = ooc::put_raw_at<double>("a_far.raw", a, 4 * gib + 24);
+  const MatrixFile fb = ooc::put_raw_at<double>("b_far.raw", b, 5 * gib + 8);
+  const MatrixFile fc = ooc::put_raw_at<double>("c0_far.raw", c0, 4 * gib + 3 * 4096 + 40);
+  ASSERT_GT(fa.data_offset, std::int64_t{1} << 32);
+  int sparse = 1;  // holes take no disk here (else the files hold GiBs of zeros: stop)
+  if (world_rank() == 0)
+    for (const auto& p : remove.paths) sparse &= ooc::disk_bytes(p) < (std::int64_t{1} << 20);
+  MPI_Bcast(&sparse, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (sparse == 0) GTEST_SKIP() << "the test directory's file system has no sparse files";
+  for (int run = 0; run < 3; ++run) {  // in core, out of core with mpiio, with mmap
+    FileGemmSettings s;
+    s.io = run == 2 ? IoMethod::Mmap : IoMethod::MpiIo;
+    const MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
+    const auto rep = gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::T, fb, 1.5, -0.5, fc, out,
+                                run == 0 ? Options{} : budget<double>(kWords), s);
+    const std::string what = (run == 0 ? "in core" : to_string(s.io)) + rep.plan.to_string();
+    EXPECT_EQ(rep.plan.out_of_core, run > 0) << what;
+    EXPECT_LE(ooc::result_error<double>(Op::N, a, Op::T, b, 1.5, -0.5, &c0, out.path), kBound)
+        << what;
+  }
+  expect_same_error_everywhere<InvalidArgument>(
+      [&] {
+        describe_file(MatrixFile::raw_file(fa.path, Dtype::F64, a.rows, a.cols, true, -8),
+                      MPI_COMM_WORLD);
+      },
+      "data offset -8 is negative");
+  expect_same_error_everywhere<IoError>(  // the data must run to the end of the file
+      [&] {
+        describe_file(MatrixFile::raw_file(fa.path, Dtype::F64, a.rows, a.cols, true, 4 * gib),
+                      MPI_COMM_WORLD);
+      },
+      "at offset 4294967296 needs exactly");
+}
+
 // The progress callback (rank 0) cuts A (64 x 48, Fortran order) after its first kb columns once
 // the first block is done. The reads in flight then (the next block's first panel, columns
 // [0, kb)) stay whole; later panels find the file short. (Open MPI's non-blocking read never
