@@ -1,16 +1,19 @@
 // Strassen (Algorithm::Strassen, opt-in: Options::allow_fast for Auto): each rank's whole
-// share of the product as one local Strassen-Winograd recursion (strassen_winograd.cpp).
-// What moves: nothing inside the run. The setup asks for C[I_R,J_S] (the caller's C when it
-// shards every mesh axis longer than 1 and holds no partial sums, else rows over every axis
-// but the last, columns over the last), op(A)[I_R,K] and op(B)[K,J_S]: the front end's
-// redistribution all-gathers op(A)'s k over the column axes S and op(B)'s k over the row axes
-// R (words received per rank: m_loc k (1 - 1/|S|) + k n_loc (1 - 1/|R|)), one all-to-all each,
-// before the run. Each rank then holds op(A)'s rows and op(B)'s columns of its C tile whole,
-// so the recursion's 15 quadrant additions and 7 products are all local and the products are
-// as large as the rank's share: m_loc x n_loc x k, halved per level while the smallest of them
-// is at least the crossover (Options::fast_crossover, else the machine profile's, measured by
-// `shardmm calibrate`). Scratch: slot Partial, winograd::scratch() elements, taken in the
-// prologue. Works for any rank count, mesh, shape, op, alpha and beta.
+// share of the product as local Strassen-Winograd recursions (strassen_winograd.cpp).
+// C is the caller's when it shards every mesh axis longer than 1 and holds no partial sums,
+// else rows over every axis but the last, columns over the last. Three forms:
+// - line (C's rows whole: 1 x P), strassen_ring.cpp: op(A)'s k pieces travel along the line;
+// - column (C's columns whole: P x 1), strassen_ring.cpp: op(B)'s k pieces travel down it;
+// - gather (both split: a 2-D grid), here: the setup asks for op(A)[I_R,K] and op(B)[K,J_S],
+//   so the front end's redistribution all-gathers op(A)'s k over the column axes S and
+//   op(B)'s k over the row axes R (words received per rank: m_loc k (1 - 1/|S|) +
+//   k n_loc (1 - 1/|R|)), one all-to-all each, before the run. Each rank then holds op(A)'s
+//   rows and op(B)'s columns of its C tile whole, so the recursion's 15 quadrant additions
+//   and 7 products are all local and the products are as large as the rank's share:
+//   m_loc x n_loc x k, halved per level while the smallest of them is at least the crossover
+//   (Options::fast_crossover, else the machine profile's, measured by `shardmm calibrate`).
+//   Scratch: slot Partial, winograd::scratch() elements, taken in the prologue.
+// Works for any rank count, mesh, shape, op, alpha and beta.
 #include <algorithm>
 
 #include "algo/strassen.hpp"
@@ -67,6 +70,29 @@ Layout line_a(const Problem& p, const ShardingSpec& cs) {
   return stored_layout(p.opA, p.mesh, p.m, p.k, as);
 }
 
+// The column form's op(B): the caller's when its columns are whole and its k is split over C's
+// row axes R (any block-cyclic map), else columns whole and k block-split over R.
+Layout column_b(const Problem& p, const ShardingSpec& cs) {
+  const Layout& B = p.B;
+  const int k = stored_dim(p.opB, 0), cols = stored_dim(p.opB, 1);
+  if (B.map(cols).nprocs == 1 && !B.is_unreduced() &&
+      B.dim_axes(k) == Layout(p.mesh, p.m, p.n, cs).dim_axes(0))
+    return B;
+  ShardingSpec bs;
+  bs.name = "B";
+  bs.dims[1].label = "J", bs.dims[0] = cs.dims[0];
+  bs.dims[0].label = "K";
+  bs.dims[0].kind = DimSpec::Kind::Block;
+  return stored_layout(p.opB, p.mesh, p.k, p.n, bs);
+}
+
+// What the setup's detail says about the products.
+std::string products_text(bool line, bool column, int pm, int pn) {
+  if (line) return std::to_string(pn) + " local products ";
+  if (column) return std::to_string(pm) + " local products ";
+  return "the local product ";
+}
+
 }  // namespace
 
 index_t strassen_crossover(const Options& o) {
@@ -85,32 +111,34 @@ Setup strassen_setup(const Problem& p, const Options& o) {
   s.A = stored_layout(p.opA, p.mesh, p.m, p.k, as);
   s.B = stored_layout(p.opB, p.mesh, p.k, p.n, bs);
   s.pm = s.C.row_map().nprocs, s.pn = s.C.col_map().nprocs;
-  const bool line = s.pm == 1 && s.pn > 1;
-  if (line) s.A = line_a(p, cs), s.ring_form = RingForm::AllGatherA;  // op(A)'s pieces travel
+  const bool line = s.pm == 1 && s.pn > 1, column = s.pn == 1 && s.pm > 1;
+  if (line) s.A = line_a(p, cs), s.ring_form = RingForm::AllGatherA;      // op(A)'s pieces travel
+  if (column) s.B = column_b(p, cs), s.ring_form = RingForm::AllGatherB;  // op(B)'s pieces
   const index_t crossover = strassen_crossover(o);
   const index_t ml = largest(s.C.row_map()), nl = largest(s.C.col_map());
-  const DimMap& kmap = s.A.map(stored_dim(p.opA, 1));
-  const index_t kl = line ? largest(kmap) : p.k;
+  const DimMap& kmap = column ? s.B.map(stored_dim(p.opB, 0)) : s.A.map(stored_dim(p.opA, 1));
+  const index_t kl = line || column ? largest(kmap) : p.k;
   // Two ranks with equal pieces: one product over both (what the largest tile does).
   const int pair = line && s.pn == 2 ? winograd::pair_levels(ml, nl, kmap.local_extent(0),
                                                              kmap.local_extent(1), crossover)
                                      : 0;
   s.grid = std::to_string(s.pm) + "x" + std::to_string(s.pn);
-  s.detail = std::to_string(pair ? pair : winograd::levels(ml, nl, kl, crossover)) +
-             " Winograd level(s) on " +
-             (pair   ? "one local product over both pieces "
-              : line ? std::to_string(s.pn) + " local products "
-                     : "the local product ") +
-             std::to_string(ml) + "x" + std::to_string(nl) + "x" + std::to_string(pair ? p.k : kl) +
-             " (crossover " + std::to_string(crossover) +
-             (line ? "), op(A)'s pieces sent round the line" : "), op(A) and op(B) gathered") +
-             ", C " + s.C.spec().to_string();
+  s.detail =
+      std::to_string(pair ? pair : winograd::levels(ml, nl, kl, crossover)) +
+      " Winograd level(s) on " +
+      (pair ? "one local product over both pieces " : products_text(line, column, s.pm, s.pn)) +
+      std::to_string(ml) + "x" + std::to_string(nl) + "x" + std::to_string(pair ? p.k : kl) +
+      " (crossover " + std::to_string(crossover) +
+      (line     ? "), op(A)'s pieces sent round the line"
+       : column ? "), op(B)'s pieces sent down the column"
+                : "), op(A) and op(B) gathered") +
+      ", C " + s.C.spec().to_string();
   return s;
 }
 
 template <Scalar T>
 void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
-  if (setup.ring_form == RingForm::AllGatherA) return strassen_ring_run(x, o, t);
+  if (setup.ring_form != RingForm::Auto) return strassen_ring_run(x, setup.ring_form, o, t);
   const index_t m = x.C.local_rows(), n = x.C.local_cols();
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
   const int L = winograd::levels(m, n, k, strassen_crossover(o));

@@ -16,11 +16,12 @@ using Ranges = std::vector<std::pair<index_t, index_t>>;
 /// The crossover a run uses: Options::fast_crossover (the front end fills in the profile's).
 index_t strassen_crossover(const Options& o);
 
-/// Strassen's line form: C[I,J_S] with op(A)[I,K_S] and op(B)[K,J_S]; each rank's op(A) piece
-/// goes to every other rank of the line and each piece times op(B)'s matching rows is one
-/// local Winograd product accumulated into C.
+/// Strassen's line forms: C[I,J_S] with op(A)[I,K_S] and op(B)[K,J_S] (AllGatherA: each rank's
+/// op(A) piece goes to every other rank of the line), or C[I_R,J] with op(A)[I_R,K] and
+/// op(B)[K_R,J] (AllGatherB: op(B)'s pieces go); each piece times the staying operand's
+/// matching k is one local Winograd product accumulated into C.
 template <Scalar T>
-void strassen_ring_run(const Operands<T>& x, const Options& o, Timers& t);
+void strassen_ring_run(const Operands<T>& x, RingForm form, const Options& o, Timers& t);
 
 /// The two ranks' op(A) pieces (as stored, k columns of op(A) each, leading dimension m for
 /// op N, k for op T / C) and their k indices.

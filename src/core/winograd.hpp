@@ -49,6 +49,14 @@ inline std::int64_t pair_scratch(std::int64_t m, std::int64_t n, std::int64_t k,
   return h * k + 2 * k * g + h * g + scratch(h, g, k, levels - 1);
 }
 
+/// Receive buffers of a line form (strassen_ring.cpp) on P ranks whose pieces take `piece`
+/// elements: two on three ranks or more (the next piece arrives during the current product)
+/// when they and the form's `rest` (packing, scratch) fit in the local A + B + C, else one.
+inline int line_buffers(int P, std::int64_t piece, std::int64_t rest, std::int64_t local_abc) {
+  if (P <= 1) return 0;
+  return P > 2 && 2 * piece + rest <= local_abc ? 2 : 1;
+}
+
 /// Elements each level's additions touch (two reads and a write per element), summed over
 /// the 7^l sub-products of every level: 4 op(A) quadrant sums, 4 op(B) ones and 8 C
 /// quadrant updates per step.

@@ -10,6 +10,8 @@
 
 #include "blas/blas.hpp"
 #include "core/winograd.hpp"
+#include "memory/workspace.hpp"
+#include "mpi/gemm_check.hpp"
 #include "mpi/mpi_test_util.hpp"
 #include "unit/winograd_bound.hpp"  // max_abs, winograd_bound
 
@@ -132,6 +134,53 @@ TEST(Strassen, LineFormOnOneByP) {
   double err = 0;
   for (std::size_t i = 0; i < c.size(); ++i) err = std::max(err, std::abs(c[i] - r[i]));
   EXPECT_LT(err, 1e-10);
+}
+
+// A P x 1 grid runs the column form (op(B)'s k pieces travel down the column, op(A)'s
+// matching columns packed when they are not one run), every op pair, beta 0 and not.
+TEST(Strassen, ColumnFormOnPByOne) {
+  const int P = world_size();
+  const Mesh column(MPI_COMM_WORLD, MeshShape({"x", "y"}, {P, 1}));
+  const Op ops[][2] = {{Op::N, Op::N}, {Op::T, Op::C}, {Op::C, Op::N}, {Op::N, Op::T}};
+  for (const auto& op : ops) {
+    const GemmReport rep =
+        run_case<double>(op[0], op[1], {41, 38, 53}, -0.5, op[1] == Op::N ? 0.0 : 1.5, column, "");
+    EXPECT_EQ(rep.detail.find("down the column") != std::string::npos, P > 1) << rep.detail;
+  }
+  run_case<std::complex<float>>(Op::C, Op::T, {30, 47, 36}, {1, -1}, {0.5, 0}, column, "");
+}
+
+// The column form adds at most the local A + B + C: the workspace pool's high-water mark (it
+// never shrinks: memory::held_bytes() after the call) with block-cyclic and block operands.
+TEST(Strassen, ColumnFormWorkspaceAtMostLocalOperands) {
+  const int P = world_size();
+  const Mesh column(MPI_COMM_WORLD, MeshShape({"x", "y"}, {P, 1}));
+  const index_t s = 192;
+  for (const bool cyclic : {true, false}) {
+    auto layout = [&](const std::string& spec) {
+      return cyclic ? Layout::block_cyclic(column.shape(), s, s, 8, 8)
+                    : Layout(column.shape(), s, s, spec);
+    };
+    DistMatrix<double> A(column, layout("A[I_x,K]")), B(column, layout("B[K_x,J]")),
+        C(column, layout("C[I_x,J]"));
+    A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+    B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+    C.fill([](index_t i, index_t j) { return entry<double>(i, j, 3); });
+    const auto C0 = C.gather();
+    Options o;
+    o.algorithm = Algorithm::Strassen;
+    o.fast_crossover = 16;
+    memory::release();
+    const GemmReport rep = gemm(Op::N, Op::N, 1.0, A, B, 0.5, C, o);
+    const auto held = double(memory::held_bytes());
+    const double abc = double(A.local_rows() * A.local_cols() + B.local_rows() * B.local_cols() +
+                              C.local_rows() * C.local_cols()) *
+                       sizeof(double);
+    EXPECT_LE(held, abc) << "cyclic " << cyclic << ": " << held / abc << " x local A+B+C, "
+                         << rep.to_string();
+    EXPECT_NE(rep.detail.substr(0, 2), "0 ") << rep.detail;
+    EXPECT_LE(gemm_error(Op::N, Op::N, 1.0, A, B, 0.5, C0, C), 100.0) << rep.to_string();
+  }
 }
 
 // The scratch is counted: a limit below what Strassen needs fails on every rank, before
