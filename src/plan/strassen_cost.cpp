@@ -1,8 +1,9 @@
 // Cost of a Strassen candidate (pure; src/algo/strassen*.cpp is what it prices). On a pm x pn
-// grid with pm > 1 each rank all-gathers op(A)'s rows and op(B)'s columns of its C tile, whole
-// along k, then runs one local Winograd recursion (core/winograd.hpp decides its levels and
-// scratch); nothing overlaps. On 1 x P (the line form) op(A)'s k pieces travel and each is one
-// recursion of m x n/P x k/P, the next piece arriving during the current product.
+// grid with pm, pn > 1 each rank all-gathers op(A)'s rows and op(B)'s columns of its C tile,
+// whole along k, then runs one local Winograd recursion (core/winograd.hpp decides its levels
+// and scratch); nothing overlaps. On 1 x P (the line form) op(A)'s k pieces travel and each is
+// one recursion of m x n/P x k/P, the next piece arriving during the current product; on P x 1
+// (the column form) op(B)'s pieces do the same, recursions of m/P x n x k/P.
 #include <algorithm>
 #include <cmath>
 
@@ -27,20 +28,23 @@ void evaluate_strassen(const PlanRequest& r, Candidate& c) {
   const auto ml = static_cast<std::int64_t>(up(m, pm)), nl = static_cast<std::int64_t>(up(n, pn));
   const std::int64_t crossover =
       r.fast_crossover > 0 ? r.fast_crossover : r.profile.strassen_crossover;
-  const bool line = c.pm == 1 && c.pn > 1;
+  const bool line = c.pm == 1 && c.pn > 1, column = c.pn == 1 && c.pm > 1;
+  const double pl = line ? pn : column ? pm : 1;  // ranks along the line or column
   // Two ranks: one product over both pieces when they split evenly (strassen_pair.cpp).
-  const std::int64_t piece = static_cast<std::int64_t>(up(k, pn));
+  const auto piece = static_cast<std::int64_t>(up(k, pl));
   const int pair = line && c.pn == 2 && r.k % 2 == 0
                        ? winograd::pair_levels(ml, nl, piece, piece, crossover)
                        : 0;
-  const std::int64_t kl = line && !pair ? piece : r.k;  // k per product
-  const double products_n = line && !pair ? pn : 1;
+  const bool pieces = (line || column) && !pair;  // one product per piece
+  const std::int64_t kl = pieces ? piece : r.k;   // k per product
+  const double products_n = pieces ? pl : 1;
   const int L = pair ? pair : winograd::levels(ml, nl, kl, crossover);
-  // Line: op(A)'s pieces from the P - 1 others. Else op(A) gathered along the column axes and
-  // op(B) along the row axes (the front end's all-to-alls). A and C also move when the
-  // caller's grid is another one.
-  c.words =
-      line ? m * k * (1 - 1 / pn) : double(ml) * k * (1 - 1 / pn) + k * double(nl) * (1 - 1 / pm);
+  // Line: op(A)'s pieces from the P - 1 others; column: op(B)'s. Else op(A) gathered along the
+  // column axes and op(B) along the row axes (the front end's all-to-alls). A and C also move
+  // when the caller's grid is another one.
+  c.words = line     ? m * k * (1 - 1 / pn)
+            : column ? k * n * (1 - 1 / pm)
+                     : double(ml) * k * (1 - 1 / pn) + k * double(nl) * (1 - 1 / pm);
   const bool on_grid = c.pm == r.current_pm && c.pn == r.current_pn;
   c.redist_words = on_grid || r.ranks == 1 ? 0 : (m * k + m * n) / P * (1 - 1 / P);
   c.messages = r.ranks > 1 ? 2 * (P - 1) + (c.redist_words > 0 ? 2 * (P - 1) : 0) : 0;
@@ -48,21 +52,26 @@ void evaluate_strassen(const PlanRequest& r, Candidate& c) {
       products_n * (cplx ? 8 : 2) * double(ml) * double(nl) * double(kl) * std::pow(7.0 / 8.0, L);
   const double traffic = products_n * winograd::addition_traffic(ml, nl, kl, L);
   c.flops = products + traffic / 3;
-  // Line: the own piece, one or two arriving, the packed op(B) rows; else the gathered
-  // operands. Then op(B)'s columns, C's tile and the recursion's scratch.
-  const double a_held = pair   ? double(ml * r.k)
-                        : line ? double(ml * kl) * (pn > 2 ? 3 : 2) + double(kl * nl)
-                               : double(ml * r.k);
   const std::int64_t scratch =
       pair ? winograd::pair_scratch(ml, nl, piece, pair) : winograd::scratch(ml, nl, kl, L);
-  c.memory_bytes =
-      static_cast<std::int64_t>(elem * (a_held + double(r.k * nl + ml * nl + scratch)));
+  // The operands as held (the moving one's own piece, the staying one whole along k, or both
+  // gathered), C's tile and the scratch; pieces: the receive buffers and the staying
+  // operand's packed k (priced as if its k were not one run).
+  const std::int64_t span = column ? nl : ml, other = column ? ml : nl;
+  const std::int64_t held =
+      pieces ? span * kl + other * r.k + ml * nl : ml * r.k + r.k * nl + ml * nl;
+  const std::int64_t pack = pieces ? other * kl : 0;
+  const int buffers =
+      pieces ? winograd::line_buffers(static_cast<int>(pl), span * kl, pack + scratch, held) : 0;
+  c.memory_bytes = static_cast<std::int64_t>(
+      elem * double(held + std::int64_t{buffers} * span * kl + pack + scratch));
   const double compute = products / r.profile.flops_per_s(r.dtype) + traffic * elem / kAddBytesPerS;
   const double comm =
       (c.words + c.redist_words) * elem / r.profile.bytes_per_s + r.profile.latency_s * c.messages;
-  // Line: each piece arrives while the previous one is multiplied; only the first is waited for.
-  c.seconds =
-      line ? compute + comm / pn + std::max(0.0, comm * (1 - 1 / pn) - compute) : compute + comm;
+  // Line and column: each piece arrives while the previous one is multiplied; only the first is
+  // waited for.
+  c.seconds = line || column ? compute + comm / pl + std::max(0.0, comm * (1 - 1 / pl) - compute)
+                             : compute + comm;
 }
 
 }  // namespace shardmm::plan

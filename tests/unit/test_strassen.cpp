@@ -149,9 +149,10 @@ TEST(PlannerStrassen, AllowedItWinsTheBigSquareOnTwoRanks) {
   const Candidate line = cheapest_of(r, Algorithm::Strassen, 1, 2);
   EXPECT_EQ(line.memory_bytes, 8 * (8192 * 8192 + 8192 * 4096 + 8192 * 4096 +
                                     winograd::pair_scratch(8192, 4096, 4096, 2)));
-  // 2 x 1 (the gather form): op(A)'s rows, op(B) whole, C's tile, the scratch.
+  // 2 x 1 (the column form, op(B)'s pieces travel): op(B)'s own piece, op(A)'s rows, C's tile,
+  // one receive buffer, op(A)'s packed k, the scratch of one 4096 x 8192 x 4096 product.
   EXPECT_EQ(cheapest_of(r, Algorithm::Strassen, 2, 1).memory_bytes,
-            8 * (4096 * 8192 + 8192 * 8192 + 4096 * 8192 + winograd::scratch(4096, 8192, 8192, 2)));
+            8 * (4 * 4096 * 8192 + 4096 * 4096 + winograd::scratch(4096, 8192, 4096, 2)));
   // A small crossover prices more levels (and so fewer product flops).
   r.fast_crossover = 512;
   EXPECT_LT(cheapest_of(r, Algorithm::Strassen).flops, plan.chosen.flops);
