@@ -53,6 +53,9 @@ struct OocPlan {
   bool out_of_core = false;
   std::int64_t budget = 0;      ///< bytes per rank in force (0: none)
   std::int64_t min_budget = 0;  ///< the least budget the out-of-core path can run in
+  /// The least budget the in-core path runs in: the planner's per-rank memory estimate of the
+  /// leanest in-core algorithm, at least the tiles read from the files plus a staging tile.
+  std::int64_t in_core_bytes = 0;
   index_t m = 0, n = 0, k = 0;
   int ranks = 1;
   index_t bm = 0, bn = 0, kb = 0;  ///< C block rows x cols, k-panel width (out of core)
@@ -82,8 +85,9 @@ struct FileGemmSettings {
 };
 
 /// The plan of an m x n x k product of `dtype` on `ranks` ranks under `budget` bytes per rank
-/// (0: Options/SHARDMM_MEMORY_LIMIT): in-core when the operands fit, else the streamed
-/// schedule. Pure, no files. Throws OutOfMemory when the budget cannot hold one panel.
+/// (0: Options/SHARDMM_MEMORY_LIMIT): in-core when there is no budget or in_core_bytes fits
+/// it, else the streamed schedule. Pure, no files. Throws OutOfMemory when the budget cannot hold
+/// one panel.
 OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
                          std::int64_t budget, bool with_c0 = false, bool c0_staging = false,
                          bool force_out_of_core = false);

@@ -24,8 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::int64_t kInCoreFactor = 3;  // in-core footprint: 3 x the rank's share
-
 std::string dims(index_t r, index_t c) { return std::to_string(r) + "x" + std::to_string(c); }
 
 // Rank 0: the destination can take the result and is none of the inputs (same inode: a hard
@@ -124,20 +122,23 @@ MatrixFile describe_file(MatrixFile f, MPI_Comm comm) {
 }
 
 std::string OocPlan::to_string() const {
-  char buf[320];
+  char buf[384];
   if (!out_of_core) {
-    (void)std::snprintf(buf, sizeof buf, "in-core (%lld x %lld x %lld fits %lld bytes/rank)",
-                        static_cast<long long>(m), static_cast<long long>(n),
-                        static_cast<long long>(k), static_cast<long long>(budget));
+    (void)std::snprintf(
+        buf, sizeof buf, "in-core (%lld x %lld x %lld needs %lld of %lld bytes/rank)",
+        static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
+        static_cast<long long>(in_core_bytes), static_cast<long long>(budget));
     return buf;
   }
   (void)std::snprintf(buf, sizeof buf,
                       "out-of-core: %lld blocks of %lldx%lld, k-panels %lld, passes A %d B %d, "
-                      "read %lld B, written %lld B per rank (budget %lld, minimum %lld)",
+                      "read %lld B, written %lld B per rank (budget %lld, minimum %lld; "
+                      "in core needs %lld)",
                       static_cast<long long>(blocks), static_cast<long long>(bm),
                       static_cast<long long>(bn), static_cast<long long>(kb), passes_a, passes_b,
                       static_cast<long long>(bytes_read), static_cast<long long>(bytes_written),
-                      static_cast<long long>(budget), static_cast<long long>(min_budget));
+                      static_cast<long long>(budget), static_cast<long long>(min_budget),
+                      static_cast<long long>(in_core_bytes));
   return buf;
 }
 
@@ -153,17 +154,19 @@ OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks
   q.budget = memory_limit(r);
   p.budget = q.budget;
   p.min_budget = plan::ooc_min_budget(q);
-  const std::int64_t share = (m * k + k * n + m * n) * q.elem / q.ranks * kInCoreFactor;
   const bool empty = m == 0 || n == 0 || k == 0;
+  if (!empty) p.in_core_bytes = plan::in_core_bytes(q, dtype);
   if (force_out_of_core && q.budget == 0)
     throw InvalidArgument("out-of-core: forcing the out-of-core path needs a memory limit");
-  if (empty || (!force_out_of_core && (q.budget == 0 || share <= q.budget))) {
+  if (empty || (!force_out_of_core && (q.budget == 0 || p.in_core_bytes <= q.budget))) {
     p.passes_a = p.passes_b = 1;
     p.bytes_read = (m * k + k * n + (with_c0 ? m * n : 0)) * q.elem / q.ranks;
     p.bytes_written = m * n * q.elem / q.ranks;
     return p;
   }
-  return plan::ooc_schedule(q);
+  OocPlan s = plan::ooc_schedule(q);
+  s.in_core_bytes = p.in_core_bytes;
+  return s;
 }
 
 double predict_out_of_core_seconds(const OocPlan& plan, Dtype dtype,

@@ -9,6 +9,8 @@
 #include <limits>
 
 #include "shardmm/error.hpp"
+#include "shardmm/mesh.hpp"
+#include "shardmm/plan.hpp"
 
 namespace shardmm::plan {
 namespace {
@@ -36,6 +38,21 @@ void account(const OocProblem& p, OocPlan& s) {
 std::int64_t ooc_buffer_bytes(const OocProblem& p, index_t bm, index_t bn, index_t kb) {
   const index_t c = bm * bn * (p.c0_staging ? 2 : 1);
   return (c + 2 * kb * (bm + bn)) * p.elem;
+}
+
+std::int64_t in_core_bytes(const OocProblem& p, Dtype dtype) {
+  const std::int64_t a = ceil_div(p.m * p.k, p.ranks), b = ceil_div(p.k * p.n, p.ranks),
+                     c = ceil_div(p.m * p.n, p.ranks);
+  const std::int64_t tiles = (a + b + c) * p.elem;
+  PlanRequest r;
+  r.m = p.m, r.n = p.n, r.k = p.k, r.ranks = p.ranks, r.dtype = dtype;
+  r.memory_limit = std::numeric_limits<std::int64_t>::max();  // every candidate priced
+  const std::vector<int> f = factor_near_square(p.ranks, 2);  // Mesh::grid2d's rows, cols
+  r.current_pm = f[1], r.current_pn = f[0];
+  std::int64_t leanest = std::numeric_limits<std::int64_t>::max();
+  for (const Candidate& cand : plan_gemm(r).candidates)
+    leanest = std::min(leanest, cand.memory_bytes + (cand.redist_words > 0 ? tiles : 0));
+  return std::max(tiles + std::max({a, b, c}) * p.elem, leanest);
 }
 
 std::int64_t ooc_min_budget(const OocProblem& p) {

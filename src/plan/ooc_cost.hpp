@@ -22,6 +22,12 @@ struct OocProblem {
 /// (bm x kb) and two B panels (kb x bn).
 std::int64_t ooc_buffer_bytes(const OocProblem& p, index_t bm, index_t bn, index_t kb);
 
+/// Bytes per rank the in-core path needs: the tiles of A, B and C read from the files (2D
+/// block-cyclic on Mesh::grid2d's grid) plus a tile-sized staging buffer, or, when more, the
+/// leanest of the planner's candidates for the product (its operands, result and buffers; a
+/// candidate on another grid also holds the read tiles while it runs).
+std::int64_t in_core_bytes(const OocProblem& p, Dtype dtype);
+
 /// The least budget the out-of-core path accepts: a min(m,16) x min(n,16) block with
 /// min(k,16)-wide panels.
 std::int64_t ooc_min_budget(const OocProblem& p);

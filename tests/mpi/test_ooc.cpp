@@ -102,6 +102,30 @@ TEST(Ooc, InCoreWhenEverythingFits) {
   EXPECT_LE(ooc::result_error<double>(Op::N, a, Op::N, b, 2.0, 0.0, nullptr, out.path), kBound);
 }
 
+// The in-core path runs exactly when the planner's in-core estimate fits the budget: at the
+// estimate in core (its gemm plans within that budget and would throw OutOfMemory were none of
+// its algorithms to fit), one byte below out of core; both results right.
+TEST(Ooc, InCoreThresholdIsThePlannersEstimate) {
+  const index_t m = 70, n = 50, k = 60;
+  const Stored a{m, k, 8, true}, b{k, n, 9, false};
+  const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const std::int64_t need =
+      plan_out_of_core(m, n, k, Dtype::F64, ranks, std::int64_t{1} << 30).in_core_bytes;
+  EXPECT_GE(need, (m * k + k * n + m * n) * 8 / ranks);  // at least the tiles read
+  for (const std::int64_t limit : {need, need - 1}) {
+    Options o;
+    o.memory_limit = limit;
+    const MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
+    const auto rep = gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, {}, out, o);
+    EXPECT_EQ(rep.plan.out_of_core, limit < need) << limit << ": " << rep.plan.to_string();
+    EXPECT_EQ(rep.plan.in_core_bytes, need);
+    EXPECT_LE(ooc::result_error<double>(Op::N, a, Op::N, b, 1.0, 0.0, nullptr, out.path), kBound)
+        << rep.plan.to_string();
+  }
+}
+
 TEST(Ooc, PlanReadsLessWithMoreBudget) {
   const Stored a{300, 200, 1, true}, b{200, 250, 2, true};
   const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
