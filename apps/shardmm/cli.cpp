@@ -1,7 +1,10 @@
-// Command-line definition of the launcher (CLI11): one function per subcommand.
+// Command-line definition of the launcher (CLI11): one function per subcommand. The only
+// translation unit that includes CLI11 (a heavy header) for the launcher and its tests.
 #include "cli.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -153,8 +156,7 @@ void add_multiply(CLI::App& app, MultiplyConfig& c) {
   p->add_flag("--progress", c.progress, "out of core: blocks done and an ETA on stderr");
 }
 
-}  // namespace
-
+// Declares every subcommand and option of `shardmm` on `app`, bound to `c`.
 void build_app(CLI::App& app, Commands& c) {
   app.set_version_flag("--version", std::string("shardmm ") + version_string);
   app.require_subcommand(1);
@@ -165,14 +167,45 @@ void build_app(CLI::App& app, Commands& c) {
   add_multiply(app, c.multiply);
 }
 
-int run(const CLI::App& app, const Commands& c) {
-  const std::string& trace = app.got_subcommand("bench") ? c.bench.trace : c.multiply.trace;
+Ending ending_of(const CLI::ParseError& e) {
+  if (dynamic_cast<const CLI::CallForVersion*>(&e) != nullptr) return Ending::Version;
+  if (dynamic_cast<const CLI::CallForHelp*>(&e) != nullptr ||
+      dynamic_cast<const CLI::CallForAllHelp*>(&e) != nullptr)
+    return Ending::Help;
+  return Ending::Error;
+}
+
+}  // namespace
+
+Parsed parse(int argc, const char* const* argv) {
+  Parsed p;
+  CLI::App app{"shardmm: distributed dense matrix multiplication over MPI"};
+  build_app(app, p.commands);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream out, err;
+    const int rc = app.exit(e, out, err);  // the help, version or error text CLI11 prints
+    p.ending = rc == 0 ? ending_of(e) : Ending::Error;
+    p.exit_code = rc == 0 ? 0 : 2;
+    p.out = out.str();
+    p.err = err.str();
+    return p;
+  }
+  p.command = app.get_subcommands().front()->get_name();  // require_subcommand(1): one
+  return p;
+}
+
+int run(const Parsed& parsed) {
+  const Commands& c = parsed.commands;
+  const std::string& cmd = parsed.command;
+  const std::string& trace = cmd == "bench" ? c.bench.trace : c.multiply.trace;
   if (!trace.empty() && ::setenv("SHARDMM_TRACE", trace.c_str(), 1) != 0)
     throw std::runtime_error("cannot set SHARDMM_TRACE for --trace");
-  if (app.got_subcommand("bench")) return run_bench(c.bench);
-  if (app.got_subcommand("plan")) return run_plan(c.plan);
-  if (app.got_subcommand("calibrate")) return run_calibrate(c.calibrate);
-  if (app.got_subcommand("multiply")) return run_multiply(c.multiply);
+  if (cmd == "bench") return run_bench(c.bench);
+  if (cmd == "plan") return run_plan(c.plan);
+  if (cmd == "calibrate") return run_calibrate(c.calibrate);
+  if (cmd == "multiply") return run_multiply(c.multiply);
   return 2;
 }
 

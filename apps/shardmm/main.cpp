@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <string>
 
 #include "cli.hpp"
@@ -20,22 +19,16 @@ void say(std::FILE* to, const std::string& text) { (void)std::fputs(text.c_str()
 
 // Parses and runs the command; returns the exit code. MPI is initialized.
 int launch(int argc, char** argv, int rank) {
-  CLI::App app{"shardmm: distributed dense matrix multiplication over MPI"};
-  shardmm::cli::Commands commands;
-  shardmm::cli::build_app(app, commands);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    std::ostringstream out, err;
-    const int rc = app.exit(e, out, err);
-    if (rank == 0) {  // one message, from rank 0
-      say(stdout, out.str());
-      say(stderr, err.str());
+  const shardmm::cli::Parsed parsed = shardmm::cli::parse(argc, argv);
+  if (parsed.ending != shardmm::cli::Ending::Run) {  // help, version or a usage error
+    if (rank == 0) {                                 // one message, from rank 0
+      say(stdout, parsed.out);
+      say(stderr, parsed.err);
     }
-    return rc == 0 ? 0 : 2;
+    return parsed.exit_code;
   }
   try {
-    return shardmm::cli::run(app, commands);
+    return shardmm::cli::run(parsed);
   } catch (const std::exception& e) {
     const char* report = std::getenv("SHARDMM_REPORT_ERRORS");
     if (report != nullptr && std::strcmp(report, "all") == 0) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,15 +24,15 @@ int returns(F&& f) {
   }
 }
 
-// The launcher's command line `shardmm multiply --quiet ARGS` -> its MultiplyConfig.
+// The launcher's command line `shardmm multiply --quiet ARGS` -> its MultiplyConfig; throws
+// std::invalid_argument with the launcher's message when it does not parse to a command.
 inline cli::MultiplyConfig parse_multiply(const std::vector<std::string>& args) {
-  CLI::App app;
-  cli::Commands cmds;
-  cli::build_app(app, cmds);
   std::vector<const char*> argv{"shardmm", "multiply", "--quiet"};
   for (const auto& a : args) argv.push_back(a.c_str());
-  app.parse(static_cast<int>(argv.size()), argv.data());
-  return cmds.multiply;
+  const cli::Parsed parsed = cli::parse(static_cast<int>(argv.size()), argv.data());
+  if (parsed.ending != cli::Ending::Run)
+    throw std::invalid_argument("shardmm multiply does not parse: " + parsed.err + parsed.out);
+  return parsed.commands.multiply;
 }
 
 }  // namespace shardmm::testing

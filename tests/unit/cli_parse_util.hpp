@@ -1,10 +1,9 @@
-// Helpers of the launcher's command-line tests (test_cli.cpp, test_cli_multiply.cpp): a fresh
-// CLI::App built by build_app, parsed from an argv vector, and the two ways parsing may end.
+// Helpers of the launcher's command-line tests (test_cli.cpp, test_cli_multiply.cpp): the
+// launcher's parse() fed an argv vector, and the ways parsing may end.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,52 +13,48 @@ namespace shardmm::cli::testing {
 
 using Args = std::vector<std::string>;
 
-// A fresh launcher command line; parse() feeds it `args` after the program name.
-class Cli {
- public:
-  Cli() { build_app(app, c); }
-  Cli& parse(const Args& args) {
-    std::vector<const char*> argv{"shardmm"};
-    for (const auto& a : args) argv.push_back(a.c_str());
-    app.parse(static_cast<int>(argv.size()), argv.data());
-    return *this;
-  }
-  Commands c;
-  CLI::App app{"shardmm"};
-};
-
 inline std::string joined(const Args& args) {
   std::string s;
   for (const auto& a : args) s += " " + a;
   return s;
 }
 
-// `args` is rejected with a CLI::ParseError that is not a success (exit code != 0).
-inline void expect_rejected(const Args& args) {
-  try {
-    Cli().parse(args);
-    ADD_FAILURE() << "accepted:" << joined(args);
-  } catch (const CLI::ParseError& e) {
-    EXPECT_NE(e.get_exit_code(), 0) << joined(args) << ": " << e.what();
-  }
+// The launcher's parse() of `shardmm ARGS`.
+inline Parsed parse_args(const Args& args) {
+  std::vector<const char*> argv{"shardmm"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse(static_cast<int>(argv.size()), argv.data());
 }
 
-// `args` ends parsing with a CLI::Success of type E; returns what the launcher would print.
-template <class E>
-std::string expect_success_exit(const Args& args) {
-  Cli cli;
-  try {
-    cli.parse(args);
-  } catch (const E& e) {
-    std::ostringstream out, err;
-    EXPECT_EQ(cli.app.exit(e, out, err), 0) << joined(args);
-    return out.str();
-  } catch (const CLI::ParseError& e) {
-    ADD_FAILURE() << joined(args) << ": wrong exception " << e.get_name() << ": " << e.what();
-    return "";
+// A command line that must parse to a command to run; `c` is what it parsed.
+class Cli {
+ public:
+  Cli& parse(const Args& args) {
+    parsed = parse_args(args);
+    EXPECT_EQ(parsed.ending, Ending::Run) << joined(args) << ":\n" << parsed.err << parsed.out;
+    c = parsed.commands;
+    return *this;
   }
-  ADD_FAILURE() << "no exception for" << joined(args);
-  return "";
+  Parsed parsed;
+  Commands c;
+};
+
+// `args` is rejected: a usage error with a message and a nonzero exit code.
+inline void expect_rejected(const Args& args) {
+  const Parsed p = parse_args(args);
+  EXPECT_EQ(p.ending, Ending::Error) << "accepted:" << joined(args);
+  EXPECT_NE(p.exit_code, 0) << joined(args);
+  EXPECT_FALSE(p.err.empty()) << joined(args);
+}
+
+// `args` ends parsing early with `ending` (help or version) and exit code 0; returns what the
+// launcher prints on stdout.
+inline std::string expect_success_exit(Ending ending, const Args& args) {
+  const Parsed p = parse_args(args);
+  EXPECT_EQ(p.ending, ending) << joined(args) << ":\n" << p.err;
+  EXPECT_EQ(p.exit_code, 0) << joined(args);
+  EXPECT_EQ(p.err, "") << joined(args);
+  return p.out;
 }
 
 }  // namespace shardmm::cli::testing
