@@ -1,3 +1,4 @@
+// The examples' helpers; the only example translation unit that includes CLI11 (a heavy header).
 #include "common/util.hpp"
 
 #include <CLI/CLI.hpp>
@@ -40,7 +41,56 @@ MeshShape parse_mesh(const std::string& text, int world) {
   return MeshShape({"x", "y"}, {x, y});
 }
 
-int run_example(int argc, char** argv, CLI::App& app, const std::function<int(const Mesh&)>& body) {
+struct CommandLine::App {
+  App(const std::string& description, const std::string& name) : app(description, name) {}
+  CLI::App app;
+};
+
+namespace {
+
+// CLI11's validator for `check`, applied to an option of `app`.
+void apply(CLI::Option* option, Check check) {
+  if (check == Check::Positive) option->check(CLI::PositiveNumber);
+  if (check == Check::NonNegative) option->check(CLI::NonNegativeNumber);
+}
+
+}  // namespace
+
+CommandLine::CommandLine(const std::string& description, const std::string& name)
+    : app_(std::make_unique<App>(description, name)) {}
+
+CommandLine::~CommandLine() = default;
+
+void CommandLine::option(const std::string& names, index_t& value, const std::string& help,
+                         Check check) {
+  apply(app_->app.add_option(names, value, help), check);
+}
+
+void CommandLine::option(const std::string& names, int& value, const std::string& help,
+                         Check check) {
+  apply(app_->app.add_option(names, value, help), check);
+}
+
+void CommandLine::option(const std::string& names, double& value, const std::string& help,
+                         Check check) {
+  apply(app_->app.add_option(names, value, help), check);
+}
+
+void CommandLine::option(const std::string& names, std::string& value, const std::string& help,
+                         const std::vector<std::string>& choices) {
+  CLI::Option* option = app_->app.add_option(names, value, help);
+  if (!choices.empty()) option->check(CLI::IsMember(choices));
+}
+
+void CommandLine::flag(const std::string& names, bool& value, const std::string& help) {
+  app_->app.add_flag(names, value, help);
+}
+
+bool CommandLine::given(const std::string& name) const { return app_->app.count(name) > 0; }
+
+int run_example(int argc, char** argv, CommandLine& cli,
+                const std::function<int(const Mesh&)>& body) {
+  CLI::App& app = cli.app_->app;
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
   int rc = 0;
   {

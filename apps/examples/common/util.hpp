@@ -1,6 +1,6 @@
 // Helpers shared by the example programs (public shardmm API only): deterministic data from
 // global indices, loops over this rank's local tiles, a scalar sum over mesh axes expressed as
-// a shardmm redistribution, error measures, mesh parsing and the common main().
+// a shardmm redistribution, error measures, mesh parsing, the command line and the common main().
 #pragma once
 
 #include <algorithm>
@@ -8,15 +8,12 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "shardmm/shardmm.hpp"
-
-namespace CLI {
-class App;
-}  // namespace CLI
 
 namespace shardmm::examples {
 
@@ -31,9 +28,45 @@ double now_seconds();
 /// empty -> {x: world, y: 1}. Throws InvalidArgument when X * Y != world.
 MeshShape parse_mesh(const std::string& text, int world);
 
-/// The common main(): MPI_Init, parse `app`, run `body` on every rank, MPI_Finalize.
-/// Exit codes: body's result; 1 on an exception (printed by rank 0); 2 on a usage error.
-int run_example(int argc, char** argv, CLI::App& app, const std::function<int(const Mesh&)>& body);
+/// What an option's number must be (checked while parsing; --help shows it).
+enum class Check { Any, Positive, NonNegative };
+
+/// An example's command line: options bound to variables, listed by --help in the order they
+/// are added; run_example() parses argv into them. CLI11 stays inside util.cpp.
+class CommandLine {
+ public:
+  CommandLine(const std::string& description, const std::string& name);
+  ~CommandLine();
+  CommandLine(const CommandLine&) = delete;
+  CommandLine& operator=(const CommandLine&) = delete;
+  CommandLine(CommandLine&&) = delete;
+  CommandLine& operator=(CommandLine&&) = delete;
+
+  /// `names`: "-B,--batch" or "--mesh". A string option with `choices` takes only those.
+  void option(const std::string& names, index_t& value, const std::string& help,
+              Check check = Check::Any);
+  void option(const std::string& names, int& value, const std::string& help,
+              Check check = Check::Any);
+  void option(const std::string& names, double& value, const std::string& help,
+              Check check = Check::Any);
+  void option(const std::string& names, std::string& value, const std::string& help,
+              const std::vector<std::string>& choices = {});
+  void flag(const std::string& names, bool& value, const std::string& help);
+  /// Whether option `name` (e.g. "--lr") was on the parsed command line.
+  [[nodiscard]] bool given(const std::string& name) const;
+
+ private:
+  friend int run_example(int argc, char** argv, CommandLine& cli,
+                         const std::function<int(const Mesh&)>& body);
+  struct App;
+  std::unique_ptr<App> app_;
+};
+
+/// The common main(): MPI_Init, parse argv into `cli`, run `body` on every rank, MPI_Finalize.
+/// Exit codes: body's result; 1 on an exception (printed by rank 0); 2 on a usage error;
+/// --help prints the options on rank 0 and exits 0.
+int run_example(int argc, char** argv, CommandLine& cli,
+                const std::function<int(const Mesh&)>& body);
 
 template <Scalar T>
 T scalar(double v) {

@@ -8,7 +8,6 @@
 // received by rank 0 beside the guide's formula. --check trains the same model with the same
 // global batches on rank 0 alone (a 1 x 1 mesh over MPI_COMM_SELF) and compares the loss
 // curves and the final parameters; exit 3 on a mismatch or when the loss did not decrease.
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -26,25 +25,23 @@ struct Cli {
   bool check = false, quiet = false;
 };
 
-void add_options(CLI::App& app, Cli& c) {
-  app.add_option("-B,--batch", c.model.batch, "global batch size")->check(CLI::PositiveNumber);
-  app.add_option("--din", c.model.din, "input features")->check(CLI::PositiveNumber);
-  app.add_option("--hidden", c.model.hidden, "hidden units")->check(CLI::PositiveNumber);
-  app.add_option("--dout", c.model.dout, "outputs")->check(CLI::PositiveNumber);
-  app.add_option("--steps", c.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--lr", c.model.lr, "learning rate (default 0.1 sgd, 0.01 adam)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--optimizer", c.optimizer, "sgd|adam")->check(CLI::IsMember({"sgd", "adam"}));
-  app.add_option("--activation", c.activation, "tanh|relu")->check(CLI::IsMember({"tanh", "relu"}));
-  app.add_flag("--fsdp", c.model.fsdp, "shard parameters over the data axis (ZeRO-3 style)");
-  app.add_option("--mesh", c.mesh, "DATAxMODEL ranks, e.g. 2x2 (default: all ranks on data)");
-  app.add_option("--dtype", c.dtype, "f32|f64")->check(CLI::IsMember({"f32", "f64"}));
-  app.add_flag("--check", c.check, "compare with 1-rank training; exit 3 on mismatch");
-  app.add_option("--tol", c.tol,
-                 "max relative difference for --check (default 1e-9 f64, 1e-4 f32)");
-  app.add_option("--log-every", c.log_every, "print the loss every N steps (default: ~20 lines)");
-  app.add_option("--json", c.json, "append one JSON record to FILE");
-  app.add_flag("--quiet", c.quiet, "print only the check");
+void add_options(CommandLine& cl, Cli& c) {
+  cl.option("-B,--batch", c.model.batch, "global batch size", Check::Positive);
+  cl.option("--din", c.model.din, "input features", Check::Positive);
+  cl.option("--hidden", c.model.hidden, "hidden units", Check::Positive);
+  cl.option("--dout", c.model.dout, "outputs", Check::Positive);
+  cl.option("--steps", c.steps, "training steps", Check::Positive);
+  cl.option("--lr", c.model.lr, "learning rate (default 0.1 sgd, 0.01 adam)", Check::Positive);
+  cl.option("--optimizer", c.optimizer, "sgd|adam", {"sgd", "adam"});
+  cl.option("--activation", c.activation, "tanh|relu", {"tanh", "relu"});
+  cl.flag("--fsdp", c.model.fsdp, "shard parameters over the data axis (ZeRO-3 style)");
+  cl.option("--mesh", c.mesh, "DATAxMODEL ranks, e.g. 2x2 (default: all ranks on data)");
+  cl.option("--dtype", c.dtype, "f32|f64", {"f32", "f64"});
+  cl.flag("--check", c.check, "compare with 1-rank training; exit 3 on mismatch");
+  cl.option("--tol", c.tol, "max relative difference for --check (default 1e-9 f64, 1e-4 f32)");
+  cl.option("--log-every", c.log_every, "print the loss every N steps (default: ~20 lines)");
+  cl.option("--json", c.json, "append one JSON record to FILE");
+  cl.flag("--quiet", c.quiet, "print only the check");
 }
 
 // Trains on rank 0 alone with the same global batches (plain replicated parameters) and
@@ -146,11 +143,11 @@ int run(Cli cli, const Mesh& world) {
 int main(int argc, char** argv) {
   using namespace shardmm::examples;
   try {
-    CLI::App app{"dp_train: data-parallel (pmap / FSDP) training of a small MLP", "dp_train"};
+    CommandLine line("dp_train: data-parallel (pmap / FSDP) training of a small MLP", "dp_train");
     Cli cli;
-    add_options(app, cli);
-    return run_example(argc, argv, app, [&](const shardmm::Mesh& world) {
-      if (app.count("--lr") == 0 && cli.optimizer == "adam") cli.model.lr = 0.01;
+    add_options(line, cli);
+    return run_example(argc, argv, line, [&](const shardmm::Mesh& world) {
+      if (!line.given("--lr") && cli.optimizer == "adam") cli.model.lr = 0.01;
       return cli.dtype == "f32" ? run<float>(cli, world) : run<double>(cli, world);
     });
   } catch (const std::exception&

@@ -9,7 +9,6 @@
 // recomputes the block on one rank (the same code on a 1 x 1 mesh over MPI_COMM_SELF),
 // compares y, dx, dW1 and dW2, and checks the gradients by central differences (f64); the
 // exit code is 3 when an error is above the tolerance.
-#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -27,22 +26,22 @@ struct Cli {
   double tol = 0;
 };
 
-void add_options(CLI::App& app, Cli& c) {
-  app.add_option("-B,--batch", c.B, "tokens B (rows of x)")->check(CLI::PositiveNumber);
-  app.add_option("-D,--dmodel", c.D, "model width D")->check(CLI::PositiveNumber);
-  app.add_option("-F,--dff", c.F, "hidden width F")->check(CLI::PositiveNumber);
-  app.add_option("--mesh", c.mesh, "DATAxMODEL ranks, e.g. 2x2 (default: all ranks on data)");
-  app.add_option("--mode", c.mode, "allreduce: x,y [B_X,D]; seqpar: x,y [B_XY,D]")
-      ->check(CLI::IsMember({"allreduce", "seqpar"}));
-  app.add_flag("--overlap", c.overlap, "ring collective matmul on the model axis where it applies");
-  app.add_flag("--bidirectional", c.bidirectional, "ring AllGather form: halves travel both ways");
-  app.add_option("--dtype", c.dtype, "f32|f64")->check(CLI::IsMember({"f32", "f64"}));
-  app.add_option("--steps", c.steps, "timed forward+backward steps")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", c.warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
-  app.add_flag("--verify", c.verify, "compare with a 1-rank computation; exit 3 on mismatch");
-  app.add_option("--tol", c.tol, "max relative error for --verify (default 1e-9 f64, 1e-4 f32)");
-  app.add_option("--json", c.json, "append one JSON record to FILE");
-  app.add_flag("--quiet", c.quiet, "print only the verification");
+void add_options(CommandLine& cl, Cli& c) {
+  cl.option("-B,--batch", c.B, "tokens B (rows of x)", Check::Positive);
+  cl.option("-D,--dmodel", c.D, "model width D", Check::Positive);
+  cl.option("-F,--dff", c.F, "hidden width F", Check::Positive);
+  cl.option("--mesh", c.mesh, "DATAxMODEL ranks, e.g. 2x2 (default: all ranks on data)");
+  cl.option("--mode", c.mode, "allreduce: x,y [B_X,D]; seqpar: x,y [B_XY,D]",
+            {"allreduce", "seqpar"});
+  cl.flag("--overlap", c.overlap, "ring collective matmul on the model axis where it applies");
+  cl.flag("--bidirectional", c.bidirectional, "ring AllGather form: halves travel both ways");
+  cl.option("--dtype", c.dtype, "f32|f64", {"f32", "f64"});
+  cl.option("--steps", c.steps, "timed forward+backward steps", Check::Positive);
+  cl.option("--warmup", c.warmup, "untimed steps first", Check::NonNegative);
+  cl.flag("--verify", c.verify, "compare with a 1-rank computation; exit 3 on mismatch");
+  cl.option("--tol", c.tol, "max relative error for --verify (default 1e-9 f64, 1e-4 f32)");
+  cl.option("--json", c.json, "append one JSON record to FILE");
+  cl.flag("--quiet", c.quiet, "print only the verification");
 }
 
 // Central differences of L(x, W1, W2) = <y, dy> along a hashed direction V: returns
@@ -174,11 +173,11 @@ int run(const Cli& cli, const Mesh& world) {
 int main(int argc, char** argv) {
   using namespace shardmm::examples;
   try {
-    CLI::App app{"transformer_mlp: a Transformer MLP block on a data x model mesh",
-                 "transformer_mlp"};
+    CommandLine line("transformer_mlp: a Transformer MLP block on a data x model mesh",
+                     "transformer_mlp");
     Cli cli;
-    add_options(app, cli);
-    return run_example(argc, argv, app, [&](const shardmm::Mesh& world) {
+    add_options(line, cli);
+    return run_example(argc, argv, line, [&](const shardmm::Mesh& world) {
       return cli.dtype == "f32" ? run<float>(cli, world) : run<double>(cli, world);
     });
   } catch (const std::exception&
