@@ -42,6 +42,19 @@ template <Scalar T>
 GemmReport gemm_dry_run(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
                         const DistMatrix<T>& C, const Options& options = {});
 
+/// The layout of a C the caller has not made yet, for gemm(opA, opB, alpha, A, B, beta, C,
+/// options): the one the algorithm the planner picks works C in, so gemm moves no C. The
+/// planner first prices the candidates for a C in the sharding rule's layout (op(A)'s row
+/// sharding, op(B)'s column sharding, the columns replicated where that would use a mesh axis
+/// twice); when the chosen algorithm works C in another layout, it plans again for a C there
+/// (at most three plannings). The sharding rule's layout stays when the choice runs on another
+/// arrangement of the ranks (C moves there and back anyway) or the product is empty. Pure, no
+/// communication; throws as gemm does on a bad call. Make C with
+/// DistMatrix<T>(A.mesh(), gemm_output_layout(opA, opB, A, B, options)).
+template <Scalar T>
+Layout gemm_output_layout(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
+                          const Options& options = {});
+
 /// The planner request gemm's Auto makes for op(A) * op(B) when A, B and C are held 2D
 /// block-cyclic bc(nb, nb) (ScaLAPACK's layout) on a pm x pn grid: `current_pm/pn` when SUMMA
 /// can use them there as they are (with `current_summa_words` from those tiles), and

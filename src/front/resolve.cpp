@@ -22,6 +22,14 @@ std::string shape_str(Op op, const Layout& L) {
   return "op" + std::string(op == Op::N ? "" : "^" + to_string(op)) + " of " + L.to_string();
 }
 
+// The operands as an error message lists them.
+template <Scalar T>
+std::string operands_str(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
+                         const Layout& C) {
+  return "\n  A: " + shape_str(opA, A.layout()) + "\n  B: " + shape_str(opB, B.layout()) +
+         "\n  C: " + C.to_string();
+}
+
 bool on_caller_grid(const algo::Problem& p) {
   if (p.mesh.ndims() != 2) return false;
   const algo::Setup s = algo::summa_setup(p, Options{});
@@ -171,10 +179,17 @@ void choose_summa_variant(const algo::Problem& p, const PlanRequest& q, Options&
 template <Scalar T>
 algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
                        const DistMatrix<T>& C) {
-  const std::string all = "\n  A: " + shape_str(opA, A.layout()) +
-                          "\n  B: " + shape_str(opB, B.layout()) +
-                          "\n  C: " + C.layout().to_string();
-  if (!A.mesh().same_as(B.mesh()) || !A.mesh().same_as(C.mesh()))
+  if (!A.mesh().same_as(C.mesh()))
+    throw InvalidArgument("gemm: A, B and C must live on the same Mesh object" +
+                          operands_str(opA, opB, A, B, C.layout()));
+  return validate(opA, opB, A, B, C.layout());
+}
+
+template <Scalar T>
+algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
+                       const Layout& C) {
+  const std::string all = operands_str(opA, opB, A, B, C);
+  if (!A.mesh().same_as(B.mesh()))
     throw InvalidArgument("gemm: A, B and C must live on the same Mesh object" + all);
   algo::Problem p;
   p.opA = opA;
@@ -198,7 +213,7 @@ algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<
   // its regular form, so gemm moves such an operand into it (one redistribution) first.
   p.A = A.layout().regularized();
   p.B = B.layout().regularized();
-  p.C = C.layout().regularized();
+  p.C = C.regularized();
   p.mesh = A.mesh().shape();
   return p;
 }
@@ -266,7 +281,9 @@ algo::Problem remeshed(const algo::Problem& p, const MeshShape& shape) {
 
 #define SHARDMM_INSTANTIATE(T)                                                           \
   template algo::Problem validate<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&, \
-                                     const DistMatrix<T>&);
+                                     const DistMatrix<T>&);                              \
+  template algo::Problem validate<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&, \
+                                     const Layout&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 

@@ -16,6 +16,10 @@ namespace shardmm::front {
 template <Scalar T>
 algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
                        const DistMatrix<T>& C);
+/// The same for a C not made yet, of layout C on A's mesh (gemm_output_layout).
+template <Scalar T>
+algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
+                       const Layout& C);
 
 /// The planner's request for this call: sizes, dtype, the memory limit, the machine profile
 /// (SHARDMM_PROFILE, read here once per call) and what the caller's layouts save.

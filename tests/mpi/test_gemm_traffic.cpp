@@ -2,12 +2,14 @@
 // algorithm's formula, computed here from the operands' layout maps. Operands are already in
 // the algorithm's layouts, so nothing is redistributed; every run is also checked against the
 // serial oracle and for conservation (bytes sent summed over all ranks == bytes received).
+// Last, gemm_output_layout: a C made where the plan works C, so gemm moves no C.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <functional>
 
 #include "core/instantiate.hpp"
+#include "front/resolve.hpp"
 #include "mpi/traffic_util.hpp"
 
 using namespace shardmm;
@@ -270,6 +272,55 @@ TYPED_TEST(Traffic, ForeignLayoutIsRedistributed) {
     EXPECT_EQ(r.bytes_received - r.redist_bytes_received, algo.received * size) << what << "\n"
                                                                                 << r.to_string();
   }
+}
+
+// ---------------------------------------------------------------- a C made for the call
+
+struct OutputCase {
+  const char *a, *b;  // logical layouts of op(A), op(B)
+  Shape s;
+  Op opA, opB;
+};
+const OutputCase kOutputCases[] = {
+    {"[I_X,K]", "[K,J]", {96, 80, 72}, Op::N, Op::N},    // the sharding rule moves nothing
+    {"[I,K_X]", "[K_X,J]", {96, 80, 72}, Op::T, Op::N},  // k sharded: the rule replicates C
+    {"[I_X,K]", "[K,J_X]", {13, 7, 9}, Op::N, Op::C},    // the rule would use X twice
+    {"[I_X:bc2,K_Y:bc3]", "[K_X:bc3,J_Y:bc2]", {40, 36, 44}, Op::N, Op::N},
+};
+
+// gemm_output_layout is the layout the plan for a C there works C in (the plan keeps it), or
+// the sharding rule's when the plan runs on another arrangement of the ranks; gemm into a C
+// made there is right, runs the plan's algorithm, and moves no C. Explicit algorithms get
+// their own C: Local a replicated one.
+TEST(OutputLayout, IsWhereThePlanWorksC) {
+  for (const Mesh& mesh : {Mesh::line(MPI_COMM_WORLD, "x"), tall_grid()})
+    for (const OutputCase& c : kOutputCases) {
+      if (mesh.shape().ndims() < 2 && std::string(c.a).find('Y') != std::string::npos) continue;
+      const Shape s = c.s;
+      const auto what = describe("output layout", mesh, c.opA, c.opB, s) + " " + c.a + " . " + c.b;
+      DistMatrix<double> A(mesh, stored(c.opA, mesh, s.m, s.k, c.a)),
+          B(mesh, stored(c.opB, mesh, s.k, s.n, c.b));
+      A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+      B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+      const Layout L = gemm_output_layout(c.opA, c.opB, A, B);
+      const algo::Problem p = front::validate(c.opA, c.opB, A, B, L);
+      const Options none;
+      const front::Resolved how = front::resolve(p, front::request_for(p, Dtype::F64, none), none);
+      if (how.remesh) continue;  // C moves anyway (the rule's layout is kept)
+      const algo::Setup setup = front::make_setup(p, how.options);
+      EXPECT_TRUE(setup.C.same_distribution(L))
+          << what << ": " << L.to_string() << " vs the plan's " << setup.C.to_string();
+      DistMatrix<double> C(mesh, L);
+      const GemmReport r = gemm(c.opA, c.opB, 1.5, A, B, 0.0, C);
+      EXPECT_EQ(r.algorithm, setup.algorithm) << what;
+      EXPECT_LE(gemm_error(c.opA, c.opB, 1.5, A, B, 0.0, std::vector<double>(s.m * s.n), C), 10.0)
+          << what;
+      Options local;
+      local.algorithm = Algorithm::Local;
+      EXPECT_TRUE(gemm_output_layout(c.opA, c.opB, A, B, local)
+                      .same_distribution(Layout::replicated(mesh.shape(), s.m, s.n)))
+          << what;
+    }
 }
 
 }  // namespace
