@@ -24,7 +24,7 @@ from ._native import version as __version__
 from .io import read_npy, read_raw, write_npy, write_raw
 from .matrix import DistMatrix
 from .mesh import Mesh
-from .ops import dry_run, gemm, plan
+from .ops import dry_run, gemm, output_layout, plan
 
 __all__ = [
     "DimensionMismatch",
@@ -40,6 +40,7 @@ __all__ = [
     "blas_threads",
     "dry_run",
     "gemm",
+    "output_layout",
     "plan",
     "read_npy",
     "read_raw",

@@ -1,10 +1,11 @@
-"""shardmm.gemm, shardmm.dry_run and shardmm.plan."""
+"""shardmm.gemm, shardmm.dry_run, shardmm.output_layout and shardmm.plan."""
 
 import re
 
 from mpi4py import MPI
 
 from . import _native
+from ._agree import agreed
 from .matrix import DistMatrix, to_dtype
 
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -27,55 +28,78 @@ def _matrix(x, name):
     return x._m
 
 
-def _output(A, B, transa, transb):
-    """The C gemm creates: op(A)'s row sharding, op(B)'s column sharding, A's dtype."""
-    spec = _native.output_spec(A._m, B._m, transa, transb)  # raises on a bad transa / transb
-    m = A.shape[0] if str(transa).upper() == "N" else A.shape[1]
-    n = B.shape[1] if str(transb).upper() == "N" else B.shape[0]
-    return DistMatrix(_native.Matrix.empty(A.mesh._mesh, m, n, A.dtype, spec), A.mesh)
+def _output(A, B, transa, transb, options):
+    """The C gemm creates: zeros of A's dtype in the layout the planner picks (the one the
+    chosen algorithm works C in). Planning is pure; one agreement makes a failure (e.g. a
+    machine profile one rank cannot read) raise on every rank."""
+    a, b = _matrix(A, "A"), _matrix(B, "B")
+    made = []  # this rank's matrix (the agreement passes only None around)
+    agreed(A.mesh.comm, "gemm",
+           lambda: made.append(_native.output_matrix(a, b, transa, transb, options)))
+    return DistMatrix(made[0], A.mesh)
+
+
+def _options(algorithm, memory_limit, allow_fast, options):
+    options.update(algorithm=algorithm, memory_limit=to_bytes(memory_limit),
+                   allow_fast=allow_fast)
+    return options
 
 
 def gemm(A, B, C=None, alpha=1, beta=0, transa="N", transb="N", algorithm="auto",
-         memory_limit=None, **options):
+         memory_limit=None, allow_fast=False, **options):
     """C <- alpha op(A) op(B) + beta C; returns (C, report).
 
     op is "N" (as is), "T" (transposed) or "C" (conjugate-transposed). Without C, a new C is
-    made with op(A)'s row sharding and op(B)'s column sharding (columns replicated where that
-    would use a mesh axis twice). algorithm: auto (the planner's choice), local, summa, cannon,
-    ring, sharded, 25d. memory_limit: bytes per rank (int, or "512M", "2G"). Further options
-    (gemm's Options): panel, block, stationary, overlap, ring_axis, ring_form, bidirectional,
-    grid=(rows, cols, k_slices), blas_threads. report: a dict (algorithm, grid, detail,
+    made in the layout the planner picks (output_layout: the one the chosen algorithm works C
+    in, so no C moves). algorithm: auto (the planner's choice), local, summa, cannon, ring,
+    sharded, 25d, strassen (Strassen-Winograd: a looser error bound, docs/ALGORITHMS.md).
+    memory_limit: bytes per rank (int, or "512M", "2G"). allow_fast: auto may pick strassen.
+    Further options (gemm's Options): panel, block, stationary, overlap, ring_axis, ring_form,
+    bidirectional, grid=(rows, cols, k_slices), blas_threads, fast_crossover. report: a dict
+    (algorithm, grid, detail,
     bytes_sent, bytes_received, messages, redist_bytes_sent, redist_bytes_received,
     seconds={total, gemm, comm, redist}, blas_threads). Collective; the GIL is released while
     the library communicates and computes.
     """
     a, b = _matrix(A, "A"), _matrix(B, "B")
+    options = _options(algorithm, memory_limit, allow_fast, options)
     if C is None:
-        C, beta = _output(A, B, transa, transb), 0
+        C, beta = _output(A, B, transa, transb, options), 0
     c = _matrix(C, "C")
-    options.update(algorithm=algorithm, memory_limit=to_bytes(memory_limit))
     report = _native.gemm(a, b, c, complex(alpha), complex(beta), transa, transb, options)
     return C, report
 
 
 def dry_run(A, B, C=None, transa="N", transb="N", algorithm="auto", memory_limit=None,
-            **options):
-    """What gemm(A, B, C, ...) would run (algorithm, grid, detail), without communicating.
-    Without C, it plans for the C gemm would create (which this allocates)."""
+            allow_fast=False, **options):
+    """What gemm(A, B, C, ...) would run (algorithm, grid, detail). Without C, it plans for
+    the C gemm would create (which this allocates; one agreement, else no communication)."""
     a, b = _matrix(A, "A"), _matrix(B, "B")
-    c = _matrix(_output(A, B, transa, transb) if C is None else C, "C")
-    options.update(algorithm=algorithm, memory_limit=to_bytes(memory_limit))
+    options = _options(algorithm, memory_limit, allow_fast, options)
+    c = _matrix(_output(A, B, transa, transb, options) if C is None else C, "C")
     return _native.dry_run(a, b, c, transa, transb, options)
 
 
+def output_layout(A, B, transa="N", transb="N", algorithm="auto", memory_limit=None,
+                  allow_fast=False, **options):
+    """The layout gemm(A, B, ...) without C makes its C in, with these options: the planner's
+    pick (shardmm::gemm_output_layout, docs/PYTHON.md). Pure: no communication."""
+    a, b = _matrix(A, "A"), _matrix(B, "B")
+    options = _options(algorithm, memory_limit, allow_fast, options)
+    return _native.output_spec(a, b, transa, transb, options)
+
+
 def plan(m, n, k, ranks=None, dtype="float64", memory_limit=None, grid=None, nb=64,
-         transa="N", transb="N"):
+         transa="N", transb="N", algorithm="auto", allow_fast=False, fast_crossover=None):
     """The planner's candidates and choice for an m x n x k product on `ranks` (default: the
     size of MPI.COMM_WORLD), without communicating: a dict with chosen (a candidate dict:
     name, algorithm, grid, words, redist_words, messages, flops, memory_bytes, seconds, fits),
     candidates (cheapest first), lower_bound (words per rank) and explain (the table). grid
-    (pm, pn): plan as gemm does for operands already block-cyclic bc(nb, nb) on that grid."""
+    (pm, pn): plan as gemm does for operands already block-cyclic bc(nb, nb) on that grid.
+    allow_fast: Strassen candidates too (auto may choose one); algorithm (a name): chosen is
+    that algorithm's cheapest candidate (strassen is then priced even without allow_fast)."""
     ranks = MPI.COMM_WORLD.Get_size() if ranks is None else ranks
     pm, pn = (0, 0) if grid is None else grid
     limit = to_bytes(memory_limit) or 0
-    return _native.plan(m, n, k, ranks, to_dtype(dtype), limit, pm, pn, nb, transa, transb)
+    return _native.plan(m, n, k, ranks, to_dtype(dtype), limit, pm, pn, nb, transa, transb,
+                        algorithm, bool(allow_fast), fast_crossover or 0)

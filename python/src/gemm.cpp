@@ -1,4 +1,4 @@
-// shardmm._native.gemm, dry_run, plan, output_spec and time_gemm, and the conversions they use:
+// shardmm._native.gemm, dry_run, plan, output_layout and time_gemm, and the conversions they use:
 // gemm's keyword options (a dict) -> shardmm::Options, GemmReport and plan candidates -> dicts
 // (every bad option raises InvalidArgument from its value alone). gemm runs
 // shardmm::gemm with the GIL released; its checks (shapes, layouts, meshes) are the library's,
@@ -6,7 +6,6 @@
 // scalars that fit the dtype; options) look only at arguments every rank passes alike.
 #include <pybind11/stl.h>
 
-#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <string>
@@ -75,10 +74,14 @@ void set_option(Options& o, const std::string& key, const py::handle& value) {
   else if (key == "bidirectional") o.bidirectional = option_value<bool>(value, key, "a bool");
   else if (key == "grid") set_grid(o, value);
   else if (key == "blas_threads") o.blas_threads = option_value<int>(value, key, "an int");
+  else if (key == "allow_fast") o.allow_fast = option_value<bool>(value, key, "a bool");
+  else if (key == "fast_crossover")
+    o.fast_crossover = option_value<std::int64_t>(value, key, "an int");
   else
     throw InvalidArgument("gemm: unknown option '" + key +
                           "' (algorithm, memory_limit, panel, block, stationary, overlap, "
-                          "ring_axis, ring_form, bidirectional, grid, blas_threads)");
+                          "ring_axis, ring_form, bidirectional, grid, blas_threads, allow_fast, "
+                          "fast_crossover)");
 }
 
 Options to_options(const py::dict& options) {
@@ -87,6 +90,8 @@ Options to_options(const py::dict& options) {
     if (!value.is_none()) set_option(o, std::string(py::str(key)), value);
   if (o.memory_limit < 0)
     throw InvalidArgument("gemm: memory_limit " + std::to_string(o.memory_limit) + " < 0");
+  if (o.fast_crossover < 0)
+    throw InvalidArgument("gemm: fast_crossover " + std::to_string(o.fast_crossover) + " < 0");
   return o;
 }
 
@@ -134,24 +139,6 @@ py::dict plan_dict(const GemmPlan& plan) {
   d["lower_bound"] = plan.lower_bound;
   d["explain"] = plan.explain();
   return d;
-}
-
-// Dimension `dim` of the matrix's layout with its axes named as on the mesh (the notation's
-// bc(mb,nb) shorthand leaves them as placeholders for the first two axes).
-DimSpec bound_dim(const Matrix& mat, int dim) {
-  return std::visit(
-      [&](const auto& M) {
-        const Layout& layout = M.layout();
-        DimSpec d = layout.spec().dims[dim];
-        d.axes.clear();
-        for (int axis : layout.dim_axes(dim)) d.axes.push_back(layout.mesh().names[axis]);
-        return d;
-      },
-      mat.m);
-}
-
-const Mesh& mesh_of(const Matrix& mat) {
-  return std::visit([](const auto& M) -> const Mesh& { return M.mesh(); }, mat.m);
 }
 
 // Calls f(A, B, C) with the three DistMatrix<T> of one T, or throws InvalidArgument. CM is
@@ -217,39 +204,58 @@ std::vector<double> time_gemm(const Matrix& A, const Matrix& B, Matrix& C, int r
   });
 }
 
-bool shares_axis(const DimSpec& a, const DimSpec& b) {
-  return std::any_of(a.axes.begin(), a.axes.end(), [&](const std::string& x) {
-    return std::find(b.axes.begin(), b.axes.end(), x) != b.axes.end();
-  });
+// The layout the planner picks for a C of op(A) op(B) (shardmm::gemm_output_layout); A and B
+// of one dtype.
+Layout output_layout(const Matrix& A, const Matrix& B, const std::string& transa,
+                     const std::string& transb, const py::dict& options) {
+  const Op opA = parse_op(transa), opB = parse_op(transb);
+  const Options o = to_options(options);
+  return std::visit(
+      [&](const auto& a) {
+        using T = element_t<decltype(a)>;
+        const auto* b = std::get_if<DistMatrix<T>>(&B.m);
+        if (b == nullptr)
+          throw InvalidArgument("gemm: A and B must have one dtype; they have " +
+                                numpy_name(matrix_dtype(A.m)) + ", " +
+                                numpy_name(matrix_dtype(B.m)));
+        return gemm_output_layout(opA, opB, a, *b, o);
+      },
+      A.m);
 }
 
-// The layout gemm gives a C it creates: op(A)'s row sharding and op(B)'s column sharding (the
-// sharding rule of a product), the columns replicated where that would use an axis twice or B
-// lives on another mesh.
+// A new zero C there, of A's dtype.
+MatrixPtr output_matrix(const Matrix& A, const Matrix& B, const std::string& transa,
+                        const std::string& transb, const py::dict& options) {
+  const Layout layout = output_layout(A, B, transa, transb, options);
+  return std::visit([&](const auto& a) { return make_matrix(a.mesh(), matrix_dtype(A.m), layout); },
+                    A.m);
+}
+
 std::string output_spec(const Matrix& A, const Matrix& B, const std::string& transa,
-                        const std::string& transb) {
-  ShardingSpec c;
-  c.name = "C";
-  c.dims[0] = bound_dim(A, parse_op(transa) == Op::N ? 0 : 1);
-  c.dims[1] = bound_dim(B, parse_op(transb) == Op::N ? 1 : 0);
-  if (!mesh_of(A).same_as(mesh_of(B)) || shares_axis(c.dims[0], c.dims[1])) c.dims[1] = DimSpec{};
-  c.dims[0].label = "I";
-  c.dims[1].label = "J";
-  return c.to_string();
+                        const std::string& transb, const py::dict& options) {
+  return output_layout(A, B, transa, transb, options).spec().to_string();
 }
 
+// The planner's candidates for the request; `chosen` its pick (Auto) or the cheapest
+// candidate of `algorithm` (Strassen is a candidate when asked for by name, as in gemm).
 py::dict plan(index_t m, index_t n, index_t k, int ranks, const py::handle& dtype,
               std::int64_t memory_limit, int pm, int pn, index_t nb, const std::string& transa,
-              const std::string& transb) {
+              const std::string& transb, const std::string& algorithm, bool allow_fast,
+              std::int64_t fast_crossover) {
+  const Algorithm wanted = parse_algorithm(algorithm);
   PlanRequest request;
   request.m = m, request.n = n, request.k = k;
   request.ranks = ranks;
   request.dtype = to_dtype(dtype);
   request.memory_limit = memory_limit;
+  request.allow_fast = allow_fast || wanted == Algorithm::Strassen;
+  request.fast_crossover = fast_crossover;
   request.profile = MachineProfile::from_environment();  // as gemm plans
   if (pm > 0 || pn > 0)
     request = block_cyclic_request(request, parse_op(transa), parse_op(transb), pm, pn, nb);
-  return plan_dict(plan_gemm(request));
+  GemmPlan p = plan_gemm(request);
+  if (wanted != Algorithm::Auto) p.chosen = cheapest_of(request, wanted, pm, pn);
+  return plan_dict(p);
 }
 
 }  // namespace
@@ -260,11 +266,13 @@ void bind_gemm(py::module_& m) {
   m.def("dry_run", &dry_run, py::arg("A"), py::arg("B"), py::arg("C"), py::arg("transa"),
         py::arg("transb"), py::arg("options"));
   m.def("time_gemm", &time_gemm, py::arg("A"), py::arg("B"), py::arg("C"), py::arg("reps"));
+  m.def("output_matrix", &output_matrix, py::arg("A"), py::arg("B"), py::arg("transa"),
+        py::arg("transb"), py::arg("options"));
   m.def("output_spec", &output_spec, py::arg("A"), py::arg("B"), py::arg("transa"),
-        py::arg("transb"));
+        py::arg("transb"), py::arg("options"));
   m.def("plan", &plan, py::arg("m"), py::arg("n"), py::arg("k"), py::arg("ranks"), py::arg("dtype"),
         py::arg("memory_limit"), py::arg("pm"), py::arg("pn"), py::arg("nb"), py::arg("transa"),
-        py::arg("transb"));
+        py::arg("transb"), py::arg("algorithm"), py::arg("allow_fast"), py::arg("fast_crossover"));
 }
 
 }  // namespace shardmm::python

@@ -69,15 +69,68 @@ def test_algorithms(shape):
         assert_close(C2.gather(), a @ b + c, np.abs(a).sum() * np.abs(b).max(), "float64")
 
 
-@pytest.mark.parametrize("layouts,want", [(("[I_X,J]", "[J,K_Y]"), "C[I_x,J_y]"),
-                                          (("bc(2,2)", "bc(3,2)"), "C[I_x:bc2,J_y:bc2]"),
-                                          (("[I_X,J_Y]", "[J_Y,K_X]"), "C[I_x,J]")])
-def test_gemm_creates_c(mesh, layouts, want):
-    a, b, _, A, B, _ = operands(mesh, "complex64", "N", "N", layouts + ("[I,J]",))
-    C, _ = shardmm.gemm(A, B, beta=3.0)  # no C: beta does not apply
-    assert C.layout.replace("{", "").replace("}", "") == want
+@pytest.mark.parametrize("layouts,trans", [(("[I_X,J]", "[J,K_Y]"), "NN"),
+                                           (("bc(2,2)", "bc(3,2)"), "NN"),
+                                           (("[I_X,J_Y]", "[J_Y,K_X]"), "TN"),
+                                           (("[I,J_X]", "[J_X,K]"), "NC")])
+def test_gemm_creates_c_where_the_plan_works_it(mesh, layouts, trans):
+    transa, transb = trans
+    a, b, _, A, B, _ = operands(mesh, "complex64", transa, transb, layouts + ("[I,J]",))
+    C, report = shardmm.gemm(A, B, beta=3.0, transa=transa, transb=transb)  # beta: no C
+    assert C.layout == shardmm.output_layout(A, B, transa, transb)
     assert C.shape == (M_, N_) and C.dtype == np.complex64
-    assert_close(C.gather(), a @ b, np.abs(a).sum() * np.abs(b).max(), "complex64")
+    assert_close(C.gather(), op(a, transa) @ op(b, transb), np.abs(a).sum() * np.abs(b).max(),
+                 "complex64")
+    # A C made there is the plan's: planning again for it runs the same algorithm.
+    assert shardmm.dry_run(A, B, C, transa, transb)["algorithm"] == report["algorithm"]
+    local = shardmm.output_layout(A, B, transa, transb, algorithm="local")
+    assert P == 1 or local == "C[I,J]"  # the local product's C is replicated (on one rank:
+    # every layout is, and the sharding rule's stays)
+
+
+def test_created_c_moves_nothing_when_the_operands_need_nothing():
+    # A's rows and B's columns split over different axes, k whole: the product needs no
+    # communication, and the C gemm makes lies where it lands.
+    mesh = shardmm.Mesh(shape=meshes()[1])
+    a, b = values((200, 120), "float64", seed=1), values((120, 180), "float64", seed=2)
+    A = shardmm.DistMatrix.from_global(mesh, a, "[I_X,J]")
+    B = shardmm.DistMatrix.from_global(mesh, b, "[J,K_Y]")
+    C, report = shardmm.gemm(A, B)
+    assert C.layout.replace("{", "").replace("}", "") == "C[I_x,J_y]"
+    assert report["bytes_received"] == 0 and report["algorithm"] in ("sharded", "local")
+    assert_close(C.gather(), a @ b, np.abs(a).sum() * np.abs(b).max(), "float64")
+
+
+def test_strassen_within_its_bound(mesh):
+    # Strassen-Winograd (fast_crossover 8: at most 3 levels, 40 -> 5, recurse at 40^3) against
+    # NumPy within its bound (docs/ALGORITHMS.md): [18^L (k0^2 + 6 k0) - 6 k] u |A| |B|, with
+    # L the most levels any rank's product takes and k = 2^L k0.
+    n, levels = 40, 3
+    a, b = values((n, n), "float64", seed=3), values((n, n), "float64", seed=4)
+    A = shardmm.DistMatrix.from_global(mesh, a, "bc(8,8)")
+    B = shardmm.DistMatrix.from_global(mesh, b, "bc(8,8)")
+    C, report = shardmm.gemm(A, B, algorithm="strassen", fast_crossover=8)
+    assert report["algorithm"] == "strassen"
+    k0 = -(-n // 2**levels)
+    bound = (18**levels * (k0 * k0 + 6 * k0) - 6 * n + n * n) * 2.0**-53  # + the reference's
+    err = np.abs(C.gather() - a @ b).max() / (np.abs(a).max() * np.abs(b).max())
+    assert 0 < err <= bound, f"{err:.3g} > {bound:.3g}"
+    p = shardmm.plan(n, n, n, algorithm="strassen")
+    assert p["chosen"]["algorithm"] == "strassen"
+
+
+def test_auto_picks_strassen_only_when_allowed(mesh):
+    n = 2048  # planned only: past the default crossover (1536), where Strassen may win
+    without = shardmm.plan(n, n, n)
+    assert all(c["algorithm"] != "strassen" for c in without["candidates"])
+    allowed = shardmm.plan(n, n, n, allow_fast=True, fast_crossover=64)
+    assert any(c["algorithm"] == "strassen" for c in allowed["candidates"])
+    A = shardmm.DistMatrix.empty(mesh, (n // 8, n // 8), "float64", "bc(16,16)")
+    assert shardmm.dry_run(A, A, A.copy())["algorithm"] != "strassen"
+    picked = shardmm.dry_run(A, A, A.copy(), allow_fast=True, fast_crossover=16)["algorithm"]
+    chosen = shardmm.plan(n // 8, n // 8, n // 8, allow_fast=True, fast_crossover=16,
+                          grid=tuple(mesh.shape.values()), nb=16)["chosen"]["algorithm"]
+    assert picked == chosen
 
 
 def test_a_write_through_local_is_seen_by_gemm(mesh):
