@@ -1,5 +1,7 @@
 """shardmm.DistMatrix: a matrix cut over a Mesh, each rank holding its tile."""
 
+import zlib
+
 import numpy as np
 
 from . import _native
@@ -29,6 +31,13 @@ def to_shape(shape, what="shape"):
     if m < 0 or n < 0:
         raise _native.InvalidArgument(f"{what} {(m, n)} has a negative extent")
     return m, n
+
+
+def checksum(a, dtype):
+    """A 64-bit checksum of the array's values as `dtype`: CRC-32 and Adler-32 of its bytes in
+    C order (one pass; a copy only when a is not C-ordered `dtype` already)."""
+    data = memoryview(np.ascontiguousarray(a, dtype=dtype)).cast("B")
+    return zlib.crc32(data) << 32 | zlib.adler32(data)
 
 
 def default_layout(mesh):
@@ -61,15 +70,17 @@ class DistMatrix:
         f(i, j) vectorised over index arrays (i a column of global row indices, j a row of
         global column indices, as np.ix_ gives; the result broadcasts to the tile), with
         `shape` then required; each rank keeps its own tile (no communication but one
-        agreement that every rank passed the same shape and dtype). dtype: the array's
-        (integers become float64) or, for a callable, float64 unless given."""
+        agreement that every rank passed the same shape, dtype and, for an array, values: a
+        64-bit checksum of its bytes, so ranks passing different arrays raise InvalidArgument
+        on every rank). dtype: the array's (integers become float64) or, for a callable,
+        float64 unless given."""
         kind = "a callable" if callable(array) else "an array"
 
         def check():
             if callable(array):
                 if shape is None:
                     raise _native.InvalidArgument("from_global: a callable needs shape=(m, n)")
-                return to_shape(shape), to_dtype("float64" if dtype is None else dtype).name
+                return to_shape(shape), to_dtype("float64" if dtype is None else dtype).name, None
             a = np.asarray(array)
             if a.ndim != 2:
                 raise _native.InvalidArgument(
@@ -78,10 +89,13 @@ class DistMatrix:
                           (a.dtype if a.dtype.kind in "fc" else "float64"))
             if a.dtype.kind == "c" and dt.kind != "c":
                 raise _native.InvalidArgument(f"from_global: a complex array as {dt}")
-            return a.shape, dt.name
+            return a.shape, dt.name, checksum(a, dt)
 
-        (m, n), dtname = same_everywhere(mesh.comm, "from_global", check,
-                                         lambda v: f"{kind} {v[0][0]}x{v[0][1]} {v[1]}")
+        def describe(v):
+            values = "" if v[2] is None else f" (checksum {v[2]:016x})"
+            return f"{kind} {v[0][0]}x{v[0][1]} {v[1]}{values}"
+
+        (m, n), dtname, _ = same_everywhere(mesh.comm, "from_global", check, describe)
         M = cls.empty(mesh, (m, n), dtname, layout)
 
         def fill():

@@ -72,6 +72,15 @@ def test_ranks_passing_different_arrays(mesh):
         raises(shardmm.InvalidArgument, lambda: shardmm.DistMatrix.from_global(mesh, mine),
                "different")
 
+    same_shape = np.full((4, 4), float(WORLD.Get_rank()))  # same shape and dtype, not values
+    if P > 1:
+        raises(shardmm.InvalidArgument, lambda: shardmm.DistMatrix.from_global(mesh, same_shape),
+               "different arguments.*checksum")
+    # The same values in another memory order or as integers are the same array.
+    a = np.arange(12.0).reshape(3, 4)
+    alike = [a, np.asfortranarray(a), a.astype(np.int32)][WORLD.Get_rank() % 3]
+    assert np.array_equal(shardmm.DistMatrix.from_global(mesh, alike).gather(), a)
+
     def fails_on_rank_0(i, j):  # rank 0's tile is never empty
         if WORLD.Get_rank() == 0:
             raise ZeroDivisionError("no")
