@@ -15,6 +15,7 @@
 //   Scratch: slot Partial, winograd::scratch() elements, taken in the prologue.
 // Works for any rank count, mesh, shape, op, alpha and beta.
 #include <algorithm>
+#include <map>
 
 #include "algo/strassen.hpp"
 #include "algo/strassen_winograd.hpp"
@@ -86,11 +87,38 @@ Layout column_b(const Problem& p, const ShardingSpec& cs) {
   return stored_layout(p.opB, p.mesh, p.k, p.n, bs);
 }
 
-// What the setup's detail says about the products.
-std::string products_text(bool line, bool column, int pm, int pn) {
-  if (line) return std::to_string(pn) + " local products ";
-  if (column) return std::to_string(pm) + " local products ";
-  return "the local product ";
+// The grid form's operands: the caller's when its rows (op(A)) or columns (op(B)) are mapped as
+// C's and its k is split over C's other axes (any block-cyclic map), else those rows or
+// columns with k block-split over the other axes.
+Layout grid_operand(const Problem& p, const Layout& C, bool is_a) {
+  const Layout& X = is_a ? p.A : p.B;
+  const Op op = is_a ? p.opA : p.opB;
+  const int kd = is_a ? 1 : 0;  // op(X)'s k dimension
+  const int k = stored_dim(op, kd), other = stored_dim(op, 1 - kd);
+  if (!X.is_unreduced() && X.map(other) == C.map(1 - kd) && X.dim_axes(k) == C.dim_axes(kd))
+    return X;
+  const ShardingSpec& cs = C.spec();
+  ShardingSpec xs;
+  xs.name = is_a ? "A" : "B";
+  xs.dims[1 - kd] = cs.dims[1 - kd];
+  xs.dims[kd] = cs.dims[kd];
+  xs.dims[kd].label = "K";
+  xs.dims[kd].kind = DimSpec::Kind::Block;
+  return is_a ? stored_layout(op, p.mesh, p.m, p.k, xs) : stored_layout(op, p.mesh, p.k, p.n, xs);
+}
+
+// The grid form's largest piece of k (strassen_grid.cpp cuts k by owner pairs) and their count.
+std::pair<index_t, int> grid_pieces(const Problem& p, const Setup& s) {
+  const DimMap &ka = s.A.map(stored_dim(p.opA, 1)), &kb = s.B.map(stored_dim(p.opB, 0));
+  std::map<std::pair<int, int>, index_t> size;
+  for (index_t g = 0; g < p.k;) {
+    const index_t e = std::min({ka.block_end(g), kb.block_end(g), p.k});
+    size[{ka.owner(g), kb.owner(g)}] += e - g;
+    g = e;
+  }
+  index_t most = 0;
+  for (const auto& [owners, k] : size) most = std::max(most, k);
+  return {most, static_cast<int>(size.size())};
 }
 
 }  // namespace
@@ -112,33 +140,40 @@ Setup strassen_setup(const Problem& p, const Options& o) {
   s.B = stored_layout(p.opB, p.mesh, p.k, p.n, bs);
   s.pm = s.C.row_map().nprocs, s.pn = s.C.col_map().nprocs;
   const bool line = s.pm == 1 && s.pn > 1, column = s.pn == 1 && s.pm > 1;
+  const bool grid = s.pm > 1 && s.pn > 1;
   if (line) s.A = line_a(p, cs), s.ring_form = RingForm::AllGatherA;      // op(A)'s pieces travel
   if (column) s.B = column_b(p, cs), s.ring_form = RingForm::AllGatherB;  // op(B)'s pieces
+  if (grid) s.A = grid_operand(p, s.C, true), s.B = grid_operand(p, s.C, false);
   const index_t crossover = strassen_crossover(o);
   const index_t ml = largest(s.C.row_map()), nl = largest(s.C.col_map());
   const DimMap& kmap = column ? s.B.map(stored_dim(p.opB, 0)) : s.A.map(stored_dim(p.opA, 1));
-  const index_t kl = line || column ? largest(kmap) : p.k;
+  const auto [kg, pieces] = grid ? grid_pieces(p, s) : std::pair<index_t, int>{p.k, 1};
+  const index_t kl = line || column ? largest(kmap) : kg;
   // Two ranks with equal pieces: one product over both (what the largest tile does).
   const int pair = line && s.pn == 2 ? winograd::pair_levels(ml, nl, kmap.local_extent(0),
                                                              kmap.local_extent(1), crossover)
                                      : 0;
+  const int products = line ? s.pn : column ? s.pm : pieces;
   s.grid = std::to_string(s.pm) + "x" + std::to_string(s.pn);
-  s.detail =
-      std::to_string(pair ? pair : winograd::levels(ml, nl, kl, crossover)) +
-      " Winograd level(s) on " +
-      (pair ? "one local product over both pieces " : products_text(line, column, s.pm, s.pn)) +
-      std::to_string(ml) + "x" + std::to_string(nl) + "x" + std::to_string(pair ? p.k : kl) +
-      " (crossover " + std::to_string(crossover) +
-      (line     ? "), op(A)'s pieces sent round the line"
-       : column ? "), op(B)'s pieces sent down the column"
-                : "), op(A) and op(B) gathered") +
-      ", C " + s.C.spec().to_string();
+  s.detail = std::to_string(pair ? pair : winograd::levels(ml, nl, kl, crossover)) +
+             " Winograd level(s) on " +
+             (pair            ? std::string("one local product over both pieces ")
+              : products == 1 ? std::string("the local product ")
+                              : std::to_string(products) + " local products ") +
+             std::to_string(ml) + "x" + std::to_string(nl) + "x" + std::to_string(pair ? p.k : kl) +
+             " (crossover " + std::to_string(crossover) +
+             (line     ? "), op(A)'s pieces sent round the line"
+              : column ? "), op(B)'s pieces sent down the column"
+              : grid   ? "), op(A)'s and op(B)'s pieces broadcast along the grid"
+                       : ")") +
+             ", C " + s.C.spec().to_string();
   return s;
 }
 
 template <Scalar T>
 void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
   if (setup.ring_form != RingForm::Auto) return strassen_ring_run(x, setup.ring_form, o, t);
+  if (setup.pm > 1 && setup.pn > 1) return strassen_grid_run(x, o, t);
   const index_t m = x.C.local_rows(), n = x.C.local_cols();
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
   const int L = winograd::levels(m, n, k, strassen_crossover(o));

@@ -23,6 +23,11 @@ index_t strassen_crossover(const Options& o);
 template <Scalar T>
 void strassen_ring_run(const Operands<T>& x, RingForm form, const Options& o, Timers& t);
 
+/// Strassen's grid form (both of C's dimensions split): op(A)[I_R,K_S] and op(B)[K_R,J_S]
+/// broadcast piece by piece along S and R, each pair of pieces one local Winograd product.
+template <Scalar T>
+void strassen_grid_run(const Operands<T>& x, const Options& o, Timers& t);
+
 /// The two ranks' op(A) pieces (as stored, k columns of op(A) each, leading dimension m for
 /// op N, k for op T / C) and their k indices.
 template <Scalar T>

@@ -150,37 +150,43 @@ TEST(Strassen, ColumnFormOnPByOne) {
   run_case<std::complex<float>>(Op::C, Op::T, {30, 47, 36}, {1, -1}, {0.5, 0}, column, "");
 }
 
-// The column form adds at most the local A + B + C: the workspace pool's high-water mark (it
-// never shrinks: memory::held_bytes() after the call) with block-cyclic and block operands.
-TEST(Strassen, ColumnFormWorkspaceAtMostLocalOperands) {
+// The column and grid forms add at most the local A + B + C: the workspace pool's high-water
+// mark (it never shrinks: memory::held_bytes() after the call) on P x 1 and on the
+// near-square grid (2 x 2, 2 x 3 at 4, 6 ranks), with block-cyclic and block operands.
+TEST(Strassen, WorkspaceAtMostLocalOperands) {
   const int P = world_size();
-  const Mesh column(MPI_COMM_WORLD, MeshShape({"x", "y"}, {P, 1}));
   const index_t s = 192;
-  for (const bool cyclic : {true, false}) {
-    auto layout = [&](const std::string& spec) {
-      return cyclic ? Layout::block_cyclic(column.shape(), s, s, 8, 8)
-                    : Layout(column.shape(), s, s, spec);
-    };
-    DistMatrix<double> A(column, layout("A[I_x,K]")), B(column, layout("B[K_x,J]")),
-        C(column, layout("C[I_x,J]"));
-    A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
-    B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
-    C.fill([](index_t i, index_t j) { return entry<double>(i, j, 3); });
-    const auto C0 = C.gather();
-    Options o;
-    o.algorithm = Algorithm::Strassen;
-    o.fast_crossover = 16;
-    memory::release();
-    const GemmReport rep = gemm(Op::N, Op::N, 1.0, A, B, 0.5, C, o);
-    const auto held = double(memory::held_bytes());
-    const double abc = double(A.local_rows() * A.local_cols() + B.local_rows() * B.local_cols() +
-                              C.local_rows() * C.local_cols()) *
-                       sizeof(double);
-    EXPECT_LE(held, abc) << "cyclic " << cyclic << ": " << held / abc << " x local A+B+C, "
-                         << rep.to_string();
-    EXPECT_NE(rep.detail.substr(0, 2), "0 ") << rep.detail;
-    EXPECT_LE(gemm_error(Op::N, Op::N, 1.0, A, B, 0.5, C0, C), 100.0) << rep.to_string();
-  }
+  for (const Mesh& mesh :
+       {Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {P, 1})), Mesh::grid2d(MPI_COMM_WORLD)})
+    for (const bool cyclic : {true, false}) {
+      auto layout = [&](const std::string& spec) {
+        return cyclic ? Layout::block_cyclic(mesh.shape(), s, s, 8, 8)
+                      : Layout(mesh.shape(), s, s, spec);
+      };
+      const std::string x = mesh.shape().names[0], y = mesh.shape().names[1];
+      DistMatrix<double> A(mesh, layout("A[I_" + x + ",K_" + y + "]")),
+          B(mesh, layout("B[K_" + x + ",J_" + y + "]")),
+          C(mesh, layout("C[I_" + x + ",J_" + y + "]"));
+      A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+      B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+      C.fill([](index_t i, index_t j) { return entry<double>(i, j, 3); });
+      const auto C0 = C.gather();
+      Options o;
+      o.algorithm = Algorithm::Strassen;
+      o.fast_crossover = 16;
+      memory::release();
+      const GemmReport rep = gemm(Op::N, Op::N, 1.0, A, B, 0.5, C, o);
+      const auto held = double(memory::held_bytes());
+      const double abc = double(A.local_rows() * A.local_cols() + B.local_rows() * B.local_cols() +
+                                C.local_rows() * C.local_cols()) *
+                         sizeof(double);
+      EXPECT_LE(held, abc) << "cyclic " << cyclic << ": " << held / abc << " x local A+B+C, "
+                           << rep.to_string();
+      EXPECT_NE(rep.detail.substr(0, 2), "0 ") << rep.detail;
+      const bool grid = mesh.shape().sizes[0] > 1 && mesh.shape().sizes[1] > 1;
+      EXPECT_EQ(rep.detail.find("along the grid") != std::string::npos, grid) << rep.detail;
+      EXPECT_LE(gemm_error(Op::N, Op::N, 1.0, A, B, 0.5, C0, C), 100.0) << rep.to_string();
+    }
 }
 
 // The scratch is counted: a limit below what Strassen needs fails on every rank, before
