@@ -1,19 +1,17 @@
-// Strassen (Algorithm::Strassen, opt-in: Options::allow_fast for Auto): each rank's whole
-// share of the product as local Strassen-Winograd recursions (strassen_winograd.cpp).
-// C is the caller's when it shards every mesh axis longer than 1 and holds no partial sums,
-// else rows over every axis but the last, columns over the last. Three forms:
-// - line (C's rows whole: 1 x P), strassen_ring.cpp: op(A)'s k pieces travel along the line;
-// - column (C's columns whole: P x 1), strassen_ring.cpp: op(B)'s k pieces travel down it;
-// - gather (both split: a 2-D grid), here: the setup asks for op(A)[I_R,K] and op(B)[K,J_S],
-//   so the front end's redistribution all-gathers op(A)'s k over the column axes S and
-//   op(B)'s k over the row axes R (words received per rank: m_loc k (1 - 1/|S|) +
-//   k n_loc (1 - 1/|R|)), one all-to-all each, before the run. Each rank then holds op(A)'s
-//   rows and op(B)'s columns of its C tile whole, so the recursion's 15 quadrant additions
-//   and 7 products are all local and the products are as large as the rank's share:
-//   m_loc x n_loc x k, halved per level while the smallest of them is at least the crossover
-//   (Options::fast_crossover, else the machine profile's, measured by `shardmm calibrate`).
-//   Scratch: slot Partial, winograd::scratch() elements, taken in the prologue.
-// Works for any rank count, mesh, shape, op, alpha and beta.
+// Strassen (Algorithm::Strassen, opt-in: Options::allow_fast for Auto): each rank's share of
+// the product as local Strassen-Winograd recursions (strassen_winograd.cpp). C is the
+// caller's when it shards every mesh axis longer than 1 and holds no partial sums, else rows
+// over every axis but the last, columns over the last. Then, by C's split:
+// - rows whole (1 x P), the line form, strassen_ring.cpp: op(A)'s k pieces travel;
+// - columns whole (P x 1), the column form, strassen_ring.cpp: op(B)'s k pieces travel;
+// - both split (a 2-D grid), the grid form, strassen_grid.cpp: op(A)'s pieces broadcast
+//   along the rows of ranks, op(B)'s along the columns;
+// - neither (one rank): one recursion on the local m x n x k, here.
+// Every form keeps the operands in the caller's layouts when their maps fit (any block-cyclic
+// split of k), so nothing is gathered whole; products are halved per level while the smallest
+// of their sides is at least the crossover (Options::fast_crossover, else the machine
+// profile's, measured by `shardmm calibrate`). Scratch: slot Partial, winograd::scratch()
+// elements, taken in the prologue. Works for any rank count, mesh, shape, op, alpha and beta.
 #include <algorithm>
 #include <map>
 

@@ -47,6 +47,7 @@ std::vector<Piece> pieces_of(const DimMap& ka, const DimMap& kb, index_t k) {
     g = e;
   }
   std::vector<Piece> out;
+  out.reserve(by_owner.size());
   for (auto& [owners, p] : by_owner) out.push_back(std::move(p));
   return out;
 }

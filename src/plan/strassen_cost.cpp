@@ -1,9 +1,10 @@
-// Cost of a Strassen candidate (pure; src/algo/strassen*.cpp is what it prices). On a pm x pn
-// grid with pm, pn > 1 each rank all-gathers op(A)'s rows and op(B)'s columns of its C tile,
-// whole along k, then runs one local Winograd recursion (core/winograd.hpp decides its levels
-// and scratch); nothing overlaps. On 1 x P (the line form) op(A)'s k pieces travel and each is
-// one recursion of m x n/P x k/P, the next piece arriving during the current product; on P x 1
-// (the column form) op(B)'s pieces do the same, recursions of m/P x n x k/P.
+// Cost of a Strassen candidate (pure; src/algo/strassen*.cpp is what it prices). On 1 x P (the
+// line form) op(A)'s k pieces travel and each is one recursion of m x n/P x k/P, the next piece
+// arriving during the current product; on P x 1 (the column form) op(B)'s pieces do the same,
+// recursions of m/P x n x k/P. On a pm x pn grid with both above 1 (the grid form) op(A)'s and
+// op(B)'s pieces of k are broadcast along the rows and columns of ranks, priced as max(pm, pn)
+// pieces of k / max(pm, pn) (the owner pairs of block or equal-block cyclic maps on a square
+// grid), nothing overlapping. core/winograd.hpp decides the levels and the scratch.
 #include <algorithm>
 #include <cmath>
 
@@ -35,13 +36,15 @@ void evaluate_strassen(const PlanRequest& r, Candidate& c) {
   const int pair = line && c.pn == 2 && r.k % 2 == 0
                        ? winograd::pair_levels(ml, nl, piece, piece, crossover)
                        : 0;
+  const bool grid = c.pm > 1 && c.pn > 1;
   const bool pieces = (line || column) && !pair;  // one product per piece
-  const std::int64_t kl = pieces ? piece : r.k;   // k per product
-  const double products_n = pieces ? pl : 1;
+  const double grid_n = std::max(pm, pn);
+  const std::int64_t kl = pieces ? piece : grid ? static_cast<std::int64_t>(up(k, grid_n)) : r.k;
+  const double products_n = pieces ? pl : grid ? grid_n : 1;
   const int L = pair ? pair : winograd::levels(ml, nl, kl, crossover);
-  // Line: op(A)'s pieces from the P - 1 others; column: op(B)'s. Else op(A) gathered along the
-  // column axes and op(B) along the row axes (the front end's all-to-alls). A and C also move
-  // when the caller's grid is another one.
+  // Line: op(A)'s pieces from the P - 1 others; column: op(B)'s. Grid: op(A)'s pieces along
+  // the column axes and op(B)'s along the row axes. A and C also move when the caller's grid
+  // is another one.
   c.words = line     ? m * k * (1 - 1 / pn)
             : column ? k * n * (1 - 1 / pm)
                      : double(ml) * k * (1 - 1 / pn) + k * double(nl) * (1 - 1 / pm);
@@ -54,13 +57,17 @@ void evaluate_strassen(const PlanRequest& r, Candidate& c) {
   c.flops = products + traffic / 3;
   const std::int64_t scratch =
       pair ? winograd::pair_scratch(ml, nl, piece, pair) : winograd::scratch(ml, nl, kl, L);
-  // The operands as held (the moving one's own piece, the staying one whole along k, or both
-  // gathered), C's tile and the scratch; pieces: the receive buffers and the staying
-  // operand's packed k (priced as if its k were not one run).
+  // The operands as held (line, column: the moving one's own piece, the staying one whole
+  // along k; grid: both split along k; one rank: whole), C's tile and the scratch; line and
+  // column: the receive buffers and the staying operand's packed k (priced as if its k were
+  // not one run); grid: one panel of each operand.
   const std::int64_t span = column ? nl : ml, other = column ? ml : nl;
-  const std::int64_t held =
-      pieces ? span * kl + other * r.k + ml * nl : ml * r.k + r.k * nl + ml * nl;
-  const std::int64_t pack = pieces ? other * kl : 0;
+  const auto k_of_a = static_cast<std::int64_t>(up(k, pn)),
+             k_of_b = static_cast<std::int64_t>(up(k, pm));
+  const std::int64_t held = pieces ? span * kl + other * r.k + ml * nl
+                            : grid ? ml * k_of_a + k_of_b * nl + ml * nl
+                                   : ml * r.k + r.k * nl + ml * nl;
+  const std::int64_t pack = pieces ? other * kl : grid ? ml * kl + kl * nl : 0;
   const int buffers =
       pieces ? winograd::line_buffers(static_cast<int>(pl), span * kl, pack + scratch, held) : 0;
   c.memory_bytes = static_cast<std::int64_t>(

@@ -198,7 +198,8 @@ TEST(Strassen, MemoryLimitCountsTheScratch) {
   Options o;
   o.algorithm = Algorithm::Strassen;
   o.fast_crossover = 8;
-  o.memory_limit = std::int64_t{96} * 96 * 8;  // not even the gathered operands
+  // The operands alone (a rank's A, B and C tiles of 96 x 96 / P): nothing left for the rest.
+  o.memory_limit = std::int64_t{3} * 96 * 96 * 8 / world_size();
   expect_same_error_everywhere<OutOfMemory>([&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o); },
                                             "strassen");
 }
