@@ -194,6 +194,11 @@ TEST(Ooc, RawDataPastFourGiB) {
   const Stored a{37, 45, 1, true}, b{29, 45, 2, false}, c0{37, 29, 3, false};
   struct Remove {
     std::vector<std::string> paths;
+    explicit Remove(std::vector<std::string> p) : paths(std::move(p)) {}
+    Remove(const Remove&) = delete;
+    Remove& operator=(const Remove&) = delete;
+    Remove(Remove&&) = delete;
+    Remove& operator=(Remove&&) = delete;
     ~Remove() {
       MPI_Barrier(MPI_COMM_WORLD);
       if (world_rank() == 0)
@@ -202,7 +207,8 @@ TEST(Ooc, RawDataPastFourGiB) {
   } remove{{npy::file("a_far.raw"), npy::file("b_far.raw"), npy::file("c0_far.raw")}};
   const MatrixFile fa = ooc::put_raw_at<double>("a_far.raw", a, 4 * gib + 24);
   const MatrixFile fb = ooc::put_raw_at<double>("b_far.raw", b, 5 * gib + 8);
-  const MatrixFile fc = ooc::put_raw_at<double>("c0_far.raw", c0, 4 * gib + 3 * 4096 + 40);
+  const MatrixFile fc =
+      ooc::put_raw_at<double>("c0_far.raw", c0, 4 * gib + std::int64_t{3} * 4096 + 40);
   ASSERT_GT(fa.data_offset, std::int64_t{1} << 32);
   int sparse = 1;  // holes take no disk here (else the files hold GiBs of zeros: stop)
   if (world_rank() == 0)
