@@ -14,7 +14,6 @@ import statistics
 import sys
 import time
 
-import numpy as np
 
 import shardmm
 from shardmm import _native
