@@ -14,7 +14,6 @@ import statistics
 import sys
 import time
 
-
 import shardmm
 from shardmm import _native
 
