@@ -163,10 +163,14 @@ TEST(Strassen, WorkspaceAtMostLocalOperands) {
         return cyclic ? Layout::block_cyclic(mesh.shape(), s, s, 8, 8)
                       : Layout(mesh.shape(), s, s, spec);
       };
-      const std::string x = mesh.shape().names[0], y = mesh.shape().names[1];
-      DistMatrix<double> A(mesh, layout("A[I_" + x + ",K_" + y + "]")),
-          B(mesh, layout("B[K_" + x + ",J_" + y + "]")),
-          C(mesh, layout("C[I_" + x + ",J_" + y + "]"));
+      auto spec = [&](const char* name, const char* row, const char* col) {  // X[row_x,col_y]
+        std::string out(name);
+        out.append("[").append(row).append("_").append(mesh.shape().names[0]);
+        out.append(",").append(col).append("_").append(mesh.shape().names[1]).append("]");
+        return out;
+      };
+      DistMatrix<double> A(mesh, layout(spec("A", "I", "K"))), B(mesh, layout(spec("B", "K", "J"))),
+          C(mesh, layout(spec("C", "I", "J")));
       A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
       B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
       C.fill([](index_t i, index_t j) { return entry<double>(i, j, 3); });
