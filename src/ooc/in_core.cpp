@@ -43,7 +43,9 @@ void in_core_gemm(const Job& job, FileGemmReport& rep) {
   read_into(job.B, B);
   if (job.with_c0) read_into(job.C0, C);
   Options o = job.options;
-  o.memory_limit = job.plan.budget;  // the planner picks an algorithm within it (it has one)
+  // Auto: the planner picks an algorithm within the budget (one fits: plan.in_core_bytes).
+  // An algorithm the caller named runs as named, as before the budget was checked.
+  o.memory_limit = o.algorithm == Algorithm::Auto ? job.plan.budget : 0;
   gemm(job.opA, job.opB, convert<T>(job.alpha), A, B, job.with_c0 ? convert<T>(job.beta) : T(0), C,
        o);
   if (job.out.raw) write_raw(job.out.path, C, job.out.fortran_order);
