@@ -143,6 +143,12 @@ void add_multiply(CLI::App& app, MultiplyConfig& c) {
   p->add_option("--shape-a", c.shape_a, "raw: shape of A, RxC (required with --format raw)");
   p->add_option("--shape-b", c.shape_b, "raw: shape of B, RxC (required with --format raw)");
   p->add_option("--shape-c", c.shape_c, "raw: shape of C0, RxC (required with --c-in)");
+  p->add_option("--offset-a", c.offset_a, "raw: bytes before A's data (e.g. another header)")
+      ->check(CLI::NonNegativeNumber);
+  p->add_option("--offset-b", c.offset_b, "raw: bytes before B's data")
+      ->check(CLI::NonNegativeNumber);
+  p->add_option("--offset-c", c.offset_c, "raw: bytes before C0's data")
+      ->check(CLI::NonNegativeNumber);
   p->add_option("--dtype", c.dtype, "raw: f32|f64|c64|c128")
       ->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
   p->add_option("--order", c.order, "raw files: C (row-major) or F (column-major)")

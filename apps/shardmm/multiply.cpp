@@ -62,6 +62,12 @@ Inputs inspect(const MultiplyConfig& cfg) {
     if (!cfg.c_in.empty()) in.c = parse_shape(cfg.shape_c, "--shape-c");
     return in;
   }
+  for (const auto& [offset, option] :
+       {std::pair{cfg.offset_a, "--offset-a"}, std::pair{cfg.offset_b, "--offset-b"},
+        std::pair{cfg.offset_c, "--offset-c"}})
+    if (offset != 0)
+      throw InvalidArgument(std::string(option) +
+                            " applies to --format raw (a .npy file's header gives its offset)");
   Dtype db = Dtype::F64, dc = Dtype::F64;
   in.a = npy_operand(cfg.a, in.dtype);
   in.b = npy_operand(cfg.b, db);
@@ -160,8 +166,9 @@ Product product_of(const MultiplyConfig& cfg, const Inputs& in) {
 }
 
 template <Scalar T>
-void read_into(const MultiplyConfig& cfg, const std::string& path, DistMatrix<T>& X) {
-  if (cfg.format == "raw") read_raw(path, X, cfg.order == "F");
+void read_into(const MultiplyConfig& cfg, const std::string& path, std::int64_t offset,
+               DistMatrix<T>& X) {
+  if (cfg.format == "raw") read_raw(path, X, cfg.order == "F", offset);
   else read_npy(path, X);
 }
 
@@ -189,9 +196,9 @@ int multiply_typed(const MultiplyConfig& cfg, const Product& p, const Options& o
   DistMatrix<T> X(mesh, layout(p.layout1, p.s1.rows, p.s1.cols));
   DistMatrix<T> Y(mesh, layout(p.layout2, p.s2.rows, p.s2.cols));
   DistMatrix<T> C(mesh, layout(cfg.layout_c, p.m, p.n));
-  read_into(cfg, p.first, X);
-  read_into(cfg, p.second, Y);
-  if (!cfg.c_in.empty()) read_into(cfg, cfg.c_in, C);
+  read_into(cfg, p.first, cfg.offset_a, X);  // raw operands are 2-D: first is A, second B
+  read_into(cfg, p.second, cfg.offset_b, Y);
+  if (!cfg.c_in.empty()) read_into(cfg, cfg.c_in, cfg.offset_c, C);
   const double beta = cfg.c_in.empty() ? 0.0 : cfg.beta_given ? cfg.beta : 1.0;
   const GemmReport r = gemm(p.op1, p.op2, T(static_cast<real_t<T>>(cfg.alpha)), X, Y,
                             T(static_cast<real_t<T>>(beta)), C, o);

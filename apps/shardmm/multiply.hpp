@@ -20,9 +20,11 @@ struct MultiplyConfig {
   std::int64_t nb = 64;
   std::string format = "npy";             ///< npy | raw
   std::string shape_a, shape_b, shape_c;  ///< raw: "RxC"
-  std::string dtype = "f64";              ///< raw: element type
-  std::string order = "F";                ///< raw: C (row-major) or F (column-major) files
-  bool fortran_out = true;                ///< npy output order
+  /// raw: bytes before A's, B's, C0's data (another format's header, say); 64-bit
+  std::int64_t offset_a = 0, offset_b = 0, offset_c = 0;
+  std::string dtype = "f64";  ///< raw: element type
+  std::string order = "F";    ///< raw: C (row-major) or F (column-major) files
+  bool fortran_out = true;    ///< npy output order
   bool quiet = false;
   // The algorithm options, as bench's (algo_options.hpp).
   std::string grid;                 ///< "PxQ" operand mesh, or "PxQxC" 2.5D grid

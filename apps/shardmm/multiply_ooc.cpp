@@ -21,12 +21,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-MatrixFile operand(const MultiplyConfig& cfg, const std::string& path, const std::string& shape) {
+MatrixFile operand(const MultiplyConfig& cfg, const std::string& path, const std::string& shape,
+                   std::int64_t offset) {
   if (cfg.format != "raw") return MatrixFile::npy(path);
   const auto s = MeshShape::parse(shape);
   if (s.ndims() != 2) throw InvalidArgument("a raw shape must be RxC, got '" + shape + "'");
   return MatrixFile::raw_file(path, parse_dtype(cfg.dtype), s.sizes[0], s.sizes[1],
-                              cfg.order == "F");
+                              cfg.order == "F", offset);
 }
 
 void show_progress(index_t done, index_t total, void* user) {
@@ -70,10 +71,13 @@ bool run_multiply_out_of_core(const MultiplyConfig& cfg) {
   PlanRequest q;
   q.memory_limit = o.memory_limit;
   if (memory_limit(q) == 0 && !cfg.out_of_core) return false;  // no budget: the ordinary path
-  const MatrixFile a = describe_file(operand(cfg, cfg.a, cfg.shape_a), MPI_COMM_WORLD);
-  const MatrixFile b = describe_file(operand(cfg, cfg.b, cfg.shape_b), MPI_COMM_WORLD);
+  const MatrixFile a =
+      describe_file(operand(cfg, cfg.a, cfg.shape_a, cfg.offset_a), MPI_COMM_WORLD);
+  const MatrixFile b =
+      describe_file(operand(cfg, cfg.b, cfg.shape_b, cfg.offset_b), MPI_COMM_WORLD);
   MatrixFile c0;
-  if (!cfg.c_in.empty()) c0 = describe_file(operand(cfg, cfg.c_in, cfg.shape_c), MPI_COMM_WORLD);
+  if (!cfg.c_in.empty())
+    c0 = describe_file(operand(cfg, cfg.c_in, cfg.shape_c, cfg.offset_c), MPI_COMM_WORLD);
   const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
   const bool fortran = cfg.format == "raw" ? cfg.order == "F" : cfg.fortran_out;
   const OocPlan plan = plan_files(MPI_COMM_WORLD, opA, a, opB, b, c0, fortran, o, cfg.out_of_core);

@@ -171,6 +171,35 @@ TEST(MultiplyOptions, RawNeedsShapesAndInnerDimensionsAreNamed) {
   expect_refused<DimensionMismatch>({m, n, "-o", out}, "inner dimensions differ: op(A) is 4x3");
 }
 
+// Raw inputs after another format's header (--offset-a/-b/-c bytes skipped): in core and
+// streamed with each reader; an offset given for .npy inputs is refused.
+TEST(MultiplyOptions, RawOffsetsSkipAHeader) {
+  const std::string a = file("fa.raw"), b = file("fb.raw"), c0 = file("fc.raw");
+  const std::string out = file("fout.raw");
+  put_file(a, std::string(100, 'h') + data_bytes<double>(13, 10, true, 1));
+  put_file(b, std::string(8, 'h') + data_bytes<double>(10, 9, true, 2));
+  put_file(c0, std::string(24, 'h') + data_bytes<double>(13, 9, true, 3));
+  const Args base = {
+      a,           b,       "-o",         out,    "--format",   "raw", "--order",    "F",
+      "--shape-a", "13x10", "--shape-b",  "10x9", "--c-in",     c0,    "--shape-c",  "13x9",
+      "--beta",    "0.5",   "--offset-a", "100",  "--offset-b", "8",   "--offset-c", "24"};
+  for (const Args& extra : {Args{}, Args{"--memory-limit", "6K", "--out-of-core", "--io", "mpiio"},
+                            Args{"--memory-limit", "6K", "--out-of-core", "--io", "mmap"}}) {
+    Args args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    ASSERT_EQ(multiply(args), 0);
+    const std::string bytes = get_file(out);
+    std::vector<double> got(bytes.size() / sizeof(double));
+    std::memcpy(got.data(), bytes.data(), got.size() * sizeof(double));
+    std::string line;
+    for (const auto& e : extra) line += " " + e;
+    expect_near(got, reference(13, 9, 10, false, false, 1, 2, 0.5), "raw offsets" + line);
+  }
+  const std::string m = matrix_npy("na.npy", 4, 3, 1), n = matrix_npy("nb.npy", 3, 5, 2);
+  expect_refused<InvalidArgument>({m, n, "-o", file("none.npy"), "--offset-b", "8"},
+                                  "--offset-b applies to --format raw");
+}
+
 // bench's algorithm options reach multiply's gemm: each gives the product; a memory limit
 // too small for any plan fails before anything is written.
 TEST(MultiplyOptions, AlgorithmOptionsAsBench) {
