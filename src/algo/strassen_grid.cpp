@@ -57,6 +57,7 @@ std::vector<Piece> pieces_of(const DimMap& ka, const DimMap& kb, index_t k) {
 template <class T>
 index_t pack_k(bool k_on_rows, const T* X, index_t ldx, index_t other, const Ranges& K, index_t kr,
                T* to) {
+  if (other == 0 || kr == 0) return 1;  // nothing to copy (an empty tile may have no storage)
   index_t at = 0;
   if (k_on_rows) {
     for (const auto& [b, e] : K) {

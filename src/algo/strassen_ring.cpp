@@ -38,6 +38,7 @@ std::pair<const T*, index_t> k_of(bool k_on_rows, const T* X, index_t ldx, index
     const index_t first = K.empty() ? 0 : K[0].first;
     return {k_on_rows ? X + first : X + first * ldx, ldx};
   }
+  if (other == 0) return {pack, 1};  // nothing to copy (an empty tile may have no storage)
   if (k_on_rows) {
     for (index_t j = 0; j < other; ++j) {
       index_t at = 0;
@@ -115,7 +116,8 @@ void strassen_ring_run(const Operands<T>& x, RingForm form, const Options& o, Ti
   const std::int64_t scratch =
       pair ? winograd::pair_scratch(m, n, k_me, pair)
            : winograd::scratch(m, n, ls.kmax, winograd::levels(m, n, ls.kmax, crossover));
-  const index_t pack_size = !pair && ls.runs ? ls.kmax * ls.other : 0;
+  const bool packs = !pair && ls.runs;  // some piece's k is not one run
+  const index_t pack_size = packs ? ls.kmax * ls.other : 0;
   const int nbuf = winograd::line_buffers(P, span * ls.kmax,
                                           pack_size + scratch + (own_packed ? span * k_me : 0),
                                           local_size(x.A) + local_size(x.B) + local_size(x.C));
@@ -123,7 +125,7 @@ void strassen_ring_run(const Operands<T>& x, RingForm form, const Options& o, Ti
   prologue(mesh.comm(), [&] {
     for (int b = 0; b < nbuf; ++b)
       buf[b] = memory::get<T>(b ? memory::Slot::Panel1 : memory::Slot::Panel0, span * ls.kmax);
-    if (pack_size > 0) pack = memory::get<T>(memory::Slot::Panel2, pack_size);
+    if (packs) pack = memory::get<T>(memory::Slot::Panel2, pack_size);
     work = memory::get<T>(memory::Slot::Partial, scratch);
     own = own_packed ? memory::get<T>(memory::Slot::Panel3, span * k_me) : nullptr;
   });
