@@ -158,6 +158,18 @@ TEST(PlannerStrassen, AllowedItWinsTheBigSquareOnTwoRanks) {
   EXPECT_LT(cheapest_of(r, Algorithm::Strassen).flops, plan.chosen.flops);
 }
 
+// 2 x 2 (the grid form): the operands' own tiles, one panel of each for a piece of k / 2, the
+// scratch of one 4096^3 product; two products of (7/8)^2 each.
+TEST(PlannerStrassen, GridFormPricedByPieces) {
+  PlanRequest r = request(8192, 8192, 8192, 4);
+  r.allow_fast = true;
+  const Candidate c = cheapest_of(r, Algorithm::Strassen, 2, 2);
+  const std::int64_t q = std::int64_t{4096} * 4096;
+  EXPECT_EQ(c.memory_bytes, 8 * (3 * q + 2 * q + winograd::scratch(4096, 4096, 4096, 2)));
+  EXPECT_DOUBLE_EQ(c.words, 2 * 4096.0 * 8192 * 0.5);
+  EXPECT_LT(c.flops, 0.8 * 2.0 * 4096 * 4096 * 8192.0);
+}
+
 TEST(PlannerStrassen, ProfileCarriesTheCrossover) {
   MachineProfile p;
   p.strassen_crossover = 777;
