@@ -1,6 +1,9 @@
 // Collective MPI-IO transfer of a tile's file runs: each piece of the tile (at most
 // max_message_elems() elements) gets an hindexed file view of its runs and one
 // MPI_File_read_at_all / MPI_File_write_at_all between the file and the packed tile buffer.
+// Reads coalesce runs separated by small gaps (a block-cyclic tile's row pieces) into spans
+// that are read whole into a sieve buffer and copied out: MPI-IO handles a view of a few large
+// spans far faster than one of millions of 512-byte runs (docs/OUT_OF_CORE.md).
 #include "io/file_transfer.hpp"
 
 #include <algorithm>
@@ -21,6 +24,12 @@ namespace {
 
 // Runs per piece are capped too, so the offset/length lists stay small even for cyclic tiles.
 constexpr std::size_t kMaxRunsPerPiece = std::size_t{1} << 20;
+// Reads: a gap between runs is read along (and dropped) when it is at most this many bytes and
+// at most kMaxGapRatio times the next run, so at most (1 + kMaxGapRatio) x the tile is read.
+constexpr index_t kMaxGapBytes = index_t{64} << 10;
+constexpr index_t kMaxGapRatio = 8;
+// Reads: elements read per piece, gaps included (the sieve buffer's size).
+constexpr index_t kSieveBytes = index_t{64} << 20;
 
 // One collective piece: the file view covers exactly `n` elements (the runs), which move
 // to/from `buf`. Ranks with nothing to move still take part with an empty view.
@@ -57,6 +66,111 @@ std::string transfer_piece(MPI_File fh, const std::vector<index_t>& offsets,
     return std::string(dir == Direction::Read ? "short read: " : "short write: ") +
            std::to_string(done) + " of " + std::to_string(count) + " elements";
   return "";
+}
+
+// A read piece: the tile's runs (into `packed` in order) and the spans of the file that cover
+// them, each span one or more runs with the small gaps between them.
+struct ReadPiece {
+  std::vector<index_t> run_off, run_len, span_off, span_len;
+  index_t useful = 0, spanned = 0;  // elements of the runs, elements of the spans
+
+  void clear() {
+    run_off.clear();
+    run_len.clear();
+    span_off.clear();
+    span_len.clear();
+    useful = spanned = 0;
+  }
+};
+
+// Takes runs from `cursor` one at a time until `budget` elements are spanned (gaps included).
+void next_read_piece(RunCursor& cursor, index_t budget, index_t elem_size, ReadPiece& p) {
+  while (!cursor.done() && p.spanned < budget && p.run_len.size() < kMaxRunsPerPiece) {
+    const std::size_t before = p.run_len.size();
+    const index_t last_len = before == 0 ? 0 : p.run_len.back();
+    // At most one new run; runs touching the last one extend it (and its span) first.
+    const index_t got = cursor.next(budget - p.spanned, before + 1, p.run_off, p.run_len);
+    if (got == 0) break;
+    p.useful += got;
+    const index_t grown = before == 0 ? 0 : p.run_len[before - 1] - last_len;
+    if (grown > 0) p.span_len.back() += grown;
+    p.spanned += grown;
+    if (p.run_len.size() == before) continue;
+    const index_t len = got - grown, off = p.run_off.back();
+    const index_t gap = before == 0 ? 0 : off - (p.run_off[before - 1] + p.run_len[before - 1]);
+    const bool merge = before > 0 && gap * elem_size <= kMaxGapBytes && gap <= kMaxGapRatio * len &&
+                       p.spanned + gap + len <= budget;
+    if (merge) {
+      p.span_len.back() += gap + len;
+      p.spanned += gap + len;
+    } else {
+      p.span_off.push_back(off);
+      p.span_len.push_back(len);
+      p.spanned += len;
+    }
+  }
+}
+
+// Copies the runs of `p` out of `sieve` (its spans back to back) into `out` (packed).
+void scatter_runs(const ReadPiece& p, const char* sieve, char* out, index_t elem_size) {
+  std::size_t s = 0;
+  index_t sieve_pos = 0;  // element of `sieve` where span s starts
+  for (std::size_t r = 0; r < p.run_off.size(); ++r) {
+    while (p.run_off[r] >= p.span_off[s] + p.span_len[s]) sieve_pos += p.span_len[s++];
+    const index_t from = sieve_pos + p.run_off[r] - p.span_off[s];
+    const auto bytes = static_cast<std::size_t>(p.run_len[r] * elem_size);
+    std::copy_n(sieve + from * elem_size, bytes, out);
+    out += bytes;
+  }
+}
+
+// Independent reads of `p`'s spans, back to back into `out`, through the contiguous view set
+// by read_pieces (offsets in elements).
+std::string read_spans(MPI_File fh, const ReadPiece& p, char* out, MPI_Datatype etype,
+                       index_t elem_size) {
+  for (std::size_t s = 0; s < p.span_off.size(); ++s) {
+    const int count = static_cast<int>(p.span_len[s]);  // <= the budget, < 2 GiB
+    MPI_Status st;
+    std::string err = mpi_io_error(
+        MPI_File_read_at(fh, static_cast<MPI_Offset>(p.span_off[s]), out, count, etype, &st),
+        "MPI_File_read_at");
+    if (!err.empty()) return err;
+    int done = 0;
+    SHARDMM_MPI(MPI_Get_count(&st, etype, &done));
+    if (done != count)
+      return "short read: " + std::to_string(done) + " of " + std::to_string(count) + " elements";
+    out += p.span_len[s] * elem_size;
+  }
+  return "";
+}
+
+// Collective over comm until every rank's cursor is done or any rank failed: each round, every
+// rank reads its piece's spans with independent contiguous reads (into `buf` directly when they
+// hold no gap, else into a sieve buffer whose runs are copied out). Collective two-phase reads
+// of a view with millions of short runs, or of views that partly overlap across ranks (sieved
+// spans do), are slow or wrong in Open MPI's OMPIO. `buf` ends past the last element read.
+std::string read_pieces(MPI_File fh, MPI_Comm comm, RunCursor& cursor, char*& buf, index_t limit,
+                        MPI_Datatype etype, std::size_t elem_size, std::int64_t data_offset) {
+  const auto es = static_cast<index_t>(elem_size);
+  const index_t budget = std::min(limit, std::max<index_t>(1, kSieveBytes / es));
+  std::string err = mpi_io_error(MPI_File_set_view(fh, static_cast<MPI_Offset>(data_offset), etype,
+                                                   etype, "native", MPI_INFO_NULL),
+                                 "MPI_File_set_view");
+  ReadPiece p;
+  std::vector<char> sieve;
+  for (;;) {
+    int flags[2] = {cursor.done() ? 0 : 1, err.empty() ? 0 : 1}, all[2] = {0, 0};
+    SHARDMM_MPI(MPI_Allreduce(flags, all, 2, MPI_INT, MPI_MAX, comm));
+    if (all[0] == 0 || all[1] != 0) break;
+    p.clear();
+    next_read_piece(cursor, budget, es, p);
+    const bool gaps = p.spanned > p.useful;
+    if (gaps) sieve.resize(static_cast<std::size_t>(p.spanned * es));
+    err = read_spans(fh, p, gaps ? sieve.data() : buf, etype, es);
+    if (gaps && err.empty()) scatter_runs(p, sieve.data(), buf, es);
+    buf += p.useful * es;
+  }
+  return err;
 }
 
 }  // namespace
@@ -119,6 +233,11 @@ std::string transfer(MPI_File fh, MPI_Comm comm, RunCursor cursor, void* packed,
   // Pieces also stay below 2 GiB: many MPI-IO implementations count bytes in an int inside.
   const index_t limit =
       std::min<index_t>(comm::max_message_elems(), INT_MAX / static_cast<index_t>(elem_size));
+  if (dir == Direction::Read) {
+    err = read_pieces(fh, comm, cursor, buf, limit, etype, elem_size, data_offset);
+    span.arg("bytes", static_cast<std::int64_t>(buf - static_cast<char*>(packed)));
+    return err;
+  }
   for (;;) {
     // Every rank joins every piece until all are done or any failed.
     int flags[2] = {cursor.done() ? 0 : 1, err.empty() ? 0 : 1}, all[2] = {0, 0};

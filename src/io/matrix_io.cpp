@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "comm/agree.hpp"
 #include "comm/collectives.hpp"
@@ -55,23 +56,34 @@ bool holds_value(const Layout& L, const std::vector<int>& coords) {
   return true;
 }
 
+// Calls f(i, j) over [0, lr) x [0, lc) in 64 x 64 blocks, so a transpose between the
+// row-major file order and column-major storage stays in cache.
+template <class F>
+void for_each_blocked(index_t lr, index_t lc, F f) {
+  constexpr index_t kB = 64;
+  for (index_t j0 = 0; j0 < lc; j0 += kB)
+    for (index_t i0 = 0; i0 < lr; i0 += kB)
+      for (index_t j = j0; j < std::min(j0 + kB, lc); ++j)
+        for (index_t i = i0; i < std::min(i0 + kB, lr); ++i) f(i, j);
+}
+
 // Packed tile of `M` in file order: column-major (Fortran) or row-major (C).
 template <Scalar T>
 std::vector<T> pack_tile(const DistMatrix<T>& M, bool fortran) {
   const index_t lr = M.local_rows(), lc = M.local_cols();
   std::vector<T> out(static_cast<std::size_t>(lr * lc));
-  for (index_t j = 0; j < lc; ++j)
-    for (index_t i = 0; i < lr; ++i)
-      out[static_cast<std::size_t>(fortran ? i + j * lr : i * lc + j)] = M.local(i, j);
+  for_each_blocked(lr, lc, [&](index_t i, index_t j) {
+    out[static_cast<std::size_t>(fortran ? i + j * lr : i * lc + j)] = M.local(i, j);
+  });
   return out;
 }
 
 template <Scalar T>
-void unpack_tile(const std::vector<T>& packed, DistMatrix<T>& M, bool fortran) {
+void unpack_tile(const T* packed, DistMatrix<T>& M, bool fortran) {
   const index_t lr = M.local_rows(), lc = M.local_cols();
-  for (index_t j = 0; j < lc; ++j)
-    for (index_t i = 0; i < lr; ++i)
-      M.local(i, j) = packed[static_cast<std::size_t>(fortran ? i + j * lr : i * lc + j)];
+  for_each_blocked(lr, lc, [&](index_t i, index_t j) {
+    M.local(i, j) = packed[static_cast<std::size_t>(fortran ? i + j * lr : i * lc + j)];
+  });
 }
 
 // The packed file-order tile is M's storage itself: Fortran order without padding.
@@ -88,16 +100,18 @@ void read_tile(const std::string& path, std::int64_t data_offset, bool fortran,
   const auto& coords = dst.mesh().coords();
   const bool holds = holds_value(dst.layout(), coords);
   const bool direct = tile_is_packed(dst, fortran);
-  std::vector<T> packed;  // allocated on every rank before the collective open
+  std::unique_ptr<T[]> packed;  // allocated on every rank before the collective open; not
+                                // zero-filled: the read overwrites every element
   comm::agreed(comm, "read", [&] {
     fault::point("read");
     if (holds && !direct)
-      packed.resize(static_cast<std::size_t>(dst.local_rows() * dst.local_cols()));
+      packed = std::make_unique_for_overwrite<T[]>(
+          static_cast<std::size_t>(dst.local_rows() * dst.local_cols()));
   });
   io::RunCursor cursor =
       holds ? io::RunCursor::for_tile(dst.layout(), coords, fortran) : io::RunCursor();
   MPI_File fh = io::open_file(comm, path, MPI_MODE_RDONLY);
-  std::string err = io::transfer(fh, comm, std::move(cursor), direct ? dst.data() : packed.data(),
+  std::string err = io::transfer(fh, comm, std::move(cursor), direct ? dst.data() : packed.get(),
                                  comm::mpi_type<T>(), sizeof(T), data_offset, Direction::Read);
   const std::string closed = io::mpi_io_error(MPI_File_close(&fh), "MPI_File_close");
   err = io::first_error(comm, err.empty() ? closed : err);
@@ -105,7 +119,7 @@ void read_tile(const std::string& path, std::int64_t data_offset, bool fortran,
   if (!holds) {
     dst.set_zero();  // off coordinate 0 of the unreduced axes
   } else if (!direct) {
-    unpack_tile(packed, dst, fortran);
+    unpack_tile(packed.get(), dst, fortran);
   }
 }
 
