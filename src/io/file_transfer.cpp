@@ -29,7 +29,7 @@ constexpr std::size_t kMaxRunsPerPiece = std::size_t{1} << 20;
 constexpr index_t kMaxGapBytes = index_t{64} << 10;
 constexpr index_t kMaxGapRatio = 8;
 // Reads: elements read per piece, gaps included (the sieve buffer's size).
-constexpr index_t kSieveBytes = index_t{64} << 20;
+constexpr index_t kSieveBytes = index_t{8} << 20;
 
 // One collective piece: the file view covers exactly `n` elements (the runs), which move
 // to/from `buf`. Ranks with nothing to move still take part with an empty view.
