@@ -53,36 +53,23 @@ index_t largest(const DimMap& d) {
   return most;
 }
 
-// The line form's op(A): the caller's when its rows are whole and its k is split over C's
-// column axes S (any block-cyclic map), else rows whole and k block-split over S.
-Layout line_a(const Problem& p, const ShardingSpec& cs) {
-  const Layout& A = p.A;
-  const int rows = stored_dim(p.opA, 0), k = stored_dim(p.opA, 1);
-  if (A.map(rows).nprocs == 1 && !A.is_unreduced() &&
-      A.dim_axes(k) == Layout(p.mesh, p.m, p.n, cs).dim_axes(1))
-    return A;
-  ShardingSpec as;
-  as.name = "A";
-  as.dims[0].label = "I", as.dims[1] = cs.dims[1];
-  as.dims[1].label = "K";
-  as.dims[1].kind = DimSpec::Kind::Block;
-  return stored_layout(p.opA, p.mesh, p.m, p.k, as);
-}
-
-// The column form's op(B): the caller's when its columns are whole and its k is split over C's
-// row axes R (any block-cyclic map), else columns whole and k block-split over R.
-Layout column_b(const Problem& p, const ShardingSpec& cs) {
-  const Layout& B = p.B;
-  const int k = stored_dim(p.opB, 0), cols = stored_dim(p.opB, 1);
-  if (B.map(cols).nprocs == 1 && !B.is_unreduced() &&
-      B.dim_axes(k) == Layout(p.mesh, p.m, p.n, cs).dim_axes(0))
-    return B;
-  ShardingSpec bs;
-  bs.name = "B";
-  bs.dims[1].label = "J", bs.dims[0] = cs.dims[0];
-  bs.dims[0].label = "K";
-  bs.dims[0].kind = DimSpec::Kind::Block;
-  return stored_layout(p.opB, p.mesh, p.k, p.n, bs);
+// The operand whose pieces travel: op(A) in the line form (rows whole, k split over C's column
+// axes), op(B) in the column form (columns whole, k split over C's row axes). The caller's when
+// it is already so (any block-cyclic map of k), else that dimension whole and k block-split.
+Layout travelling(const Problem& p, const ShardingSpec& cs, bool is_a) {
+  const Layout& X = is_a ? p.A : p.B;
+  const Op op = is_a ? p.opA : p.opB;
+  const int kpos = is_a ? 1 : 0, whole = 1 - kpos;  // k's position in op(X), the other's
+  const int k = stored_dim(op, kpos), kept = stored_dim(op, whole);
+  if (X.map(kept).nprocs == 1 && !X.is_unreduced() &&
+      X.dim_axes(k) == Layout(p.mesh, p.m, p.n, cs).dim_axes(kpos))
+    return X;
+  ShardingSpec xs;
+  xs.name = is_a ? "A" : "B";
+  xs.dims[whole].label = is_a ? "I" : "J", xs.dims[kpos] = cs.dims[kpos];
+  xs.dims[kpos].label = "K";
+  xs.dims[kpos].kind = DimSpec::Kind::Block;
+  return is_a ? stored_layout(op, p.mesh, p.m, p.k, xs) : stored_layout(op, p.mesh, p.k, p.n, xs);
 }
 
 // The grid form's operands: the caller's when its rows (op(A)) or columns (op(B)) are mapped as
@@ -139,8 +126,9 @@ Setup strassen_setup(const Problem& p, const Options& o) {
   s.pm = s.C.row_map().nprocs, s.pn = s.C.col_map().nprocs;
   const bool line = s.pm == 1 && s.pn > 1, column = s.pn == 1 && s.pm > 1;
   const bool grid = s.pm > 1 && s.pn > 1;
-  if (line) s.A = line_a(p, cs), s.ring_form = RingForm::AllGatherA;      // op(A)'s pieces travel
-  if (column) s.B = column_b(p, cs), s.ring_form = RingForm::AllGatherB;  // op(B)'s pieces
+  if (line)
+    s.A = travelling(p, cs, true), s.ring_form = RingForm::AllGatherA;  // op(A)'s pieces travel
+  if (column) s.B = travelling(p, cs, false), s.ring_form = RingForm::AllGatherB;  // op(B)'s pieces
   if (grid) s.A = grid_operand(p, s.C, true), s.B = grid_operand(p, s.C, false);
   const index_t crossover = strassen_crossover(o);
   const index_t ml = largest(s.C.row_map()), nl = largest(s.C.col_map());
