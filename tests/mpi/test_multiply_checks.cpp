@@ -189,8 +189,8 @@ TEST(MultiplyOptions, RawOffsetsSkipAHeader) {
     args.insert(args.end(), extra.begin(), extra.end());
     ASSERT_EQ(multiply(args), 0);
     const std::string bytes = get_file(out);
-    std::vector<double> got(bytes.size() / sizeof(double));
-    std::memcpy(got.data(), bytes.data(), got.size() * sizeof(double));
+    std::vector<double> got(bytes.size() / sizeof(double));  // empty off rank 0
+    if (!got.empty()) std::memcpy(got.data(), bytes.data(), got.size() * sizeof(double));
     std::string line;
     for (const auto& e : extra) line += " " + e;
     expect_near(got, reference(13, 9, 10, false, false, 1, 2, 0.5), "raw offsets" + line);
