@@ -13,9 +13,24 @@ endif()
 find_package(GTest REQUIRED)
 
 # Test code is compiled at -O1 in optimised builds: half the compile time of -O3 (gtest's
-# expansions are most of it), and it is not what is measured. The library the tests link
-# keeps the build type's flags.
-set(SHARDMM_TEST_OPTIMIZE $<$<CONFIG:Release,RelWithDebInfo>:-O1>)
+# expansions are most of it), and it is not what is measured; under the sanitizers at -O0, as
+# the launcher (SHARDMM_APP_OPTIMIZE). The library the tests link keeps the build type's flags.
+if(SHARDMM_SANITIZE)
+  set(SHARDMM_TEST_OPTIMIZE -O0)
+else()
+  set(SHARDMM_TEST_OPTIMIZE $<$<CONFIG:Release,RelWithDebInfo>:-O1>)
+endif()
+
+# shardmm_test_optimized(TARGET...): under the sanitizers these tests keep -O1: their own code
+# does real work (references, operand files), which at -O0 costs more run time than it saves
+# in compile time.
+function(shardmm_test_optimized)
+  if(SHARDMM_SANITIZE)
+    foreach(target IN LISTS ARGN)
+      target_compile_options(${target} PRIVATE -O1)
+    endforeach()
+  endif()
+endfunction()
 
 function(shardmm_add_unit_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
