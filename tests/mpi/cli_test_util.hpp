@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli.hpp"
+#include "unit/cli_parse_util.hpp"
 
 namespace shardmm::testing {
 
@@ -27,9 +28,9 @@ int returns(F&& f) {
 // The launcher's command line `shardmm multiply --quiet ARGS` -> its MultiplyConfig; throws
 // std::invalid_argument with the launcher's message when it does not parse to a command.
 inline cli::MultiplyConfig parse_multiply(const std::vector<std::string>& args) {
-  std::vector<const char*> argv{"shardmm", "multiply", "--quiet"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  const cli::Parsed parsed = cli::parse(static_cast<int>(argv.size()), argv.data());
+  std::vector<std::string> line{"multiply", "--quiet"};
+  line.insert(line.end(), args.begin(), args.end());
+  const cli::Parsed parsed = cli::testing::parse_args(line);
   if (parsed.ending != cli::Ending::Run)
     throw std::invalid_argument("shardmm multiply does not parse: " + parsed.err + parsed.out);
   return parsed.commands.multiply;
