@@ -34,18 +34,11 @@ MatrixFile put_npy(const std::string& name, const Stored& s) {
   return MatrixFile::npy(path);
 }
 
-/// Writes `s` as a raw file (rank 0) and returns its MatrixFile.
+/// Writes `s` as a raw file (rank 0) whose data starts `offset` bytes in, and returns its
+/// MatrixFile. The bytes before the data are a hole (pwrite past the end), which takes no disk
+/// where the file system has sparse files.
 template <class T>
-MatrixFile put_raw(const std::string& name, const Stored& s) {
-  const std::string path = npy::file(name);
-  npy::put_file(path, npy::data_bytes<T>(s.rows, s.cols, s.fortran, s.seed));
-  return MatrixFile::raw_file(path, dtype_of<T>(), s.rows, s.cols, s.fortran);
-}
-
-/// Writes `s` as a raw file whose data starts `offset` bytes in (rank 0): the bytes before it
-/// are a hole (pwrite past the end), which takes no disk where the file system has sparse files.
-template <class T>
-MatrixFile put_raw_at(const std::string& name, const Stored& s, std::int64_t offset) {
+MatrixFile put_raw(const std::string& name, const Stored& s, std::int64_t offset = 0) {
   const std::string path = npy::file(name);
   if (world_rank() == 0) {
     const std::string bytes = npy::data_bytes<T>(s.rows, s.cols, s.fortran, s.seed);

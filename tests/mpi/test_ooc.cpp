@@ -205,10 +205,10 @@ TEST(Ooc, RawDataPastFourGiB) {
         for (const auto& p : paths) fs::remove(p);
     }
   } remove{{npy::file("a_far.raw"), npy::file("b_far.raw"), npy::file("c0_far.raw")}};
-  const MatrixFile fa = ooc::put_raw_at<double>("a_far.raw", a, 4 * gib + 24);
-  const MatrixFile fb = ooc::put_raw_at<double>("b_far.raw", b, 5 * gib + 8);
+  const MatrixFile fa = ooc::put_raw<double>("a_far.raw", a, 4 * gib + 24);
+  const MatrixFile fb = ooc::put_raw<double>("b_far.raw", b, 5 * gib + 8);
   const MatrixFile fc =
-      ooc::put_raw_at<double>("c0_far.raw", c0, 4 * gib + std::int64_t{3} * 4096 + 40);
+      ooc::put_raw<double>("c0_far.raw", c0, 4 * gib + std::int64_t{3} * 4096 + 40);
   ASSERT_GT(fa.data_offset, std::int64_t{1} << 32);
   int sparse = 1;  // holes take no disk here (else the files hold GiBs of zeros: stop)
   if (world_rank() == 0)
