@@ -13,8 +13,8 @@
 // profile's, measured by `shardmm calibrate`). Scratch: slot Partial, winograd::scratch()
 // elements, taken in the prologue. Works for any rank count, mesh, shape, op, alpha and beta.
 #include <algorithm>
-#include <map>
 
+#include "algo/pack.hpp"
 #include "algo/strassen.hpp"
 #include "algo/strassen_winograd.hpp"
 #include "core/winograd.hpp"
@@ -47,26 +47,18 @@ ShardingSpec default_spec(const MeshShape& mesh) {
   return s;
 }
 
-index_t largest(const DimMap& d) {
-  index_t most = 0;
-  for (int p = 0; p < d.nprocs; ++p) most = std::max(most, d.local_extent(p));
-  return most;
-}
-
 // The operand whose pieces travel: op(A) in the line form (rows whole, k split over C's column
 // axes), op(B) in the column form (columns whole, k split over C's row axes). The caller's when
 // it is already so (any block-cyclic map of k), else that dimension whole and k block-split.
-Layout travelling(const Problem& p, const ShardingSpec& cs, bool is_a) {
+Layout travelling(const Problem& p, const Layout& C, bool is_a) {
   const Layout& X = is_a ? p.A : p.B;
   const Op op = is_a ? p.opA : p.opB;
   const int kpos = is_a ? 1 : 0, whole = 1 - kpos;  // k's position in op(X), the other's
   const int k = stored_dim(op, kpos), kept = stored_dim(op, whole);
-  if (X.map(kept).nprocs == 1 && !X.is_unreduced() &&
-      X.dim_axes(k) == Layout(p.mesh, p.m, p.n, cs).dim_axes(kpos))
-    return X;
+  if (X.map(kept).nprocs == 1 && !X.is_unreduced() && X.dim_axes(k) == C.dim_axes(kpos)) return X;
   ShardingSpec xs;
   xs.name = is_a ? "A" : "B";
-  xs.dims[whole].label = is_a ? "I" : "J", xs.dims[kpos] = cs.dims[kpos];
+  xs.dims[whole].label = is_a ? "I" : "J", xs.dims[kpos] = C.spec().dims[kpos];
   xs.dims[kpos].label = "K";
   xs.dims[kpos].kind = DimSpec::Kind::Block;
   return is_a ? stored_layout(op, p.mesh, p.m, p.k, xs) : stored_layout(op, p.mesh, p.k, p.n, xs);
@@ -92,18 +84,13 @@ Layout grid_operand(const Problem& p, const Layout& C, bool is_a) {
   return is_a ? stored_layout(op, p.mesh, p.m, p.k, xs) : stored_layout(op, p.mesh, p.k, p.n, xs);
 }
 
-// The grid form's largest piece of k (strassen_grid.cpp cuts k by owner pairs) and their count.
+// The grid form's largest piece of k (pieces_of: what strassen_grid.cpp runs) and their count.
 std::pair<index_t, int> grid_pieces(const Problem& p, const Setup& s) {
-  const DimMap &ka = s.A.map(stored_dim(p.opA, 1)), &kb = s.B.map(stored_dim(p.opB, 0));
-  std::map<std::pair<int, int>, index_t> size;
-  for (index_t g = 0; g < p.k;) {
-    const index_t e = std::min({ka.block_end(g), kb.block_end(g), p.k});
-    size[{ka.owner(g), kb.owner(g)}] += e - g;
-    g = e;
-  }
+  const std::vector<Piece> pieces =
+      pieces_of(s.A.map(stored_dim(p.opA, 1)), s.B.map(stored_dim(p.opB, 0)), p.k);
   index_t most = 0;
-  for (const auto& [owners, k] : size) most = std::max(most, k);
-  return {most, static_cast<int>(size.size())};
+  for (const Piece& piece : pieces) most = std::max(most, piece.k);
+  return {most, static_cast<int>(pieces.size())};
 }
 
 }  // namespace
@@ -127,14 +114,15 @@ Setup strassen_setup(const Problem& p, const Options& o) {
   const bool line = s.pm == 1 && s.pn > 1, column = s.pn == 1 && s.pm > 1;
   const bool grid = s.pm > 1 && s.pn > 1;
   if (line)
-    s.A = travelling(p, cs, true), s.ring_form = RingForm::AllGatherA;  // op(A)'s pieces travel
-  if (column) s.B = travelling(p, cs, false), s.ring_form = RingForm::AllGatherB;  // op(B)'s pieces
+    s.A = travelling(p, s.C, true), s.ring_form = RingForm::AllGatherA;  // op(A)'s pieces travel
+  if (column)
+    s.B = travelling(p, s.C, false), s.ring_form = RingForm::AllGatherB;  // op(B)'s pieces
   if (grid) s.A = grid_operand(p, s.C, true), s.B = grid_operand(p, s.C, false);
   const index_t crossover = strassen_crossover(o);
-  const index_t ml = largest(s.C.row_map()), nl = largest(s.C.col_map());
+  const index_t ml = widest(s.C.row_map()), nl = widest(s.C.col_map());
   const DimMap& kmap = column ? s.B.map(stored_dim(p.opB, 0)) : s.A.map(stored_dim(p.opA, 1));
   const auto [kg, pieces] = grid ? grid_pieces(p, s) : std::pair<index_t, int>{p.k, 1};
-  const index_t kl = line || column ? largest(kmap) : kg;
+  const index_t kl = line || column ? widest(kmap) : kg;
   // Two ranks with equal pieces: one product over both (what the largest tile does).
   const int pair = line && s.pn == 2 ? winograd::pair_levels(ml, nl, kmap.local_extent(0),
                                                              kmap.local_extent(1), crossover)

@@ -13,6 +13,18 @@ namespace shardmm::algo {
 /// Global index ranges [begin, end), increasing (DimMap::owned_ranges).
 using Ranges = std::vector<std::pair<index_t, index_t>>;
 
+/// One piece of the grid form's k: its owners and where its indices sit in each owner's local
+/// op(A) / op(B).
+struct Piece {
+  int s = 0, r = 0;  // op(A)'s owner along S, op(B)'s along R
+  index_t k = 0;
+  Ranges a_local, b_local;  // local k ranges [begin, end) in the owners' tiles
+};
+
+/// The grid form's pieces of k (op(A)'s k map ka, op(B)'s kb), ordered by (s, r): one sweep
+/// over k cut at both maps' block ends. Setup sizes the run with it; the run follows it.
+std::vector<Piece> pieces_of(const DimMap& ka, const DimMap& kb, index_t k);
+
 /// The crossover a run uses: Options::fast_crossover (the front end fills in the profile's).
 index_t strassen_crossover(const Options& o);
 

@@ -11,9 +11,9 @@
 // largest piece (Panel0, Panel1) and the recursion's scratch (Partial); neither operand is
 // ever held whole along k.
 #include <algorithm>
-#include <cstring>
 #include <map>
 
+#include "algo/pack.hpp"
 #include "algo/strassen.hpp"
 #include "algo/strassen_winograd.hpp"
 #include "blas/blas.hpp"
@@ -23,19 +23,22 @@
 namespace shardmm::algo {
 namespace {
 
-// One piece of k: its owners and where its indices sit in each owner's local op(A) / op(B).
-struct Piece {
-  int s = 0, r = 0;  // op(A)'s owner along S, op(B)'s along R
-  index_t k = 0;
-  Ranges a_local, b_local;  // local k ranges [begin, end) in the owners' tiles
-};
-
 void add_run(Ranges& runs, index_t b, index_t e) {
   if (!runs.empty() && runs.back().second == b) runs.back().second = e;
   else runs.emplace_back(b, e);
 }
 
-// The pieces of k, ordered by (s, r): one sweep over k cut at both maps' block ends.
+// X's local k ranges K packed into `to` (k_r x other with k along X's rows, other x k_r along
+// its columns): pack.hpp's run packing; an empty tile may have no storage, so nothing is copied.
+template <class T>
+void pack_piece(bool k_on_rows, const T* X, index_t ldx, index_t other, const Ranges& K, T* to) {
+  if (other == 0 || count(K) == 0) return;
+  if (k_on_rows) pack_row_runs(X, ldx, K, other, to);
+  else pack_col_runs(X, ldx, K, other, to);
+}
+
+}  // namespace
+
 std::vector<Piece> pieces_of(const DimMap& ka, const DimMap& kb, index_t k) {
   std::map<std::pair<int, int>, Piece> by_owner;
   for (index_t g = 0; g < k;) {
@@ -51,29 +54,6 @@ std::vector<Piece> pieces_of(const DimMap& ka, const DimMap& kb, index_t k) {
   for (auto& [owners, p] : by_owner) out.push_back(std::move(p));
   return out;
 }
-
-// X's local k ranges K packed into `to`: X stored with k along its rows (k_r x other, ld k_r)
-// or along its columns (other x k_r, ld other). Returns the packed leading dimension.
-template <class T>
-index_t pack_k(bool k_on_rows, const T* X, index_t ldx, index_t other, const Ranges& K, index_t kr,
-               T* to) {
-  if (other == 0 || kr == 0) return 1;  // nothing to copy (an empty tile may have no storage)
-  index_t at = 0;
-  if (k_on_rows) {
-    for (const auto& [b, e] : K) {
-      for (index_t j = 0; j < other; ++j)
-        std::memcpy(to + j * kr + at, X + j * ldx + b, sizeof(T) * std::size_t(e - b));
-      at += e - b;
-    }
-    return std::max<index_t>(kr, 1);
-  }
-  for (const auto& [b, e] : K)
-    for (index_t c = b; c < e; ++c, ++at)
-      std::memcpy(to + at * other, X + c * ldx, sizeof(T) * std::size_t(other));
-  return std::max<index_t>(other, 1);
-}
-
-}  // namespace
 
 template <Scalar T>
 void strassen_grid_run(const Operands<T>& x, const Options& o, Timers& t) {
@@ -102,8 +82,8 @@ void strassen_grid_run(const Operands<T>& x, const Options& o, Timers& t) {
     const Piece& p = pieces[i];
     const auto step = static_cast<std::int64_t>(i);
     // The owners pack their part of the piece; both panels then travel at once.
-    if (my_s == p.s) (void)pack_k(a_k_rows, x.A.data(), x.A.ld(), m, p.a_local, p.k, pa);
-    if (my_r == p.r) (void)pack_k(b_k_rows, x.B.data(), x.B.ld(), n, p.b_local, p.k, pb);
+    if (my_s == p.s) pack_piece(a_k_rows, x.A.data(), x.A.ld(), m, p.a_local, pa);
+    if (my_r == p.r) pack_piece(b_k_rows, x.B.data(), x.B.ld(), n, p.b_local, pb);
     comm::Requests panels;
     comm::ibcast(pa, m * p.k, p.s, along_s, panels);
     comm::ibcast(pb, p.k * n, p.r, along_r, panels);

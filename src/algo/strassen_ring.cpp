@@ -15,8 +15,8 @@
 // largest piece: at 8192^3 on 2 ranks 0.76 x the local A + B + C, against about 1.77 x for
 // gathering the moving operand whole.
 #include <algorithm>
-#include <cstring>
 
+#include "algo/pack.hpp"
 #include "algo/strassen.hpp"
 #include "algo/strassen_winograd.hpp"
 #include "blas/blas.hpp"
@@ -40,19 +40,10 @@ std::pair<const T*, index_t> k_of(bool k_on_rows, const T* X, index_t ldx, index
   }
   if (other == 0) return {pack, 1};  // nothing to copy (an empty tile may have no storage)
   if (k_on_rows) {
-    for (index_t j = 0; j < other; ++j) {
-      index_t at = 0;
-      for (const auto& [b, e] : K) {
-        std::memcpy(pack + j * kr + at, X + j * ldx + b, sizeof(T) * std::size_t(e - b));
-        at += e - b;
-      }
-    }
+    pack_row_runs(X, ldx, K, other, pack);
     return {pack, std::max<index_t>(kr, 1)};
   }
-  index_t at = 0;
-  for (const auto& [b, e] : K)
-    for (index_t c = b; c < e; ++c, ++at)
-      std::memcpy(pack + at * other, X + c * ldx, sizeof(T) * std::size_t(other));
+  pack_col_runs(X, ldx, K, other, pack);
   return {pack, std::max<index_t>(other, 1)};
 }
 
@@ -67,8 +58,8 @@ struct LineShape {
   index_t other;       // the staying operand's other side
   bool piece_k_rows;   // the moving piece, as stored, has k along its rows
   bool stay_k_rows;    // the staying operand, as stored, has k along its rows
-  index_t kmax = 0;    // the largest piece's k
-  bool runs = false;   // some rank's k is more than one run (the staying side is packed)
+  index_t kmax;        // the largest piece's k
+  bool runs;           // some rank's k is more than one run (the staying side is packed)
 
   LineShape(const Operands<T>& x, RingForm form)
       : b_moves(form == RingForm::AllGatherB),
@@ -79,12 +70,9 @@ struct LineShape {
         span(b_moves ? x.C.local_cols() : x.C.local_rows()),
         other(b_moves ? x.C.local_rows() : x.C.local_cols()),
         piece_k_rows(b_moves ? x.opB == Op::N : x.opA != Op::N),
-        stay_k_rows(b_moves ? x.opA != Op::N : x.opB == Op::N) {
-    for (int r = 0; r < kmap.nprocs; ++r) {
-      kmax = std::max(kmax, kmap.local_extent(r));
-      runs = runs || kmap.owned_ranges(r).size() > 1;
-    }
-  }
+        stay_k_rows(b_moves ? x.opA != Op::N : x.opB == Op::N),
+        kmax(widest(kmap)),
+        runs(kmap.nprocs > 1 && scattered(kmap)) {}
   // Leading dimension of a moving piece with kr of k, as sent.
   [[nodiscard]] index_t ld_of(index_t kr) const {
     return std::max<index_t>(piece_k_rows ? kr : span, 1);
@@ -130,10 +118,7 @@ void strassen_ring_run(const Operands<T>& x, RingForm form, const Options& o, Ti
     own = own_packed ? memory::get<T>(memory::Slot::Panel3, span * k_me) : nullptr;
   });
   const index_t rows_me = ls.piece_k_rows ? k_me : span, cols_me = ls.piece_k_rows ? span : k_me;
-  if (own_packed)
-    for (index_t j = 0; j < cols_me; ++j)
-      std::memcpy(own + j * rows_me, ls.moving.data() + j * ls.moving.ld(),
-                  sizeof(T) * std::size_t(rows_me));
+  if (own_packed) copy_block(ls.moving.data(), ls.moving.ld(), rows_me, cols_me, own, rows_me);
   const T* mine = own_packed ? own : ls.moving.data();
   comm::Requests sent, recv[2];
   for (int r = 0; r < P; ++r)
