@@ -67,7 +67,8 @@ double summa_words_in_place(const algo::Problem& p) {
   return most;
 }
 
-// The mesh shape a candidate runs on when it is not the caller's (as choose_algorithm runs it).
+// The mesh shape a candidate runs on when it is not the caller's: a line for the ring (a line
+// runs as it is), the candidate's grid for SUMMA, Cannon and Strassen.
 std::optional<MeshShape> remesh_for(const algo::Problem& p, const Candidate& c) {
   if (c.algorithm == Algorithm::Ring && !is_line(p.mesh)) return MeshShape({"x"}, {c.pm});
   const bool grid = c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon ||
@@ -143,15 +144,9 @@ void choose_algorithm(const algo::Problem& p, const PlanRequest& q, Resolved& r)
   r.options.stationary = c.stationary;
   r.options.ring_form = c.ring_form;
   r.why = "auto: " + c.name();
-  if (c.algorithm == Algorithm::Gemm25D) {
+  if (c.algorithm == Algorithm::Gemm25D)
     r.options.grid_m = c.pm, r.options.grid_n = c.pn, r.options.grid_k = c.pk;
-  } else if (c.algorithm == Algorithm::Ring) {
-    if (!is_line(p.mesh)) r.remesh = MeshShape({"x"}, {c.pm});  // a line runs as it is
-  } else if (c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon ||
-             c.algorithm == Algorithm::Strassen) {
-    if (p.mesh.ndims() != 2 || p.mesh.sizes[0] != c.pm || p.mesh.sizes[1] != c.pn)
-      r.remesh = MeshShape({"x", "y"}, {c.pm, c.pn});
-  }
+  r.remesh = remesh_for(p, c);  // the shape the redistribution was priced on
 }
 
 // 2.5D without a grid: the planner's cheapest 2.5D grid (at least two k-slices) for the full
