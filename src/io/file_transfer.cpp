@@ -1,16 +1,19 @@
-// Collective MPI-IO transfer of a tile's file runs: each piece of the tile (at most
-// max_message_elems() elements) gets an hindexed file view of its runs and one
-// MPI_File_read_at_all / MPI_File_write_at_all between the file and the packed tile buffer.
-// Reads coalesce runs separated by small gaps (a block-cyclic tile's row pieces) into spans
-// that are read whole into a sieve buffer and copied out: MPI-IO handles a view of a few large
-// spans far faster than one of millions of 512-byte runs (docs/OUT_OF_CORE.md).
+// MPI-IO transfer of a tile's file runs. Writes: each piece of the tile (at most
+// max_message_elems() elements) gets an hindexed file view of its runs and one collective
+// MPI_File_write_at_all from the packed tile buffer. Reads coalesce runs separated by small gaps (a
+// block-cyclic tile's row pieces) into spans that are read whole into a sieve buffer and copied
+// out: MPI-IO handles a view of a few large spans far faster than one of millions of 512-byte runs
+// (docs/OUT_OF_CORE.md).
 #include "io/file_transfer.hpp"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <climits>
 #include <exception>
+#include <filesystem>
 #include <random>
 #include <string>
 
@@ -31,12 +34,11 @@ constexpr index_t kMaxGapRatio = 8;
 // Reads: elements read per piece, gaps included (the sieve buffer's size).
 constexpr index_t kSieveBytes = index_t{8} << 20;
 
-// One collective piece: the file view covers exactly `n` elements (the runs), which move
-// to/from `buf`. Ranks with nothing to move still take part with an empty view.
-std::string transfer_piece(MPI_File fh, const std::vector<index_t>& offsets,
-                           const std::vector<index_t>& lengths, char* buf, index_t n,
-                           MPI_Datatype etype, std::size_t elem_size, std::int64_t data_offset,
-                           Direction dir) {
+// One collective write piece: the file view covers exactly `n` elements (the runs), written
+// from `buf`. Ranks with nothing to write still take part with an empty view.
+std::string write_piece(MPI_File fh, const std::vector<index_t>& offsets,
+                        const std::vector<index_t>& lengths, const char* buf, index_t n,
+                        MPI_Datatype etype, std::size_t elem_size, std::int64_t data_offset) {
   MPI_Datatype ftype = etype;
   if (n > 0) {
     std::vector<int> lens(lengths.size());
@@ -55,16 +57,14 @@ std::string transfer_piece(MPI_File fh, const std::vector<index_t>& offsets,
   if (ftype != etype) SHARDMM_MPI(MPI_Type_free(&ftype));
   const int count = err.empty() ? static_cast<int>(n) : 0;  // still join the collective
   MPI_Status st;
-  const int rc = dir == Direction::Read ? MPI_File_read_at_all(fh, 0, buf, count, etype, &st)
-                                        : MPI_File_write_at_all(fh, 0, buf, count, etype, &st);
+  const int rc = MPI_File_write_at_all(fh, 0, buf, count, etype, &st);
   if (!err.empty()) return err;
-  err = mpi_io_error(rc, dir == Direction::Read ? "MPI_File_read_at_all" : "MPI_File_write_at_all");
+  err = mpi_io_error(rc, "MPI_File_write_at_all");
   if (!err.empty()) return err;
   int done = 0;
   SHARDMM_MPI(MPI_Get_count(&st, etype, &done));
   if (done != count)
-    return std::string(dir == Direction::Read ? "short read: " : "short write: ") +
-           std::to_string(done) + " of " + std::to_string(count) + " elements";
+    return "short write: " + std::to_string(done) + " of " + std::to_string(count) + " elements";
   return "";
 }
 
@@ -246,11 +246,29 @@ std::string transfer(MPI_File fh, MPI_Comm comm, RunCursor cursor, void* packed,
     offsets.clear();
     lengths.clear();
     const index_t n = cursor.next(limit, kMaxRunsPerPiece, offsets, lengths);
-    err = transfer_piece(fh, offsets, lengths, buf, n, etype, elem_size, data_offset, dir);
+    err = write_piece(fh, offsets, lengths, buf, n, etype, elem_size, data_offset);
     if (n > 0) buf += n * static_cast<index_t>(elem_size);
   }
   span.arg("bytes", static_cast<std::int64_t>(buf - static_cast<char*>(packed)));
   return err;
+}
+
+std::string raw_size_error(MPI_Comm comm, const std::string& path, index_t rows, index_t cols,
+                           Dtype dtype, std::int64_t data_offset, bool readable) {
+  std::string err;
+  if (comm::comm_rank(comm) == 0) {
+    std::error_code ec;
+    const auto size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
+    const std::int64_t need = data_offset + rows * cols * std::int64_t(dtype_size(dtype));
+    if (ec) err = ec.message();
+    else if (readable && ::access(path.c_str(), R_OK) != 0) err = "not readable";
+    else if (size != need)
+      err = "file size is " + std::to_string(size) + " bytes, a " + std::to_string(rows) + "x" +
+            std::to_string(cols) + " " + to_string(dtype) + " matrix" +
+            (data_offset > 0 ? " at offset " + std::to_string(data_offset) : "") +
+            " needs exactly " + std::to_string(need);
+  }
+  return first_error(comm, err);
 }
 
 std::string mpi_io_error(int code, const std::string& what) {

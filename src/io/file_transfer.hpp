@@ -57,6 +57,12 @@ std::string transfer(MPI_File fh, MPI_Comm comm, RunCursor cursor, void* packed,
 /// "" on MPI_SUCCESS, else "<what> failed: <MPI's message>".
 std::string mpi_io_error(int code, const std::string& what);
 
+/// Collective: a raw file's size checks against a rows x cols matrix of `elem_bytes`-byte
+/// `dtype` elements starting `data_offset` bytes in (rank 0 looks: with `readable`, also that
+/// it may be read); the same message on every rank, "" when it fits.
+std::string raw_size_error(MPI_Comm comm, const std::string& path, index_t rows, index_t cols,
+                           Dtype dtype, std::int64_t data_offset, bool readable);
+
 /// Collective: the message of the lowest rank whose `local` is not empty ("" when none).
 std::string first_error(MPI_Comm comm, const std::string& local);
 

@@ -256,20 +256,8 @@ void read_raw(const std::string& path, DistMatrix<T>& dst, bool fortran_order,
   trace::Call call(dst.mesh().comm(), "read");
   if (call.span()) call.span().text("path", path).text("format", "raw");
   const MPI_Comm comm = dst.mesh().comm();
-  std::string err;
-  if (comm::comm_rank(comm) == 0) {
-    std::error_code ec;
-    const auto size = static_cast<std::int64_t>(fs::file_size(path, ec));
-    const std::int64_t need =
-        data_offset + dst.rows() * dst.cols() * static_cast<std::int64_t>(sizeof(T));
-    if (ec) err = ec.message();
-    else if (size != need)
-      err = "file size is " + std::to_string(size) + " bytes, a " + std::to_string(dst.rows()) +
-            "x" + std::to_string(dst.cols()) + " " + to_string(dtype_of<T>()) + " matrix" +
-            (data_offset > 0 ? " at offset " + std::to_string(data_offset) : "") +
-            " needs exactly " + std::to_string(need);
-  }
-  err = io::first_error(comm, err);
+  const std::string err =
+      io::raw_size_error(comm, path, dst.rows(), dst.cols(), dtype_of<T>(), data_offset, false);
   if (!err.empty()) throw IoError("cannot read raw file '" + path + "': " + err);
   read_tile(path, data_offset, fortran_order, dst);
 }

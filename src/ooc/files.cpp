@@ -102,21 +102,8 @@ MatrixFile describe_file(MatrixFile f, MPI_Comm comm) {
   if (f.data_offset < 0)
     throw InvalidArgument("raw file '" + f.path + "': data offset " +
                           std::to_string(f.data_offset) + " is negative");
-  std::string err;
-  if (comm::comm_rank(comm) == 0) {
-    std::error_code ec;
-    const auto size = static_cast<std::int64_t>(fs::file_size(f.path, ec));
-    const std::int64_t need =
-        f.data_offset + f.rows * f.cols * static_cast<std::int64_t>(dtype_size(f.dtype));
-    if (ec) err = ec.message();
-    else if (::access(f.path.c_str(), R_OK) != 0) err = "not readable";
-    else if (size != need)
-      err = "file size is " + std::to_string(size) + " bytes, a " + dims(f.rows, f.cols) + " " +
-            to_string(f.dtype) + " matrix" +
-            (f.data_offset > 0 ? " at offset " + std::to_string(f.data_offset) : "") +
-            " needs exactly " + std::to_string(need);
-  }
-  err = io::first_error(comm, err);
+  const std::string err =
+      io::raw_size_error(comm, f.path, f.rows, f.cols, f.dtype, f.data_offset, true);
   if (!err.empty()) throw IoError("cannot read raw file '" + f.path + "': " + err);
   return f;
 }
