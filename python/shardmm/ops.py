@@ -28,15 +28,15 @@ def _matrix(x, name):
     return x._m
 
 
-def _output(A, B, transa, transb, options):
-    """The C gemm creates: zeros of A's dtype in the layout the planner picks (the one the
-    chosen algorithm works C in). Planning is pure; one agreement makes a failure (e.g. a
-    machine profile one rank cannot read) raise on every rank."""
-    a, b = _matrix(A, "A"), _matrix(B, "B")
+def _output(mesh, a, b, transa, transb, options):
+    """The C gemm creates for native matrices a, b on `mesh`: zeros of A's dtype in the layout
+    the planner picks (the one the chosen algorithm works C in). Planning is pure; one
+    agreement makes a failure (e.g. a machine profile one rank cannot read) raise on every
+    rank."""
     made = []  # this rank's matrix (the agreement passes only None around)
-    agreed(A.mesh.comm, "gemm",
+    agreed(mesh.comm, "gemm",
            lambda: made.append(_native.output_matrix(a, b, transa, transb, options)))
-    return DistMatrix(made[0], A.mesh)
+    return DistMatrix(made[0], mesh)
 
 
 def _options(algorithm, memory_limit, allow_fast, options):
@@ -64,7 +64,7 @@ def gemm(A, B, C=None, alpha=1, beta=0, transa="N", transb="N", algorithm="auto"
     a, b = _matrix(A, "A"), _matrix(B, "B")
     options = _options(algorithm, memory_limit, allow_fast, options)
     if C is None:
-        C, beta = _output(A, B, transa, transb, options), 0
+        C, beta = _output(A.mesh, a, b, transa, transb, options), 0
     c = _matrix(C, "C")
     report = _native.gemm(a, b, c, complex(alpha), complex(beta), transa, transb, options)
     return C, report
@@ -76,7 +76,7 @@ def dry_run(A, B, C=None, transa="N", transb="N", algorithm="auto", memory_limit
     the C gemm would create (which this allocates; one agreement, else no communication)."""
     a, b = _matrix(A, "A"), _matrix(B, "B")
     options = _options(algorithm, memory_limit, allow_fast, options)
-    c = _matrix(_output(A, B, transa, transb, options) if C is None else C, "C")
+    c = _matrix(_output(A.mesh, a, b, transa, transb, options) if C is None else C, "C")
     return _native.dry_run(a, b, c, transa, transb, options)
 
 
