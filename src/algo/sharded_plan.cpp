@@ -156,9 +156,10 @@ bool score(const Problem& p, const DimSpec& I, const DimSpec& K, const DimSpec& 
                                                                  : pt + pt + mp.tile;
   plan.memory =
       held(ma, stream_a, largest_tile(p.A)) + held(mb, stream_b, largest_tile(p.B)) + product;
-  plan.streamed = 0;
-  for (std::size_t r = 0; r < ma.words.size(); ++r)
-    plan.streamed = std::max(plan.streamed, stream_a ? ma.words[r] : stream_b ? mb.words[r] : 0.0);
+  const std::vector<double>* streamed = stream_a ? &ma.words : stream_b ? &mb.words : nullptr;
+  plan.streamed = streamed == nullptr || streamed->empty()
+                      ? 0.0
+                      : *std::max_element(streamed->begin(), streamed->end());
   plan.detail = "sharding rules: " + describe("A", ma, p.A, plan.A) + "; " +
                 describe("B", mb, p.B, plan.B) + "; product " + plan.P.spec().to_string() +
                 (plan.P.same_distribution(p.C) ? " = C" : ", " + describe("to C", mp, plan.P, p.C));
