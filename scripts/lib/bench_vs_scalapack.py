@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Driver of scripts/bench-vs-scalapack: tune ScaLAPACK, time both sides alternately in one
-mpirun, count words with Open MPI's pml monitoring, print and record the comparison."""
+mpirun, count words with Open MPI's pml monitoring, print and record the comparison. With
+--cluster it runs on node1 of scripts/cluster-sim and launches with $CLUSTER_MPIRUN."""
 import argparse
 import glob
 import io
@@ -11,6 +12,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 
 import suite_table  # same directory: the targets' verdicts
 
@@ -37,13 +39,25 @@ class Runner:
             key, _, value = kv.partition("=")
             self.env[key] = value
 
-    def mpirun(self, ranks, bench_args, mca=()):
-        cmd = ["mpirun", "-n", str(ranks)] + shlex.split(self.args.mpirun_flags) + list(mca)
-        cmd += [self.args.shardmm, "bench"] + bench_args
+    def launcher(self, ranks):
+        """mpirun and its flags for RANKS ranks (on the cluster: $CLUSTER_MPIRUN, whose -np is
+        fixed, and the machine profile of this network for every rank)."""
+        if not self.args.cluster:
+            return ["mpirun", "-n", str(ranks)] + shlex.split(self.args.mpirun_flags)
+        if ranks != int(os.environ["CLUSTER_NP"]):
+            raise ValueError("the cluster has %s ranks, the case %d" % (os.environ["CLUSTER_NP"], ranks))
+        cmd = shlex.split(os.environ["CLUSTER_MPIRUN"])
+        if "SHARDMM_PROFILE" in self.env:
+            cmd += ["-x", "SHARDMM_PROFILE"]
+        return cmd
+
+    def mpirun(self, ranks, bench_args, mca=(), command="bench"):
+        cmd = self.launcher(ranks) + list(mca) + [self.args.shardmm, command] + bench_args
         self.log.write("+ " + " ".join(shlex.quote(c) for c in cmd) + "\n")
         self.log.flush()
+        start = time.time()
         out = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=3600)
-        self.log.write(out.stdout + out.stderr)
+        self.log.write(out.stdout + out.stderr + "(%.1f s)\n" % (time.time() - start))
         if out.returncode != 0:
             raise RuntimeError("exit %d: %s\n%s" % (out.returncode, " ".join(cmd), out.stderr[-2000:]))
         return out.stdout
@@ -78,14 +92,15 @@ def read_pml(prefix):
     return traffic
 
 
-def call_traffic(run, c, dtype, grid, nb, algo, tmp):
-    """Bytes per (src, dst) of one call: a --bare run of 2 calls minus one of 1 call."""
+def call_traffic(run, c, dtype, grid, nb, algo, tmp, lay):
+    """Bytes per (src, dst) of one call: a --bare run of 2 calls minus one of 1 call (inputs in
+    the layouts of bench options LAY)."""
     counts = []
     for reps in (1, 2):
-        prefix = os.path.join(tmp, "%s_%s_%d_%d" % (c["name"], algo, c["ranks"], reps))
+        prefix = os.path.join(tmp, "%s_%s_%d_%d_%d" % (c["name"], algo, c["ranks"], reps, len(lay)))
         mca = ["--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
                "--mca", "pml_monitoring_filename", prefix]
-        run.mpirun(c["ranks"], shape_args(c, dtype) + ["--grid", grid, "--nb", str(nb), "--algo", algo,
+        run.mpirun(c["ranks"], shape_args(c, dtype) + lay + ["--grid", grid, "--nb", str(nb), "--algo", algo,
                                                        "--bare", "--reps", str(reps)], mca)
         counts.append(read_pml(prefix))
     keys = set(counts[0]) | set(counts[1])
@@ -114,31 +129,58 @@ def scalapack_extra(run, c, args, grid, nb):
     return next(r for r in recs if r["algorithm"] == "scalapack").get("own_extra_over_local_abc")
 
 
-def run_case(run, c, args, tmp):
-    grid, nb, tuning = tune(run, c, args.dtype)
+def split_layouts(text):
+    """"A[I_x,J_y],B[I_x,J_y],C[I_x,J_y]" -> its layouts (commas outside brackets separate)."""
+    return re.split(r",(?![^\[]*\])", text)
+
+
+def layout_args(args, inputs):
+    """bench's layout options for INPUTS: none (ScaLAPACK's bc(nb,nb)) or the native layouts."""
+    if inputs == "scalapack":
+        return []
+    a, b, c = split_layouts(args.native_layouts)
+    return ["--layout-a", a, "--layout-b", b, "--layout-c", c]
+
+
+def run_case(run, c, args, tmp, inputs, cache):
+    """One case with INPUTS; ScaLAPACK's tuning and traffic (always on its own bc(nb,nb)
+    operands, the same for either input) are computed once per case, in CACHE."""
+    key = (c["name"], c["ranks"])
+    if key not in cache:
+        cache[key] = {"tune": tune(run, c, args.dtype)}
+    grid, nb, tuning = cache[key]["tune"]
+    lay = layout_args(args, inputs)
     jsonl = os.path.join(args.out, "bench.jsonl")
     before = sum(1 for _ in open(jsonl)) if os.path.exists(jsonl) else 0
-    run.mpirun(c["ranks"], shape_args(c, args.dtype) + [
+    run.mpirun(c["ranks"], shape_args(c, args.dtype) + lay + [
         "--grid", grid, "--nb", str(nb), "--algo", "auto,scalapack,cores", "--reps", str(args.reps),
         "--warmup", "1", "--json", jsonl, "--quiet"])
     recs = [json.loads(l) for l in open(jsonl)][before:]
     ours = next(r for r in recs if r["algorithm"] == "auto")
     ref = next(r for r in recs if r["algorithm"] == "scalapack")
     cores = next(r for r in recs if r["algorithm"] == "cores")
-    ref_extra = scalapack_extra(run, c, args, grid, nb)
+    ref_extra = None if args.cluster else scalapack_extra(run, c, args, grid, nb)
     elem = ELEM[args.dtype]
-    words = {a: per_rank_words(call_traffic(run, c, args.dtype, grid, nb, a, tmp), c["ranks"], elem)
-             for a in ("auto", "scalapack")}
+    if "scalapack_words" not in cache[key]:
+        cache[key]["scalapack_words"] = per_rank_words(
+            call_traffic(run, c, args.dtype, grid, nb, "scalapack", tmp, []), c["ranks"], elem)
+    words = {"auto": per_rank_words(call_traffic(run, c, args.dtype, grid, nb, "auto", tmp, lay),
+                                    c["ranks"], elem),
+             "scalapack": cache[key]["scalapack_words"]}
     lb = ours["lower_bound_words"]
     return {
         "case": c["name"], "ranks": c["ranks"], "m": c["m"], "n": c["n"], "k": c["k"],
-        "dtype": args.dtype, "op": c["transa"] + c["transb"], "grid": grid, "nb": nb, "scalapack_tuning": tuning,
+        "dtype": args.dtype, "op": c["transa"] + c["transb"], "inputs": inputs,
+        "layouts": " ".join(lay[1::2]) or "bc(%d,%d)" % (nb, nb), "network": run.network, "grid": grid, "nb": nb, "scalapack_tuning": tuning,
         "shardmm_median_s": ours["median_s"], "scalapack_median_s": ref["median_s"],
         "time_ratio": ours["median_s"] / ref["median_s"],
         "shardmm_gflops": ours["gflops"], "scalapack_gflops": ref["gflops"],
         "local_gemm_gflops": ours["local_gemm_gflops"],
         # the P-core ceiling timed in the same alternation: each rank's share as one local GEMM
         "cores_median_s": cores["median_s"],
+        # shardmm's phases (bench's per-call means) and ScaLAPACK's time beyond the ceiling
+        "shardmm_seconds": {p: ours.get("seconds_" + p) for p in ("redist", "comm", "gemm", "total")},
+        "scalapack_comm_bound": ref["median_s"] > 2 * cores["median_s"],
         "shardmm_fraction_of_P_cores": cores["median_s"] / ours["median_s"],
         "scalapack_fraction_of_P_cores": cores["median_s"] / ref["median_s"],
         # rounds 1-6: against one core's best-of-3 rate measured after the calls
@@ -161,8 +203,8 @@ def fmt_mem(x):
 
 
 def print_row(r):
-    print("%-11s P=%d %-5s nb=%-3d %8.3f %8.3f  %5.3f  %7.1f %7.1f  %5.1f%%  %10d %10d %10d  %5.3f %5.3f  %s %s"
-          % (r["case"], r["ranks"], r["grid"], r["nb"], r["shardmm_median_s"], r["scalapack_median_s"],
+    print("%-9s %-11s P=%d %-5s nb=%-3d %8.3f %8.3f  %5.3f  %7.1f %7.1f  %5.1f%%  %10d %10d %10d  %5.3f %5.3f  %s %s"
+          % (r["inputs"], r["case"], r["ranks"], r["grid"], r["nb"], r["shardmm_median_s"], r["scalapack_median_s"],
              r["time_ratio"], r["shardmm_gflops"], r["scalapack_gflops"],
              100 * r["shardmm_fraction_of_P_cores"], max(r["shardmm_words"]["received_words"]),
              int(r["shardmm_counter_words_max"]), max(r["scalapack_words"]["received_words"]),
@@ -179,31 +221,93 @@ def main():
     ap.add_argument("--out", default="bench-vs-scalapack-out")
     ap.add_argument("--dtype", default="f64")
     ap.add_argument("--reps", type=int, default=int(os.environ.get("SHARDMM_BENCH_REPS", "5")))
+    ap.add_argument("--inputs", default="scalapack", help="scalapack, native or scalapack,native")
+    ap.add_argument("--native-layouts", default="A[I_x,J_y],B[I_x,J_y],C[I_x,J_y]")
+    ap.add_argument("--cluster", help="HxR: running on node1 of scripts/cluster-sim")
+    ap.add_argument("--rate", default="none")
+    ap.add_argument("--delay", default="none")
     ap.add_argument("cases", nargs="*", help="case names (default: all), or name@ranks")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     cases = parse_suite(args.suite)
     if args.cases:
         cases = [c for c in cases if c["name"] in args.cases or "%s@%d" % (c["name"], c["ranks"]) in args.cases]
-    print("case        P  grid  nb     ours_s   scal_s  ratio  GF/s_us GF/s_sc  %Pcore  "
+    inputs = args.inputs.split(",")
+    if not set(inputs) <= {"scalapack", "native"} or len(split_layouts(args.native_layouts)) != 3:
+        ap.error("--inputs wants scalapack and/or native, --native-layouts three layouts")
+    print("inputs    case        P  grid  nb     ours_s   scal_s  ratio  GF/s_us GF/s_sc  %Pcore  "
           "words_us(pml) (counter)  words_sc  us/LB sc/LB  mem_us mem_sc")
     failed = 0
     done = []
     with open(os.path.join(args.out, "log"), "a") as log, tempfile.TemporaryDirectory() as tmp:
         run = Runner(args, log)
+        run.network = calibrate(run, args, cases) if args.cluster else None
+        cache = {}
         for c in cases:
-            try:
-                r = run_case(run, c, args, tmp)
-            except (RuntimeError, subprocess.TimeoutExpired, StopIteration, ValueError) as e:
-                print("%s P=%d: FAILED: %s" % (c["name"], c["ranks"], e), flush=True)
-                failed += 1
-                continue
-            with open(os.path.join(args.out, "results.jsonl"), "a") as f:
-                f.write(json.dumps(r) + "\n")
-            print_row(r)
-            done.append(r)
-    report_targets(done, os.path.join(args.out, "targets.md"))
+            for mode in inputs:
+                try:
+                    r = run_case(run, c, args, tmp, mode, cache)
+                except (RuntimeError, subprocess.TimeoutExpired, StopIteration, ValueError) as e:
+                    print("%s P=%d %s: FAILED: %s" % (c["name"], c["ranks"], mode, e), flush=True)
+                    failed += 1
+                    continue
+                with open(os.path.join(args.out, "results.jsonl"), "a") as f:
+                    f.write(json.dumps(r) + "\n")
+                print_row(r)
+                done.append(r)
+    if args.cluster:
+        cluster_targets(done, args, os.path.join(args.out, "targets.md"))
+    else:
+        report_targets(done, os.path.join(args.out, "targets.md"))
     return 1 if failed else 0
+
+
+def calibrate(run, args, cases):
+    """`shardmm calibrate` on the cluster; every later rank plans with its profile. Returns the
+    network record (hosts, ranks, rate, delay, the measured latency and bandwidth)."""
+    profile = os.path.join(args.out, "profile.json")
+    hosts, per_host = (int(x) for x in args.cluster.split("x"))
+    # --crossover-max 0: Strassen's crossover is a local GEMM race (kept at its default), not
+    # the network's, and takes minutes with 8 ranks on a few cores
+    run.mpirun(hosts * per_host, ["-o", profile, "--crossover-max", "0"], command="calibrate")
+    run.env["SHARDMM_PROFILE"] = profile
+    p = json.load(open(profile))
+    net = {"hosts": hosts, "ranks_per_host": per_host, "rate": args.rate, "delay": args.delay,
+           "latency_s": p["latency_s"], "bytes_per_s": p["bytes_per_s"]}
+    print("network: %s hosts x %s ranks, rate %s, delay %s; calibrate: latency %.3g s, %.3g MB/s"
+          % (hosts, per_host, args.rate, args.delay, p["latency_s"], p["bytes_per_s"] / 1e6), flush=True)
+    return net
+
+
+def rate_bits(rate):
+    """tc's rate (200mbit, 1gbit, 1.5gbit) in bit/s; None for no limit."""
+    m = re.fullmatch(r"([\d.]+)([kmg]?)(bit|bps)?", rate.lower())
+    if not m:
+        return None
+    bits = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+    return bits * 8 if m.group(3) == "bps" else bits
+
+
+def cluster_targets(results, args, path):
+    """Issue 25's targets: time <= 0.5 x ScaLAPACK's at 200 Mbit/s or less (else 0.75 x) where
+    ScaLAPACK is communication-bound (its time over twice the P-core ceiling's), words <= 1.10 x
+    the lower bound."""
+    bits = rate_bits(args.rate)
+    limit = 0.5 if bits is not None and bits <= 200e6 else 0.75
+    lines = ["| inputs | case | time ratio | target | words/LB | target | plan |", "|---|---|---|---|---|---|---|"]
+    for r in results:
+        time_ok = "met" if r["time_ratio"] <= limit else "MISSED"
+        if not r["scalapack_comm_bound"]:
+            time_ok = "n/a (not comm-bound)"
+        words = r["shardmm_words_over_lb"]
+        words_ok = "met" if words is not None and words <= 1.10 else "MISSED"
+        lines.append("| %s | %s | %.3f | <= %.2f %s | %.3f | <= 1.10 %s | %s |" % (
+            r["inputs"], r["case"], r["time_ratio"], limit, time_ok, words or 0, words_ok,
+            r["plan"].split("auto: ")[-1].split(";")[0]))
+    text = "\n".join(lines) + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+    print("\n" + text, end="")
 
 
 def report_targets(results, path):
