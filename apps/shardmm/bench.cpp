@@ -107,6 +107,7 @@ struct Contender {
   const DistMatrix<T>* a = nullptr;
   const DistMatrix<T>* b = nullptr;
   std::optional<DistMatrix<T>> As, Bs, C;
+  std::optional<Mesh> grid_mesh;  // --scalapack-grid: ScaLAPACK's PxQ over the operands' ranks
   std::optional<BlacsGrid> grid;
   HugeArray<T> core_a, core_b;  // cores: this rank's m_loc x k and k x n_loc operands
 
@@ -127,8 +128,23 @@ struct Contender {
 };
 
 template <Scalar T>
-Layout bc_like(const Setup<T>& s, const DistMatrix<T>& X, index_t nb) {
-  return Layout::block_cyclic(s.mesh.shape(), X.rows(), X.cols(), nb, nb);
+Layout bc_like(const Mesh& mesh, const DistMatrix<T>& X, index_t nb) {
+  return Layout::block_cyclic(mesh.shape(), X.rows(), X.cols(), nb, nb);
+}
+
+// ScaLAPACK's mesh: the operands' own (2D), or --scalapack-grid PxQ over the same ranks (then
+// every operand is copied onto it, before the calls).
+template <Scalar T>
+const Mesh& scalapack_mesh(const BenchConfig& cfg, const Setup<T>& s, Contender<T>& c) {
+  if (cfg.scalapack_grid.empty()) {
+    if (s.mesh.shape().ndims() != 2) throw InvalidArgument("--algo scalapack needs a 2D grid");
+    return s.mesh;
+  }
+  const MeshShape g = MeshShape::parse(cfg.scalapack_grid);
+  if (g.ndims() != 2 || g.sizes[0] * g.sizes[1] != s.mesh.size())
+    throw InvalidArgument("--scalapack-grid '" + cfg.scalapack_grid +
+                          "': want PxQ with P Q = " + std::to_string(s.mesh.size()));
+  return c.grid_mesh.emplace(s.mesh.reshaped(MeshShape({"x", "y"}, g.sizes)));
 }
 
 template <Scalar T>
@@ -140,8 +156,24 @@ std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup
   c->cores = name == "cores";
   c->o = options_of(cfg, name);
   c->a = &s.A, c->b = &s.B;
-  const bool own_c = !c->scalapack || scalapack_compatible(s.C0.layout());
-  c->C.emplace(s.mesh, own_c ? s.C0.layout() : bc_like(s, s.C0, cfg.nb));
+  if (c->scalapack) {  // A, B and C in bc(nb,nb) on ScaLAPACK's grid where they are not
+    const Mesh& mesh = scalapack_mesh(cfg, s, *c);
+    const bool own = !c->grid_mesh;
+    c->C.emplace(mesh, own && scalapack_compatible(s.C0.layout()) ? s.C0.layout()
+                                                                  : bc_like(mesh, s.C0, cfg.nb));
+    const auto copy = [&](const DistMatrix<T>& X, std::optional<DistMatrix<T>>& Y) {
+      redistribute(X, Y.emplace(mesh, bc_like(mesh, X, cfg.nb)));
+      return &*Y;
+    };
+    if (!own || !scalapack_compatible(s.A.layout())) c->a = copy(s.A, c->As);
+    if (!own || !scalapack_compatible(s.B.layout())) c->b = copy(s.B, c->Bs);
+    c->grid.emplace(mesh.comm(), mesh.shape().sizes[0], mesh.shape().sizes[1]);
+    if (cfg.blas_threads > 0) set_blas_threads(cfg.blas_threads);
+    c->row.plan = "ScaLAPACK p?gemm on " + std::to_string(mesh.shape().sizes[0]) + "x" +
+                  std::to_string(mesh.shape().sizes[1]) + ", " + c->C->layout().spec().to_string();
+    return c;
+  }
+  c->C.emplace(s.mesh, s.C0.layout());
   if (c->cores) {  // operands of this rank's share of the product, filled (touched) now
     c->core_a.assign(c->C->local_rows() * cfg.k, T(1));
     c->core_b.assign(cfg.k * c->C->local_cols(), T(1));
@@ -149,16 +181,6 @@ std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup
     c->row.plan = "each rank's C tile times the whole k as one local GEMM, no communication (the "
                   "P-core ceiling)";
   }
-  if (!c->scalapack) return c;
-  if (s.mesh.shape().ndims() != 2) throw InvalidArgument("--algo scalapack needs a 2D grid");
-  if (!scalapack_compatible(s.A.layout()))
-    c->a = &c->As.emplace(redistribute(s.A, bc_like(s, s.A, cfg.nb)));
-  if (!scalapack_compatible(s.B.layout()))
-    c->b = &c->Bs.emplace(redistribute(s.B, bc_like(s, s.B, cfg.nb)));
-  c->grid.emplace(s.mesh.comm(), s.mesh.shape().sizes[0], s.mesh.shape().sizes[1]);
-  if (cfg.blas_threads > 0) set_blas_threads(cfg.blas_threads);
-  c->row.plan = "ScaLAPACK p?gemm on " + std::to_string(s.mesh.shape().sizes[0]) + "x" +
-                std::to_string(s.mesh.shape().sizes[1]) + ", " + c->C->layout().spec().to_string();
   return c;
 }
 

@@ -31,6 +31,7 @@ struct BenchConfig {
   std::string trace;            ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)
   bool bare = false;            ///< only the calls (no reset, barrier, timing, check): for traffic
                                 ///< counting with Open MPI's monitoring
+  std::string scalapack_grid;   ///< "PxQ": ScaLAPACK's grid, if not the operands' mesh
   bool tune_scalapack = false;  ///< time ScaLAPACK on every grid and block size, print the best
 };
 

@@ -85,6 +85,8 @@ void add_bench(CLI::App& app, BenchConfig& c) {
   b->add_flag(
       "--bare", c.bare,
       "only the calls, nothing else communicates (for traffic monitoring); prints one line");
+  b->add_option("--scalapack-grid", c.scalapack_grid,
+                "ScaLAPACK's PxQ grid if not the operands' (it gets bc(nb,nb) copies on it)");
   b->add_flag("--tune-scalapack", c.tune_scalapack,
               "time ScaLAPACK on every PxQ grid and nb in 64..256; print the best");
 }

@@ -92,16 +92,15 @@ def read_pml(prefix):
     return traffic
 
 
-def call_traffic(run, c, dtype, grid, nb, algo, tmp, lay):
-    """Bytes per (src, dst) of one call: a --bare run of 2 calls minus one of 1 call (inputs in
-    the layouts of bench options LAY)."""
+def call_traffic(run, c, dtype, algo, tmp, lay):
+    """Bytes per (src, dst) of one call: a --bare run of 2 calls minus one of 1 call (inputs on
+    the grid and in the layouts of bench options LAY)."""
     counts = []
     for reps in (1, 2):
         prefix = os.path.join(tmp, "%s_%s_%d_%d_%d" % (c["name"], algo, c["ranks"], reps, len(lay)))
         mca = ["--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
                "--mca", "pml_monitoring_filename", prefix]
-        run.mpirun(c["ranks"], shape_args(c, dtype) + lay + ["--grid", grid, "--nb", str(nb), "--algo", algo,
-                                                       "--bare", "--reps", str(reps)], mca)
+        run.mpirun(c["ranks"], shape_args(c, dtype) + lay + ["--algo", algo, "--bare", "--reps", str(reps)], mca)
         counts.append(read_pml(prefix))
     keys = set(counts[0]) | set(counts[1])
     return {k: counts[1].get(k, 0) - counts[0].get(k, 0) for k in keys}
@@ -134,12 +133,13 @@ def split_layouts(text):
     return re.split(r",(?![^\[]*\])", text)
 
 
-def layout_args(args, inputs):
-    """bench's layout options for INPUTS: none (ScaLAPACK's bc(nb,nb)) or the native layouts."""
+def layout_args(args, inputs, grid, nb):
+    """bench's grid and layout options for INPUTS: ScaLAPACK's bc(nb,nb) on its grid, or the
+    native layouts on bench's default (near-square) mesh, ScaLAPACK getting bc copies on its."""
     if inputs == "scalapack":
-        return []
+        return ["--grid", grid, "--nb", str(nb)]
     a, b, c = split_layouts(args.native_layouts)
-    return ["--layout-a", a, "--layout-b", b, "--layout-c", c]
+    return ["--layout-a", a, "--layout-b", b, "--layout-c", c, "--scalapack-grid", grid, "--nb", str(nb)]
 
 
 def run_case(run, c, args, tmp, inputs, cache):
@@ -149,11 +149,11 @@ def run_case(run, c, args, tmp, inputs, cache):
     if key not in cache:
         cache[key] = {"tune": tune(run, c, args.dtype)}
     grid, nb, tuning = cache[key]["tune"]
-    lay = layout_args(args, inputs)
+    lay = layout_args(args, inputs, grid, nb)
     jsonl = os.path.join(args.out, "bench.jsonl")
     before = sum(1 for _ in open(jsonl)) if os.path.exists(jsonl) else 0
     run.mpirun(c["ranks"], shape_args(c, args.dtype) + lay + [
-        "--grid", grid, "--nb", str(nb), "--algo", "auto,scalapack,cores", "--reps", str(args.reps),
+        "--algo", "auto,scalapack,cores", "--reps", str(args.reps),
         "--warmup", "1", "--json", jsonl, "--quiet"])
     recs = [json.loads(l) for l in open(jsonl)][before:]
     ours = next(r for r in recs if r["algorithm"] == "auto")
@@ -163,15 +163,17 @@ def run_case(run, c, args, tmp, inputs, cache):
     elem = ELEM[args.dtype]
     if "scalapack_words" not in cache[key]:
         cache[key]["scalapack_words"] = per_rank_words(
-            call_traffic(run, c, args.dtype, grid, nb, "scalapack", tmp, []), c["ranks"], elem)
-    words = {"auto": per_rank_words(call_traffic(run, c, args.dtype, grid, nb, "auto", tmp, lay),
+            call_traffic(run, c, args.dtype, "scalapack", tmp, layout_args(args, "scalapack", grid, nb)),
+            c["ranks"], elem)
+    words = {"auto": per_rank_words(call_traffic(run, c, args.dtype, "auto", tmp, lay),
                                     c["ranks"], elem),
              "scalapack": cache[key]["scalapack_words"]}
     lb = ours["lower_bound_words"]
     return {
         "case": c["name"], "ranks": c["ranks"], "m": c["m"], "n": c["n"], "k": c["k"],
         "dtype": args.dtype, "op": c["transa"] + c["transb"], "inputs": inputs,
-        "layouts": " ".join(lay[1::2]) or "bc(%d,%d)" % (nb, nb), "network": run.network, "grid": grid, "nb": nb, "scalapack_tuning": tuning,
+        "layouts": " ".join(lay[1:6:2]) if inputs == "native" else "bc(%d,%d)" % (nb, nb),
+        "operand_mesh": ours["mesh"], "network": run.network, "grid": grid, "nb": nb, "scalapack_tuning": tuning,
         "shardmm_median_s": ours["median_s"], "scalapack_median_s": ref["median_s"],
         "time_ratio": ours["median_s"] / ref["median_s"],
         "shardmm_gflops": ours["gflops"], "scalapack_gflops": ref["gflops"],
@@ -226,6 +228,8 @@ def main():
     ap.add_argument("--cluster", help="HxR: running on node1 of scripts/cluster-sim")
     ap.add_argument("--rate", default="none")
     ap.add_argument("--delay", default="none")
+    ap.add_argument("--reuse-tuning", action="store_true",
+                    help="ScaLAPACK's grid, nb and words from OUT/results.jsonl's records of a case")
     ap.add_argument("cases", nargs="*", help="case names (default: all), or name@ranks")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -242,7 +246,7 @@ def main():
     with open(os.path.join(args.out, "log"), "a") as log, tempfile.TemporaryDirectory() as tmp:
         run = Runner(args, log)
         run.network = calibrate(run, args, cases) if args.cluster else None
-        cache = {}
+        cache = earlier_tuning(args) if args.reuse_tuning else {}
         for c in cases:
             for mode in inputs:
                 try:
@@ -260,6 +264,18 @@ def main():
     else:
         report_targets(done, os.path.join(args.out, "targets.md"))
     return 1 if failed else 0
+
+
+def earlier_tuning(args):
+    """The cache of run_case from the records of an earlier run in OUT/results.jsonl."""
+    cache = {}
+    path = os.path.join(args.out, "results.jsonl")
+    for line in open(path) if os.path.exists(path) else []:
+        r = json.loads(line)
+        if r["dtype"] == args.dtype:
+            cache[(r["case"], r["ranks"])] = {
+                "tune": (r["grid"], r["nb"], r["scalapack_tuning"]), "scalapack_words": r["scalapack_words"]}
+    return cache
 
 
 def calibrate(run, args, cases):
