@@ -259,10 +259,7 @@ def main():
                     f.write(json.dumps(r) + "\n")
                 print_row(r)
                 done.append(r)
-    if args.cluster:
-        cluster_targets(done, args, os.path.join(args.out, "targets.md"))
-    else:
-        report_targets(done, os.path.join(args.out, "targets.md"))
+    report_targets(done, os.path.join(args.out, "targets.md"), bool(args.cluster))
     return 1 if failed else 0
 
 
@@ -295,41 +292,11 @@ def calibrate(run, args, cases):
     return net
 
 
-def rate_bits(rate):
-    """tc's rate (200mbit, 1gbit, 1.5gbit) in bit/s; None for no limit."""
-    m = re.fullmatch(r"([\d.]+)([kmg]?)(bit|bps)?", rate.lower())
-    if not m:
-        return None
-    bits = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
-    return bits * 8 if m.group(3) == "bps" else bits
-
-
-def cluster_targets(results, args, path):
-    """Issue 25's targets: time <= 0.5 x ScaLAPACK's at 200 Mbit/s or less (else 0.75 x) where
-    ScaLAPACK is communication-bound (its time over twice the P-core ceiling's), words <= 1.10 x
-    the lower bound."""
-    bits = rate_bits(args.rate)
-    limit = 0.5 if bits is not None and bits <= 200e6 else 0.75
-    lines = ["| inputs | case | time ratio | target | words/LB | target | plan |", "|---|---|---|---|---|---|---|"]
-    for r in results:
-        time_ok = "met" if r["time_ratio"] <= limit else "MISSED"
-        if not r["scalapack_comm_bound"]:
-            time_ok = "n/a (not comm-bound)"
-        words = r["shardmm_words_over_lb"]
-        words_ok = "met" if words is not None and words <= 1.10 else "MISSED"
-        lines.append("| %s | %s | %.3f | <= %.2f %s | %.3f | <= 1.10 %s | %s |" % (
-            r["inputs"], r["case"], r["time_ratio"], limit, time_ok, words or 0, words_ok,
-            r["plan"].split("auto: ")[-1].split(";")[0]))
-    text = "\n".join(lines) + "\n"
-    with open(path, "w") as f:
-        f.write(text)
-    print("\n" + text, end="")
-
-
-def report_targets(results, path):
-    """Issue 9's targets for this run's cases (suite_table.py --targets), to stdout and PATH."""
+def report_targets(results, path, cluster):
+    """Issue 9's targets for this run's cases (suite_table.py --targets), or on a cluster issue
+    25's (suite_table.py --cluster), to stdout and PATH."""
     table = io.StringIO()
-    suite_table.targets(results, table)
+    (suite_table.cluster_table if cluster else suite_table.targets)(results, table)
     with open(path, "w") as f:
         f.write(table.getvalue())
     print("\n" + table.getvalue(), end="")

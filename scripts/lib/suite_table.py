@@ -5,11 +5,14 @@
                                                   beside each row
   suite_table.py --targets RESULTS.jsonl          issue 9's targets, case by case: measured,
                                                   required, met or missed, and the floor
+  suite_table.py --cluster RESULTS.jsonl...       issue 25's side-by-side table of --cluster
+                                                  runs, with the targets' verdicts
 
 The floor of a time ratio is ScaLAPACK's fraction of the P-core ceiling (cores_median_s, timed
 in the same alternation): shardmm cannot beat the ceiling, so shardmm / ScaLAPACK >= ceiling /
 ScaLAPACK. A ratio target below that floor cannot be met by any implementation on that run."""
 import json
+import re
 import sys
 
 
@@ -93,9 +96,53 @@ def targets(rows, out=None):
                 file=out)
 
 
+def rate_bits(rate):
+    """tc's rate (200mbit, 1gbit, 10mbps) in bit/s; None for none or no limit."""
+    m = re.fullmatch(r"([\d.]+)([kmg]?)(bit|bps)?", str(rate).lower())
+    if not m:
+        return None
+    bits = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
+    return bits * 8 if m.group(3) == "bps" else bits
+
+
+def cluster_verdicts(r):
+    """Issue 25's targets for a --cluster record: (time limit, time verdict, words verdict). Time
+    <= 0.5 x ScaLAPACK's at 200 Mbit/s or less, else 0.75 x, where ScaLAPACK is communication-
+    bound (its time over twice the P-core ceiling's); words <= 1.10 x the lower bound."""
+    bits = rate_bits((r.get("network") or {}).get("rate"))
+    limit = 0.5 if bits is not None and bits <= 200e6 else 0.75
+    if not r["scalapack_comm_bound"]:
+        time_ok = "n/a (not comm-bound)"
+    else:
+        time_ok = "met" if r["time_ratio"] <= limit else "missed"
+    words = r["shardmm_words_over_lb"]
+    return limit, time_ok, "met" if words is not None and words <= 1.10 else "missed"
+
+
+def cluster_table(rows, out=None):
+    out = out or sys.stdout
+    print("| network | case | inputs | shardmm s | ScaLAPACK s (grid, nb) | ratio | target | P-core "
+          "ceiling s | words/rank shardmm / ScaLAPACK (x LB) | words target | shardmm plan |", file=out)
+    print("|---|---|---|---|---|---|---|---|---|---|---|", file=out)
+    for r in rows:
+        n = r.get("network") or {}
+        limit, time_ok, words_ok = cluster_verdicts(r)
+        print("| %sx%s, %s + %s | %s | %s | %.2f | %.2f (%s, %d) | %.2f | <= %.2f %s | %.2f | %.3g / %.3g (%.2f / %.2f) "
+              "| %s | %s |" % (
+                  n.get("hosts"), n.get("ranks_per_host"), n.get("rate"), n.get("delay"), r["case"], r["inputs"],
+                  r["shardmm_median_s"], r["scalapack_median_s"], r["grid"], r["nb"], r["time_ratio"], limit, time_ok,
+                  r["cores_median_s"], max(r["shardmm_words"]["received_words"]),
+                  max(r["scalapack_words"]["received_words"]), r["shardmm_words_over_lb"] or 0,
+                  r["scalapack_words_over_lb"] or 0, words_ok, r["plan"].split("auto: ")[-1].split(";")[0]),
+              file=out)
+
+
 def main():
     if sys.argv[1] == "--targets":
         targets(load(sys.argv[2]))
+        return
+    if sys.argv[1] == "--cluster":
+        cluster_table([r for path in sys.argv[2:] for r in load(path)])
         return
     rows = load(sys.argv[1])
     prev = {key(r): r for r in load(sys.argv[2])} if len(sys.argv) > 2 else {}

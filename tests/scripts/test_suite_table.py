@@ -95,5 +95,24 @@ class Table(unittest.TestCase):
         self.assertIn("**0.84** | - |", lines[2])
 
 
+class Cluster(unittest.TestCase):
+    """--cluster (issue 25): time <= 0.5 x ScaLAPACK at 200 Mbit/s, 0.75 x faster, only where
+    ScaLAPACK is communication-bound; words <= 1.10 x the lower bound."""
+
+    def cluster_record(self, rate, ratio, comm_bound=True, words=1.05):
+        r = record(ratio=ratio, words=words)
+        r.update({"inputs": "native", "cores_median_s": 0.5, "scalapack_comm_bound": comm_bound,
+                  "network": {"hosts": 4, "ranks_per_host": 2, "rate": rate, "delay": "2ms"}})
+        return r
+
+    def test_verdicts(self):
+        rows = [self.cluster_record("200mbit", 0.45), self.cluster_record("200mbit", 0.6, words=1.2),
+                self.cluster_record("1gbit", 0.6), self.cluster_record("1gbit", 0.9, comm_bound=False)]
+        lines = [l for l in with_records(rows, "--cluster") if l.startswith("| 4x2")]
+        self.assertEqual([l.split(" | ")[6] for l in lines],
+                         ["<= 0.50 met", "<= 0.50 missed", "<= 0.75 met", "<= 0.75 n/a (not comm-bound)"])
+        self.assertEqual([l.split(" | ")[9] for l in lines], ["met", "missed", "met", "met"])
+
+
 if __name__ == "__main__":
     unittest.main()
