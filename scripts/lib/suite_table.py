@@ -119,6 +119,14 @@ def cluster_verdicts(r):
     return limit, time_ok, "met" if words is not None and words <= 1.10 else "missed"
 
 
+def inputs_label(r):
+    """"scalapack", or "native" with the native layouts' sharding ("native [I_x,J_y]")."""
+    if r["inputs"] != "native":
+        return r["inputs"]
+    m = re.search(r"\[[^\]]*\]", r.get("layouts", ""))
+    return "native " + m.group(0) if m else "native"
+
+
 def cluster_table(rows, out=None):
     out = out or sys.stdout
     print("| network | case | inputs | shardmm s | ScaLAPACK s (grid, nb) | ratio | target | P-core "
@@ -129,7 +137,7 @@ def cluster_table(rows, out=None):
         limit, time_ok, words_ok = cluster_verdicts(r)
         print("| %sx%s, %s + %s | %s | %s | %.2f | %.2f (%s, %d) | %.2f | <= %.2f %s | %.2f | %.3g / %.3g (%.2f / %.2f) "
               "| %s | %s |" % (
-                  n.get("hosts"), n.get("ranks_per_host"), n.get("rate"), n.get("delay"), r["case"], r["inputs"],
+                  n.get("hosts"), n.get("ranks_per_host"), n.get("rate"), n.get("delay"), r["case"], inputs_label(r),
                   r["shardmm_median_s"], r["scalapack_median_s"], r["grid"], r["nb"], r["time_ratio"], limit, time_ok,
                   r["cores_median_s"], max(r["shardmm_words"]["received_words"]),
                   max(r["scalapack_words"]["received_words"]), r["shardmm_words_over_lb"] or 0,
