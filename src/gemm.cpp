@@ -65,10 +65,12 @@ void run(const algo::Operands<T>& x, const algo::Setup& setup, const Options& o,
 }
 
 // Operand in the setup's layout: the caller's matrix itself, or a redistributed copy in
-// workspace slot `slot` (allocated on every rank before anything moves).
+// workspace slot `slot` (allocated on every rank before anything moves). Callers pass named
+// matrices that outlive the returned reference.
 template <Scalar T>
 const DistMatrix<T>& in_layout(const DistMatrix<T>& X, const Layout& L, memory::Slot slot,
                                std::optional<DistMatrix<T>>& tmp) {
+  // NOLINTNEXTLINE(bugprone-return-const-ref-from-parameter): X is never a temporary here
   if (X.layout().same_distribution(L)) return X;
   comm::agreed(X.mesh().comm(), "redistribute",
                [&] { tmp.emplace(matrix::pooled<T>(X.mesh(), L, slot)); });

@@ -35,7 +35,8 @@ double local_rate(index_t m, index_t n, index_t k, int P) {
   // The size of each rank's share of the product (up to 2048): small GEMMs run below peak.
   const index_t s = std::clamp<index_t>(
       static_cast<index_t>(std::cbrt(double(m) * double(n) * double(k) / P)), 64, 2048);
-  std::vector<T> a(static_cast<std::size_t>(s * s), T(1)), b(a), c(a);
+  const auto size = static_cast<std::size_t>(s * s);
+  std::vector<T> a(size, T(1)), b(size, T(1)), c(size, T(1));
   double best = 1e30;
   for (int r = 0; r < 3; ++r) {
     SHARDMM_CLI_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -311,6 +312,7 @@ template <Scalar T>
 int bench_typed(const BenchConfig& cfg) {
   const auto s = make_setup<T>(cfg);
   std::vector<std::unique_ptr<Contender<T>>> cs;
+  cs.reserve(cfg.algos.size());
   for (const std::string& name : cfg.algos)
     (void)options_of(cfg, name);  // a bad name is the command's error
   for (const std::string& name : cfg.algos) cs.push_back(make_or_report(cfg, *s, name));

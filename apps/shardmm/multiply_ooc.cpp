@@ -129,7 +129,7 @@ double measure_disk_bandwidth(const std::string& dir) {
     t = Clock::now();
     ok = ok && ::pread(fd, buf.data(), bytes, 0) == static_cast<ssize_t>(bytes);
     const double r = std::chrono::duration<double>(Clock::now() - t).count();
-    if (ok) rate = static_cast<double>(bytes) / std::max(std::max(w, r), 1e-9);
+    if (ok) rate = static_cast<double>(bytes) / std::max({w, r, 1e-9});
     ::close(fd);
     ::unlink(path.c_str());
   }

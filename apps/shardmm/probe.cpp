@@ -57,7 +57,7 @@ template <Scalar T>
 double probe_error(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
                    const DistMatrix<T>& C0, const DistMatrix<T>& C) {
   // The same probe vector on every rank and in every run: a fixed seed on purpose.
-  std::mt19937_64 gen(12345);  // NOLINT(cert-msc32-c,cert-msc51-cpp)
+  std::mt19937_64 gen(12345);  // NOLINT(cert-msc51-cpp,bugprone-random-generator-seed)
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<T> x(static_cast<std::size_t>(C.cols()));
   for (auto& e : x) e = T(static_cast<real_t<T>>(u(gen)));

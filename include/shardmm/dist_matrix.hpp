@@ -38,7 +38,7 @@ class DistMatrix {
   /// unless `ld` is larger. Throws InvalidArgument when the layout's mesh shape is not the
   /// mesh's shape or ld is too small.
   DistMatrix(Mesh mesh, Layout layout, index_t ld = 0);
-  DistMatrix(Mesh mesh, index_t m, index_t n, std::string_view spec)
+  DistMatrix(const Mesh& mesh, index_t m, index_t n, std::string_view spec)
       : DistMatrix(mesh, Layout(mesh.shape(), m, n, spec)) {}
   /// View of caller memory (no copy): `data` holds the local tile with leading dimension `ld`.
   static DistMatrix view(Mesh mesh, Layout layout, T* data, index_t ld);

@@ -53,7 +53,7 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
     }
     if (scattered(map)) scratch = memory::get<T>(memory::Slot::Partial, widest(map) * g.other());
   });
-  for (std::size_t h = 0; h < streams.size() && !in_place; ++h) {
+  for (std::size_t h = 0; h < streams.size() && h < 2 && !in_place; ++h) {
     pack_k(X, k_is_col, streams[h].k0, streams[h].kw, buf[h][1]);
     own[h] = buf[h][1];
   }

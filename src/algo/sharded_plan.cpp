@@ -12,6 +12,7 @@
 
 #include "algo/sharded_steps.hpp"
 #include "matrix/redistribute_plan.hpp"
+#include "shardmm/error.hpp"
 
 namespace shardmm::algo::sharded {
 namespace {
@@ -190,7 +191,9 @@ Plan search(const Problem& p) {
         Scored s;
         if (score(p, I, K, J, s) && (!best || better(s, *best))) best = std::move(s);
       }
-  return best->plan;  // I', J' and K' all replicated always fit
+  // I', J' and K' all replicated always fit, so some candidate scored.
+  if (!best) throw Error("sharded plan: no layout fits the product");
+  return best->plan;
 }
 
 std::string key(const Problem& p) {
@@ -218,7 +221,7 @@ Plan plan_product(const Problem& caller) {
   p.A = as_block(caller.A), p.B = as_block(caller.B), p.C = as_block(caller.C);
   static std::mutex lock;
   static std::map<std::string, Plan> cache;
-  const std::lock_guard<std::mutex> hold(lock);
+  const std::scoped_lock hold(lock);
   const std::string k = key(p);
   auto it = cache.find(k);
   if (it != cache.end()) return it->second;

@@ -44,7 +44,7 @@ void multiply(Op opA, Op opB, T alpha, const Pieces<T>& A, const Pieces<T>& B, T
       const index_t k0 = std::max(ak.first, bk.first), k1 = std::min(ak.second, bk.second);
       // No k here at all (k split so that this rank holds none): the block is only scaled.
       const bool no_k = ak.first == ak.second && bk.first == bk.second;
-      if (n0 >= n1 || (k0 >= k1 && !(no_k && !started.count({m0, n0})))) continue;
+      if (n0 >= n1 || (k0 >= k1 && (!no_k || started.count({m0, n0}) != 0))) continue;
       const bool first = started.insert({m0, n0}).second;
       blas::gemm(opA, opB, m1 - m0, n1 - n0, k1 - k0, alpha, at(opA, a, m0, k0), a.ld,
                  at(opB, b, k0, n0), b.ld, first ? beta : T(1), out + (m0 - i0) + (n0 - j0) * ld,

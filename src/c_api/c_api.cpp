@@ -19,7 +19,8 @@ namespace {
 int fail(int status, const char* what) noexcept {
   try {
     last_error() = what;
-  } catch (...) {  // no memory for the message: keep the status
+  } catch (...) {  // NOLINT(bugprone-empty-catch): on purpose
+    // no memory for the message: keep the status
   }
   return status;
 }

@@ -103,12 +103,12 @@ double cached_redistribution_words(const algo::Problem& p, const Candidate& c) {
   const std::string key = to_string(p.opA) + to_string(p.opB) + p.A.to_string() + "|" +
                           p.B.to_string() + "|" + p.C.to_string() + "|" + c.name();
   {
-    const std::lock_guard<std::mutex> hold(lock);
+    const std::scoped_lock hold(lock);
     const auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
   const double w = redistribution_words(p, c);
-  const std::lock_guard<std::mutex> hold(lock);
+  const std::scoped_lock hold(lock);
   if (cache.size() > 4096) cache.clear();
   cache.emplace(key, w);
   return w;

@@ -194,7 +194,10 @@ RunCursor RunCursor::for_tile(const Layout& L, const std::vector<int>& coords, b
 void RunCursor::advance() {
   if (++ni_ == minor_.size()) {
     ni_ = 0;
-    if (++a_ == major_[mi_].second && ++mi_ < major_.size()) a_ = major_[mi_].first;
+    if (++a_ == major_[mi_].second) {  // this major run is done: on to the next, if any
+      ++mi_;
+      if (mi_ < major_.size()) a_ = major_[mi_].first;
+    }
   }
   b_ = minor_[ni_].first;
 }
@@ -309,7 +312,8 @@ std::string temp_name(MPI_Comm comm, const std::string& path) {
     try {
       std::random_device rd;
       v ^= (std::uint64_t{rd()} << 32) ^ rd();
-    } catch (const std::exception&) {  // no entropy source: the clock alone
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): on purpose
+      // no entropy source: the clock alone
     }
     char hex[16];
     const auto res = std::to_chars(hex, hex + sizeof hex, v, 16);

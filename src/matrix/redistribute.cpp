@@ -164,6 +164,7 @@ void join_group(const DistMatrix<T>& src, Move<T>& m) {
   m.me = static_cast<int>(std::find(m.members.begin(), m.members.end(), mesh.rank()) -
                           m.members.begin());
   std::vector<std::string> names;
+  names.reserve(m.plan.axes.size());
   for (int a : m.plan.axes) names.push_back(shape.names[a]);
   m.comm = mesh.axis_comm(names);
 }

@@ -32,7 +32,7 @@ std::vector<Mesh*>& graveyard() {
 }
 
 int on_delete(MPI_Comm, int, void* value, void*) {
-  const std::lock_guard<std::mutex> lock(graveyard_mutex());
+  const std::scoped_lock lock(graveyard_mutex());
   graveyard().push_back(static_cast<Mesh*>(value));
   return MPI_SUCCESS;
 }
@@ -40,7 +40,7 @@ int on_delete(MPI_Comm, int, void* value, void*) {
 void bury_dead_meshes() {
   std::vector<Mesh*> dead;
   {
-    const std::lock_guard<std::mutex> lock(graveyard_mutex());
+    const std::scoped_lock lock(graveyard_mutex());
     dead.swap(graveyard());
   }
   for (Mesh* m : dead) delete m;
@@ -96,7 +96,7 @@ Mesh grid_mesh(const Grid& g) {
   const MPI_Comm comm = grid_comm(g);
   void* value = nullptr;
   int found = 0;
-  SHARDMM_MPI(MPI_Comm_get_attr(comm, mesh_keyval(), &value, &found));
+  SHARDMM_MPI(MPI_Comm_get_attr(comm, mesh_keyval(), static_cast<void*>(&value), &found));
   if (found) return *static_cast<Mesh*>(value);
   auto mesh = std::make_unique<Mesh>(build_mesh(comm, g));
   SHARDMM_MPI(MPI_Comm_set_attr(comm, mesh_keyval(), mesh.get()));

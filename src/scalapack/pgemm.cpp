@@ -126,8 +126,7 @@ void run(const char* routine, const Grid& g, SHARDMM_PXGEMM_PARAMS(void)) {
   multiply(g, mesh, x, al, static_cast<const T*>(a), static_cast<const T*>(b), be, cc);
 }
 
-}  // namespace
-
+// The one body behind every p?gemm entry point of this file.
 template <Scalar T>
 void pgemm(const char* routine, SHARDMM_PXGEMM_PARAMS(void)) noexcept {
   const Grid g = grid_info(desca[kCtxt]);
@@ -140,6 +139,8 @@ void pgemm(const char* routine, SHARDMM_PXGEMM_PARAMS(void)) noexcept {
     fatal(g, routine, "unknown exception");
   }
 }
+
+}  // namespace
 
 }  // namespace shardmm::scalapack
 

@@ -61,7 +61,8 @@ Event* event(int id) noexcept {
 void add(int id, Arg a) noexcept {
   if (Event* e = event(id)) try {
       e->args.push_back(std::move(a));
-    } catch (const std::bad_alloc&) {  // the argument is lost, the span stays
+    } catch (const std::bad_alloc&) {  // NOLINT(bugprone-empty-catch): on purpose
+      // the argument is lost, the span stays
     }
 }
 
@@ -86,7 +87,8 @@ void blocked_world(int id, const char* op, const std::string& what, const std::s
       if (!peers.empty()) text_arg(id, "peers", rank_list(peers));
     }
     if ((detail::mode & detail::kWatch) != 0) watchdog::blocked(op, what, members, peers);
-  } catch (const std::exception&) {  // no memory: nothing said about the wait
+  } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): on purpose
+    // no memory: nothing said about the wait
   }
 }
 
@@ -135,7 +137,8 @@ void blocked(int id, const char* op, const std::string& what, MPI_Comm comm,
           peer_world.push_back(members[p]);
     }
     blocked_world(id, op, what, label, members, peer_world);
-  } catch (const std::exception&) {  // an MPI error or no memory: nothing said about the wait
+  } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): on purpose
+    // an MPI error or no memory: nothing said about the wait
   }
 }
 
@@ -159,7 +162,8 @@ void landed(std::vector<Flight>& flights) noexcept {
         detail::arg(id, f.collective ? "root" : "peer", peer, true);
         detail::text(id, "comm", comm_label(f.comm));
       }
-    } catch (const std::exception&) {  // an MPI error or no memory: the flights go unrecorded
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): on purpose
+      // an MPI error or no memory: the flights go unrecorded
     }
   flights.clear();
 }
@@ -191,7 +195,8 @@ void Span::waits_for(const std::vector<Flight>& flights) noexcept {
     }
     if (shown > 4) what += "; " + std::to_string(shown - 4) + " more";
     blocked_world(id_, "MPI_Waitall", what, label, members, peers);
-  } catch (const std::exception&) {  // an MPI error or no memory: nothing said about the wait
+  } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch): on purpose
+    // an MPI error or no memory: nothing said about the wait
   }
 }
 
@@ -230,7 +235,7 @@ std::string label_of(const std::vector<int>& w) {
 CommFacts& facts(MPI_Comm comm) {
   void* value = nullptr;
   int found = 0;
-  SHARDMM_MPI(MPI_Comm_get_attr(comm, facts_keyval(), &value, &found));
+  SHARDMM_MPI(MPI_Comm_get_attr(comm, facts_keyval(), static_cast<void*>(&value), &found));
   if (found) return *static_cast<CommFacts*>(value);
   auto f = std::make_unique<CommFacts>();
   MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;

@@ -53,7 +53,7 @@ struct State {
   State& operator=(State&&) = delete;
   ~State() {
     {
-      const std::lock_guard<std::mutex> lock(m);
+      const std::scoped_lock lock(m);
       stop = true;
     }
     cv.notify_all();
@@ -207,7 +207,7 @@ Settings settings() {
 
 void begin_call(const Settings& set, Scope scope) {
   State& s = state();
-  const std::lock_guard<std::mutex> lock(s.m);
+  const std::scoped_lock lock(s.m);
   s.settings = set;
   s.scope = std::move(scope);
   s.stack.clear();
@@ -219,13 +219,13 @@ void begin_call(const Settings& set, Scope scope) {
 
 void own(const std::string& dir) {
   State& s = state();
-  const std::lock_guard<std::mutex> lock(s.m);
+  const std::scoped_lock lock(s.m);
   s.owned.push_back(dir);
 }
 
 void end_call() noexcept {
   State& s = state();
-  const std::lock_guard<std::mutex> lock(s.m);
+  const std::scoped_lock lock(s.m);
   s.in_call = false;
   s.stack.clear();
   s.blocked_at = 0;
@@ -234,17 +234,18 @@ void end_call() noexcept {
 
 void push(const char* name, Cat cat, std::int64_t step) noexcept {
   State& s = state();
-  const std::lock_guard<std::mutex> lock(s.m);
+  const std::scoped_lock lock(s.m);
   try {
     s.stack.push_back({name, cat, step});
-  } catch (const std::bad_alloc&) {  // the frame is not shown
+  } catch (const std::bad_alloc&) {  // NOLINT(bugprone-empty-catch): on purpose
+    // the frame is not shown
   }
   ++s.progress;
 }
 
 void pop() noexcept {
   State& s = state();
-  const std::lock_guard<std::mutex> lock(s.m);
+  const std::scoped_lock lock(s.m);
   if (s.blocked_at == s.stack.size()) s.blocked_at = 0;
   if (!s.stack.empty()) s.stack.pop_back();
   ++s.progress;
@@ -253,7 +254,7 @@ void pop() noexcept {
 void blocked(const char* op, const std::string& what, const std::vector<int>& members,
              const std::vector<int>& peers) noexcept {
   State& s = state();
-  const std::lock_guard<std::mutex> lock(s.m);
+  const std::scoped_lock lock(s.m);
   try {
     s.what = what;
     s.members = members;

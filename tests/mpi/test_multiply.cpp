@@ -97,9 +97,9 @@ Args write_inputs(const Case& c, const std::string& out) {
                              shape_text(sb)});
     if (c.with_c) args.insert(args.end(), {"--shape-c", shape_text({c.m, c.n})});
   } else if (!c.out_fortran) {
-    args.push_back("--c-order");
+    args.emplace_back("--c-order");
   } else if (!c.in_fortran) {  // else the default: Fortran order
-    args.push_back("--fortran-order");
+    args.emplace_back("--fortran-order");
   }
   args.insert(args.end(), c.extra.begin(), c.extra.end());
   return args;

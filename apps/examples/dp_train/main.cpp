@@ -58,6 +58,7 @@ bool check(const Trainer<T>& dist, const std::vector<double>& losses, const Trai
     Trainer<T> ref(one, rc);
     Tracker ignored(sizeof(T));
     std::vector<double> want;
+    want.reserve(losses.size());
     for (std::size_t s = 0; s < losses.size(); ++s) want.push_back(ref.step(int(s), ignored));
     const double loss_err = max_rel_error(losses, want);
     std::printf("check: loss curve max relative difference vs 1 rank %.3e (tolerance %.1e)\n",
