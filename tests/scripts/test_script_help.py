@@ -17,7 +17,7 @@ SCRIPTS = os.path.join(ROOT, "scripts")
 SOURCED = {"common.sh"}  # sourced by the others, not run
 PENDING: set = set()  # scripts not yet parsing their arguments: none
 STUBS = ["cmake", "ctest", "make", "ninja", "mpirun", "mpiexec", "srun", "sbatch", "qsub",
-         "apt-get", "sudo", "dpkg-query", "gnuplot", "clang++", "mpicxx", "clang-tidy",
+         "apt-get", "sudo", "dpkg-query", "gnuplot", "clang++", "mpicxx", "clang-tidy", "clang-tidy-22",
          "run-clang-tidy", "ip", "tc", "bridge", "unshare", "iptables"]
 
 
