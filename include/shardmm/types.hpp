@@ -30,7 +30,7 @@ struct real_of<std::complex<R>> {
   using type = R;
 };
 template <class T>
-using real_t = real_of<T>::type;
+using real_t = typename real_of<T>::type;
 
 /// op(X): as is, transposed, or conjugate-transposed.
 enum class Op { N, T, C };

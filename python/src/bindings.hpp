@@ -36,7 +36,7 @@ struct element<DistMatrix<T>> {
   using type = T;
 };
 template <class M>
-using element_t = element<std::decay_t<M>>::type;
+using element_t = typename element<std::decay_t<M>>::type;
 
 /// The element type of a matrix.
 Dtype matrix_dtype(const AnyMatrix& m);

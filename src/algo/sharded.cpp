@@ -94,7 +94,7 @@ Out output(const DistMatrix<T>& C, const Layout& P, sharded::Reduction& red) {
 // Takes every buffer of the run (the prologue: rank-local, failures agreed before any message).
 template <Scalar T>
 void take(Operand<T>& o, memory::Slot whole, memory::Slot pieces) {
-  using How = Operand<T>::How;
+  using How = typename Operand<T>::How;
   if (o.how == How::Moved) o.moved.emplace(matrix::pooled<T>(o.X->mesh(), o.to, whole));
   if (o.how == How::Gathered) o.buf = memory::get<T>(whole, o.gather.total);
   if (o.how == How::Streamed) o.buf = memory::get<T>(pieces, 2 * o.gather.widest);
@@ -103,7 +103,7 @@ void take(Operand<T>& o, memory::Slot whole, memory::Slot pieces) {
 // The operand's pieces once it has arrived (gathered or moved); streamed ones arrive later.
 template <Scalar T>
 void arrive(Operand<T>& o, Timers& t) {
-  using How = Operand<T>::How;
+  using How = typename Operand<T>::How;
   if (o.how == How::Moved) {
     t.timed(&Timers::comm, [&] { redistribute(*o.X, *o.moved); });
     o.pieces = {sharded::whole(*o.moved)};
@@ -129,7 +129,7 @@ Setup sharded_setup(const Problem& p, const Options&) {
 
 template <Scalar T>
 void sharded_run(const Operands<T>& x, const Setup& setup, const Options&, Timers& t) {
-  using How = Operand<T>::How;
+  using How = typename Operand<T>::How;
   Operand<T> a = classify(x.A, setup.staged[0]), b = classify(x.B, setup.staged[1]);
   const Layout& LP = setup.staged[2];
   sharded::Reduction red;
