@@ -57,9 +57,10 @@ DistMatrix<T> Trainer<T>::batch_matrix(const std::string& spec, index_t cols) co
 // A parameter in its stored layout (working layout, or the FSDP shard), with its gradient and
 // Adam moments in the same layout, initialised to scale * uniform[-1, 1) of (seed, i, j).
 template <Scalar T>
-typename Trainer<T>::Param Trainer<T>::make_param(const std::string& name, const std::string& working,
-                                         const std::string& shard, index_t rows, index_t cols,
-                                         std::uint64_t seed, double scale) {
+typename Trainer<T>::Param Trainer<T>::make_param(const std::string& name,
+                                                  const std::string& working,
+                                                  const std::string& shard, index_t rows,
+                                                  index_t cols, std::uint64_t seed, double scale) {
   const Layout stored(mesh_.shape(), rows, cols, name + (c_.fsdp ? shard : working));
   const Layout work(mesh_.shape(), rows, cols, name + working);
   const auto& c = mesh_.coords();
