@@ -245,7 +245,7 @@ def main():
     done = []
     with open(os.path.join(args.out, "log"), "a") as log, tempfile.TemporaryDirectory() as tmp:
         run = Runner(args, log)
-        run.network = calibrate(run, args, cases) if args.cluster else None
+        run.network = calibrate(run, args) if args.cluster else None
         cache = earlier_tuning(args) if args.reuse_tuning else {}
         for c in cases:
             for mode in inputs:
@@ -275,7 +275,7 @@ def earlier_tuning(args):
     return cache
 
 
-def calibrate(run, args, cases):
+def calibrate(run, args):
     """`shardmm calibrate` on the cluster; every later rank plans with its profile. Returns the
     network record (hosts, ranks, rate, delay, the measured latency and bandwidth)."""
     profile = os.path.join(args.out, "profile.json")
