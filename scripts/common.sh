@@ -13,6 +13,14 @@ configure_and_build() {
   cmake --build "$BUILD_DIR" -j "$JOBS" -- --no-print-directory >/dev/null
 }
 
+# need_gnuplot: installs Debian's gnuplot-nox when gnuplot is missing (the plotting scripts).
+need_gnuplot() {
+  command -v gnuplot >/dev/null && return 0
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq gnuplot-nox >/dev/null
+}
+
 # usage [STATUS]: prints the running script's header comment (from line 2 to the first line
 # that is not a comment: its usage and knobs) and exits with STATUS (default 0).
 usage() {
