@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -97,6 +98,47 @@ struct HugeArray {
   }
 };
 
+// The P-core ceiling's operands: this rank's m_loc x k op(A) and k x n_loc op(B) as chunks of kc
+// of k, each one local GEMM of m_loc x n_loc x kc (the first with beta, the rest adding). A
+// chunk is read from the generated A's and B's local storage when that holds at least
+// min(k / 2, 256) of k (the values do not change a GEMM's speed, and the calls only read
+// them), so the ceiling adds no m_loc k + k n_loc of its own beside the other contenders;
+// else from filled arrays of its own, k whole.
+template <Scalar T>
+struct CoreOperands {
+  const T* a = nullptr;
+  const T* b = nullptr;
+  index_t k = 0, kc = 0;
+  HugeArray<T> own_a, own_b;
+
+  void make(const Setup<T>& s, index_t m, index_t n, index_t k_all) {
+    k = k_all;
+    const auto stored = [](const DistMatrix<T>& X) {
+      return X.local_cols() > 0 ? X.ld() * X.local_cols() : 0;
+    };
+    kc =
+        std::min({k, stored(s.A) / std::max<index_t>(m, 1), stored(s.B) / std::max<index_t>(n, 1)});
+    if (kc > 0 && kc >= std::min<index_t>(k / 2, 256)) {
+      a = s.A.data(), b = s.B.data();
+      return;
+    }
+    own_a.assign(m * k, T(1));
+    own_b.assign(k * n, T(1));
+    a = own_a.data, b = own_b.data, kc = k;
+  }
+  // C (m x n, leading dimension ldc) <- alpha op(A) op(B) + beta C, chunk by chunk of k.
+  void multiply(index_t m, index_t n, T alpha, T beta, T* c, index_t ldc) const {
+    if (m <= 0 || n <= 0) return;
+    if (k == 0) {  // no chunk: C <- beta C, as a GEMM with k = 0 does
+      local_gemm(Op::N, Op::N, m, n, 0, alpha, a, m, b, 1, beta, c, ldc);
+      return;
+    }
+    for (index_t p = 0; p < k; p += kc)
+      local_gemm(Op::N, Op::N, m, n, std::min(kc, k - p), alpha, a, m, b, kc, p == 0 ? beta : T(1),
+                 c, ldc);
+  }
+};
+
 // One contender: its options, its C, and (ScaLAPACK) a BLACS grid plus block-cyclic copies
 // of inputs it cannot use as they are.
 template <Scalar T>
@@ -110,16 +152,12 @@ struct Contender {
   std::optional<DistMatrix<T>> As, Bs, C;
   std::optional<Mesh> grid_mesh;  // --scalapack-grid: ScaLAPACK's PxQ over the operands' ranks
   std::optional<BlacsGrid> grid;
-  HugeArray<T> core_a, core_b;  // cores: this rank's m_loc x k and k x n_loc operands
+  CoreOperands<T> core;  // cores: this rank's m_loc x k and k x n_loc operands
 
   [[nodiscard]] bool failed() const { return !row.error.empty(); }
   void call(const Setup<T>& s) {
     if (cores) {
-      const index_t m = C->local_rows(), n = C->local_cols(),
-                    k = core_a.size / std::max<index_t>(m, 1);
-      if (m > 0 && n > 0)
-        local_gemm(Op::N, Op::N, m, n, k, s.alpha, core_a.data, m, core_b.data,
-                   std::max<index_t>(k, 1), s.beta, C->data(), C->ld());
+      core.multiply(C->local_rows(), C->local_cols(), s.alpha, s.beta, C->data(), C->ld());
     } else if (scalapack) {
       scalapack_gemm(*grid, s.opA, s.opB, s.alpha, *a, *b, s.beta, *C);
     } else {
@@ -175,12 +213,11 @@ std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup
     return c;
   }
   c->C.emplace(s.mesh, s.C0.layout());
-  if (c->cores) {  // operands of this rank's share of the product, filled (touched) now
-    c->core_a.assign(c->C->local_rows() * cfg.k, T(1));
-    c->core_b.assign(cfg.k * c->C->local_cols(), T(1));
+  if (c->cores) {  // operands of this rank's share of the product (CoreOperands)
+    c->core.make(s, c->C->local_rows(), c->C->local_cols(), cfg.k);
     if (cfg.blas_threads > 0) set_blas_threads(cfg.blas_threads);
-    c->row.plan = "each rank's C tile times the whole k as one local GEMM, no communication (the "
-                  "P-core ceiling)";
+    c->row.plan = "each rank's C tile times the whole k as local GEMMs over " +
+                  std::to_string(c->core.kc) + " of k each, no communication (the P-core ceiling)";
   }
   return c;
 }
