@@ -107,6 +107,10 @@ void add_plan(CLI::App& app, PlanConfig& c) {
                 "PxQ: inputs already block-cyclic on this grid (as bench's defaults)");
   p->add_option("--nb", c.nb, "with --grid: block size of those bc(nb,nb) inputs")
       ->check(CLI::PositiveNumber);
+  p->add_option("--layout-a", c.layout_a,
+                "with --grid: A's layout on that mesh, e.g. A[I_x,J_y] (default bc(nb,nb))");
+  p->add_option("--layout-b", c.layout_b, "with --grid: B's layout (default bc(nb,nb))");
+  p->add_option("--layout-c", c.layout_c, "with --grid: C's layout (default bc(nb,nb))");
   p->add_option("--transa", c.transa, "N|T|C: op(A), for what --grid saves")
       ->check(CLI::IsMember(op_names()));
   p->add_option("--transb", c.transb, "N|T|C: op(B), for what --grid saves")

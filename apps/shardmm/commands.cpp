@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "mpi_util.hpp"
@@ -54,8 +55,17 @@ int run_plan(const PlanConfig& cfg) {
     if (g.ndims() != 2 || g.size() != cfg.ranks)
       throw InvalidArgument("plan --grid " + cfg.grid + ": need PxQ with P*Q = --ranks " +
                             std::to_string(cfg.ranks));
-    r = block_cyclic_request(r, parse_op(cfg.transa), parse_op(cfg.transb), g.sizes[0], g.sizes[1],
-                             cfg.nb);
+    const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
+    const MeshShape mesh({"x", "y"}, {g.sizes[0], g.sizes[1]});  // as bench names its mesh
+    auto layout = [&](const std::string& spec, Op op, index_t rows, index_t cols) {
+      if (op != Op::N) std::swap(rows, cols);  // as stored
+      return spec.empty() ? Layout::block_cyclic(mesh, rows, cols, cfg.nb, cfg.nb)
+                          : Layout(mesh, rows, cols, spec);
+    };
+    r = layouts_request(r, opA, opB, layout(cfg.layout_a, opA, r.m, r.k),
+                        layout(cfg.layout_b, opB, r.k, r.n), layout(cfg.layout_c, Op::N, r.m, r.n));
+  } else if (!cfg.layout_a.empty() || !cfg.layout_b.empty() || !cfg.layout_c.empty()) {
+    throw InvalidArgument("plan --layout-a/-b/-c need --grid (the mesh they are on)");
   }
   if (memory_limit(r) > 0 && !cfg.json) {  // in core, or streamed from files when nothing fits
     try {

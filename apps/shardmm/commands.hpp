@@ -20,6 +20,9 @@ struct PlanConfig {
   std::string grid;  ///< "PxQ": the operands are block-cyclic on this grid already (as
                      ///< gemm sees ScaLAPACK-style inputs), so SUMMA there moves nothing in
   index_t nb = 64;   ///< with grid: the block size of those bc(nb, nb) operands
+  /// With grid: the operands' layouts on that mesh instead (notation, e.g. A[I_x,J_y]; empty:
+  /// bc(nb, nb)), as gemm's Auto sees them.
+  std::string layout_a, layout_b, layout_c;
 };
 
 /// Prints the candidate table and the choice on rank 0; no communication.

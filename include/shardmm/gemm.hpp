@@ -63,4 +63,12 @@ Layout gemm_output_layout(Op opA, Op opB, const DistMatrix<T>& A, const DistMatr
 PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn,
                                  index_t nb = 64);
 
+/// The same for operands in any layouts on one mesh (A and B as stored, before op): what
+/// they save (SUMMA on their grid, rings on their line), the sharding rules' plan for them,
+/// and every candidate's redistribution from them. Pure; `shardmm plan --grid --layout-a
+/// --layout-b --layout-c` prints its plan. Throws InvalidArgument when the layouts are not
+/// on one mesh of request.ranks ranks, DimensionMismatch when they do not fit m, n and k.
+PlanRequest layouts_request(PlanRequest request, Op opA, Op opB, const Layout& A, const Layout& B,
+                            const Layout& C);
+
 }  // namespace shardmm

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include "algo/sharded_plan.hpp"
 #include "algo/sharded_steps.hpp"
@@ -298,11 +299,32 @@ PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, in
     return op == Op::N ? Layout::block_cyclic(mesh, rows, cols, nb, nb)
                        : Layout::block_cyclic(mesh, cols, rows, nb, nb);
   };
+  const Layout A = stored(opA, request.m, request.k), B = stored(opB, request.k, request.n),
+               C = Layout::block_cyclic(mesh, request.m, request.n, nb, nb);
+  return layouts_request(std::move(request), opA, opB, A, B, C);
+}
+
+PlanRequest layouts_request(PlanRequest request, Op opA, Op opB, const Layout& A, const Layout& B,
+                            const Layout& C) {
+  auto dims = [](Op op, const Layout& L) {
+    return op == Op::N ? std::pair{L.rows(), L.cols()} : std::pair{L.cols(), L.rows()};
+  };
+  const std::string all =
+      "\n  A: " + A.to_string() + "\n  B: " + B.to_string() + "\n  C: " + C.to_string();
+  if (A.mesh() != B.mesh() || A.mesh() != C.mesh() || A.mesh().size() != request.ranks)
+    throw InvalidArgument("layouts_request: A, B and C must be on one mesh of " +
+                          std::to_string(request.ranks) + " ranks" + all);
+  if (dims(opA, A) != std::pair{request.m, request.k} ||
+      dims(opB, B) != std::pair{request.k, request.n} ||
+      std::pair{C.rows(), C.cols()} != std::pair{request.m, request.n})
+    throw DimensionMismatch(
+        "layouts_request: the layouts do not fit m = " + std::to_string(request.m) +
+        ", n = " + std::to_string(request.n) + ", k = " + std::to_string(request.k) + all);
   algo::Problem p;
-  p.opA = opA, p.opB = opB, p.m = request.m, p.n = request.n, p.k = request.k, p.mesh = mesh;
-  p.A = stored(opA, p.m, p.k);
-  p.B = stored(opB, p.k, p.n);
-  p.C = Layout::block_cyclic(mesh, p.m, p.n, nb, nb);
+  p.opA = opA, p.opB = opB, p.m = request.m, p.n = request.n, p.k = request.k, p.mesh = A.mesh();
+  p.A = A.regularized();
+  p.B = B.regularized();
+  p.C = C.regularized();
   front::describe_inputs(p, request);
   return request;
 }
