@@ -55,6 +55,27 @@ template <Scalar T>
 Layout gemm_output_layout(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
                           const Options& options = {});
 
+/// The layouts shardmm would choose for A, B and C, and the arrangement of the ranks.
+struct PreferredLayouts {
+  MeshShape mesh;  ///< make the operands' mesh so: Mesh(comm, mesh)
+  Layout A, B, C;  ///< stored layouts on `mesh` (A is k x m when opA != N)
+  Candidate plan;  ///< what gemm's Auto runs on them, with its predicted cost
+  /// gemm moves none of A, B and C out of these layouts (false only when no candidate's
+  /// layouts allow that; then the fastest plan's).
+  bool in_place = false;
+};
+
+/// The layouts in which gemm's Auto runs op(A) * op(B) (request.m x request.n x request.k,
+/// dtype, ranks, memory limit, allow_fast, machine profile) at the least predicted cost
+/// without redistributing A, B or C: every candidate the planner has is tried in its own
+/// layouts (a line for the ring, its grid for SUMMA, Cannon and Strassen; 2.5D always moves
+/// its inputs), planned there as gemm plans, and the fastest that moves nothing wins. The
+/// request's fields that describe a caller's layouts are ignored. gemm plans with
+/// SHARDMM_PROFILE: set request.profile = MachineProfile::from_environment() to match it.
+/// Pure, no communication; throws InvalidArgument for negative sizes, OutOfMemory when no
+/// candidate fits the memory limit.
+PreferredLayouts preferred_layouts(const PlanRequest& request, Op opA = Op::N, Op opB = Op::N);
+
 /// The planner request gemm's Auto makes for op(A) * op(B) when A, B and C are held 2D
 /// block-cyclic bc(nb, nb) (ScaLAPACK's layout) on a pm x pn grid: `current_pm/pn` when SUMMA
 /// can use them there as they are (with `current_summa_words` from those tiles), and

@@ -125,6 +125,8 @@ void price_sharded(const algo::Problem& p, PlanRequest& q) {
   q.sharded = {plan.words, plan.streamed, plan.messages, plan.flops, operands + plan.memory};
 }
 
+}  // namespace
+
 // What the caller's layouts save: SUMMA on the caller's grid, rings on the caller's line; the
 // sharding rules on the caller's layouts; every candidate's redistribution, exactly.
 void describe_inputs(const algo::Problem& p, PlanRequest& q) {
@@ -136,6 +138,8 @@ void describe_inputs(const algo::Problem& p, PlanRequest& q) {
   price_sharded(p, q);
   q.redistribution_words = [p](const Candidate& c) { return cached_redistribution_words(p, c); };
 }
+
+namespace {
 
 // Auto: the planner's cheapest candidate becomes explicit options, plus the mesh shape to run
 // on when it differs from the caller's mesh.

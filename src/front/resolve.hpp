@@ -25,6 +25,11 @@ algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<
 /// (SHARDMM_PROFILE, read here once per call) and what the caller's layouts save.
 PlanRequest request_for(const algo::Problem& p, Dtype dtype, const Options& o);
 
+/// Fills the request's description of the caller's layouts (what they save): SUMMA on the
+/// caller's grid, rings on the caller's line, the sharding rules, every candidate's exact
+/// redistribution.
+void describe_inputs(const algo::Problem& p, PlanRequest& q);
+
 /// Options with every choice the planner makes filled in: Auto's algorithm, variant and grid
 /// (`remesh`: the mesh shape to run on when it is not the caller's), 2.5D's grid when none
 /// is given, SUMMA's variant when Stationary::Auto. `why` says what Auto chose.

@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "mpi/gemm_check.hpp"
 #include "mpi/mpi_test_util.hpp"
 
 using namespace shardmm;
@@ -123,6 +124,55 @@ TEST(PlanWords, Gemm3D) {
           "C[I_X,J_YZ:bc" + std::to_string(nb_c) + "]", o,
           "25d " + std::to_string(pm) + "x" + std::to_string(pn) + "x" + std::to_string(pk));
     }
+}
+
+// preferred_layouts: operands made in the layouts it returns, on the mesh it returns, are
+// multiplied by gemm's Auto with the plan it names and nothing moved into other layouts.
+struct Shape {
+  const char* name;
+  index_t m, n, k;
+  Op opA, opB;
+};
+constexpr Shape kShapes[] = {{"tall", 2048, 128, 128, Op::N, Op::N},
+                             {"large k", 128, 128, 2048, Op::N, Op::N},
+                             {"outer", 512, 512, 32, Op::N, Op::N},
+                             {"square", 192, 192, 192, Op::N, Op::N},
+                             {"tall TN", 2048, 128, 128, Op::T, Op::N}};
+
+double max_over_ranks(double v) {
+  double mx = 0;
+  MPI_Allreduce(&v, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return mx;
+}
+
+TEST(PreferredLayouts, AutoRunsInThemWithoutRedistributing) {
+  for (const Shape& s : kShapes) {
+    PlanRequest r;
+    r.m = s.m, r.n = s.n, r.k = s.k, r.ranks = world_size();
+    r.profile = MachineProfile::from_environment();  // as gemm plans
+    const PreferredLayouts pref = preferred_layouts(r, s.opA, s.opB);
+    const std::string what = std::string(s.name) + " on " + pref.mesh.to_string() + ": A " +
+                             pref.A.to_string() + ", B " + pref.B.to_string() + ", C " +
+                             pref.C.to_string() + ", " + pref.plan.name();
+    EXPECT_TRUE(pref.in_place) << what;
+    const Mesh mesh(MPI_COMM_WORLD, pref.mesh);
+    DistMatrix<double> A(mesh, pref.A), B(mesh, pref.B), C(mesh, pref.C);
+    A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+    B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+    C.fill([](index_t i, index_t j) { return entry<double>(i, j, 3); });
+    const std::vector<double> C0 = C.gather();
+    const GemmReport rep = gemm(s.opA, s.opB, 1.0, A, B, 0.5, C);
+    EXPECT_EQ(max_over_ranks(double(rep.redist_bytes_received)), 0) << what << "\n"
+                                                                    << rep.to_string();
+    EXPECT_EQ(rep.algorithm, pref.plan.algorithm) << what << "\n" << rep.to_string();
+    EXPECT_LE(gemm_error(s.opA, s.opB, 1.0, A, B, 0.5, C0, C), 10.0) << what;
+    // Tall (m / n = 16 >= P): one operand's n k (1 - 1/P) is the lower bound, and reached.
+    if (s.m == 2048 && world_size() > 1) {
+      EXPECT_LE(measured_words(rep), 1.10 * lower_bound_words(s.m, s.n, s.k, world_size()))
+          << what << "\n"
+          << rep.to_string();
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,117 @@
+// preferred_layouts: the layouts of A, B and C (and the arrangement of the ranks) in which
+// gemm's Auto runs its cheapest plan without moving any operand. Each candidate the planner
+// enumerates has its own layouts: the ones its setup builds on its own mesh (a line for the
+// ring, its pm x pn grid for SUMMA, Cannon and Strassen, replicated for the local product).
+// Candidates are taken cheapest first as priced with free inputs (a lower bound on what their
+// layouts can give); for each one, the inputs are put in its layouts and planned as gemm
+// plans them (front::request_for's description of the caller's layouts, front::resolve),
+// which may pick another plan there (the sharding rules on those very layouts, say). The
+// layouts whose plan moves nothing and is predicted fastest win. 2.5D always moves its inputs
+// onto its 3D mesh inside the run, so it has no such layouts. Pure: no communication.
+#include <optional>
+#include <string>
+
+#include "front/resolve.hpp"
+#include "shardmm/error.hpp"
+#include "shardmm/gemm.hpp"
+
+namespace shardmm {
+namespace {
+
+constexpr double kNearTie = 0.01;  // as the planner: predicted times this close, fewer words win
+
+// The mesh candidate `c` runs on as it is (gemm's front end remeshes onto the same shapes).
+std::optional<MeshShape> native_mesh(const Candidate& c, int P) {
+  switch (c.algorithm) {
+    case Algorithm::Local:
+    case Algorithm::Ring: return MeshShape({"x"}, {P});
+    case Algorithm::Summa:
+    case Algorithm::Cannon:
+    case Algorithm::Strassen: return MeshShape({"x", "y"}, {c.pm, c.pn});
+    default: return std::nullopt;  // 2.5D: moves its inputs inside the run; sharded: no own
+  }
+}
+
+// The product on `mesh` with A, B and C in candidate c's own layouts there.
+algo::Problem in_own_layouts(const PlanRequest& q, Op opA, Op opB, const Candidate& c,
+                             const MeshShape& mesh) {
+  algo::Problem p;
+  p.opA = opA, p.opB = opB, p.m = q.m, p.n = q.n, p.k = q.k, p.mesh = mesh;
+  p.A = Layout::replicated(mesh, opA == Op::N ? q.m : q.k, opA == Op::N ? q.k : q.m);
+  p.B = Layout::replicated(mesh, opB == Op::N ? q.k : q.n, opB == Op::N ? q.n : q.k);
+  p.C = Layout::replicated(mesh, q.m, q.n);
+  Options o;
+  o.algorithm = c.algorithm, o.stationary = c.stationary, o.ring_form = c.ring_form;
+  o.fast_crossover = q.fast_crossover > 0 ? q.fast_crossover : q.profile.strassen_crossover;
+  const algo::Setup s = front::make_setup(front::remeshed(p, mesh), o);
+  p.A = s.A, p.B = s.B, p.C = s.C;
+  return p;
+}
+
+// The request without what a caller's layouts save (those are recomputed per trial).
+PlanRequest bare(const PlanRequest& r) {
+  PlanRequest q;
+  q.m = r.m, q.n = r.n, q.k = r.k, q.ranks = r.ranks, q.dtype = r.dtype;
+  q.memory_limit = r.memory_limit, q.profile = r.profile;
+  q.allow_fast = r.allow_fast, q.fast_crossover = r.fast_crossover;
+  return q;
+}
+
+// gemm's Auto on the inputs of `p`: its plan, and whether it runs on them as they are.
+PreferredLayouts trial(const PlanRequest& base, const algo::Problem& p) {
+  PlanRequest q = base;
+  front::describe_inputs(p, q);
+  PreferredLayouts out{p.mesh, p.A, p.B, p.C, plan_gemm(q).chosen, false};
+  Options o;
+  o.memory_limit = q.memory_limit, o.allow_fast = q.allow_fast;
+  o.fast_crossover = q.fast_crossover;
+  const front::Resolved how = front::resolve(p, q, o);
+  if (how.remesh || how.options.algorithm == Algorithm::Gemm25D) return out;
+  const algo::Setup s = front::make_setup(p, how.options);
+  out.in_place =
+      s.A.same_distribution(p.A) && s.B.same_distribution(p.B) && s.C.same_distribution(p.C);
+  return out;
+}
+
+double all_words(const Candidate& c) { return c.words + c.redist_words; }
+
+// Whether trial `a` beats the best so far: in place first, then the planner's order
+// (predicted time, fewer words within 1 %).
+bool better(const PreferredLayouts& a, const std::optional<PreferredLayouts>& best) {
+  if (!best) return true;
+  if (a.in_place != best->in_place) return a.in_place;
+  const double ta = a.plan.seconds, tb = best->plan.seconds;
+  if (ta <= tb * (1 + kNearTie) && tb <= ta * (1 + kNearTie))
+    return all_words(a.plan) < all_words(best->plan);
+  return ta < tb;
+}
+
+}  // namespace
+
+PreferredLayouts preferred_layouts(const PlanRequest& request, Op opA, Op opB) {
+  if (request.m < 0 || request.n < 0 || request.k < 0 || request.ranks < 1)
+    throw InvalidArgument(
+        "preferred_layouts: sizes must be >= 0 and ranks >= 1 (m=" + std::to_string(request.m) +
+        " n=" + std::to_string(request.n) + " k=" + std::to_string(request.k) +
+        " ranks=" + std::to_string(request.ranks) + ")");
+  const PlanRequest base = bare(request);
+  PlanRequest free_inputs = base;  // every candidate as if the inputs sat in its layouts
+  free_inputs.redistribution_words = [](const Candidate&) { return 0.0; };
+  const GemmPlan plan = plan_gemm(free_inputs);
+  std::optional<PreferredLayouts> best;
+  for (const Candidate& c : plan.candidates) {
+    const auto mesh = native_mesh(c, request.ranks);
+    if (!mesh || !c.fits) continue;
+    // Taken cheapest first: a candidate slower than the best in-place plan found cannot
+    // give a faster one (its layouts cost it nothing here already).
+    if (best && best->in_place && c.seconds > best->plan.seconds * (1 + kNearTie)) break;
+    const PreferredLayouts t = trial(base, in_own_layouts(base, opA, opB, c, *mesh));
+    if (better(t, best)) best = t;
+  }
+  if (!best)
+    throw NotSupported("preferred_layouts: no candidate for " + std::to_string(request.ranks) +
+                       " ranks has layouts of its own");
+  return *best;
+}
+
+}  // namespace shardmm
