@@ -57,21 +57,40 @@ struct Setup {
   DistMatrix<T> A, B, C0;
 };
 
+// --layouts preferred: the mesh and layouts preferred_layouts chooses for this product, as
+// gemm's Auto plans it (SHARDMM_PROFILE, --memory-limit, --allow-fast).
+template <Scalar T>
+PreferredLayouts preferred_inputs(const BenchConfig& cfg, Op opA, Op opB) {
+  if (!cfg.grid.empty() || !cfg.layout_a.empty() || !cfg.layout_b.empty() || !cfg.layout_c.empty())
+    throw InvalidArgument("--layouts preferred chooses the mesh and the layouts: drop --grid and "
+                          "--layout-a/-b/-c");
+  const Options o = algo_options(cfg, "auto");
+  PlanRequest r;
+  r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.dtype = dtype_of<T>();
+  SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &r.ranks));
+  r.memory_limit = o.memory_limit, r.allow_fast = o.allow_fast;
+  r.profile = MachineProfile::from_environment();
+  return preferred_layouts(r, opA, opB);
+}
+
 template <Scalar T>
 std::unique_ptr<Setup<T>> make_setup(const BenchConfig& cfg) {
-  Mesh mesh = operand_mesh(cfg);
   const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
+  std::optional<PreferredLayouts> pref;
+  if (cfg.layouts == "preferred") pref = preferred_inputs<T>(cfg, opA, opB);
+  Mesh mesh = pref ? Mesh(MPI_COMM_WORLD, pref->mesh) : operand_mesh(cfg);
   const index_t ar = opA == Op::N ? cfg.m : cfg.k, ac = opA == Op::N ? cfg.k : cfg.m;
   const index_t br = opB == Op::N ? cfg.k : cfg.n, bc = opB == Op::N ? cfg.n : cfg.k;
-  auto layout = [&](const std::string& spec, index_t r, index_t c) {
+  auto layout = [&](const std::string& spec, index_t r, index_t c, const Layout* chosen) {
+    if (chosen) return *chosen;
     return spec.empty() ? Layout::block_cyclic(mesh.shape(), r, c, cfg.nb, cfg.nb)
                         : Layout(mesh.shape(), r, c, spec);
   };
-  auto s = std::unique_ptr<Setup<T>>(
-      new Setup<T>{mesh, opA, opB, bench::value_from<T>(cfg.alpha), bench::value_from<T>(cfg.beta),
-                   DistMatrix<T>(mesh, layout(cfg.layout_a, ar, ac)),
-                   DistMatrix<T>(mesh, layout(cfg.layout_b, br, bc)),
-                   DistMatrix<T>(mesh, layout(cfg.layout_c, cfg.m, cfg.n))});
+  auto s = std::unique_ptr<Setup<T>>(new Setup<T>{
+      mesh, opA, opB, bench::value_from<T>(cfg.alpha), bench::value_from<T>(cfg.beta),
+      DistMatrix<T>(mesh, layout(cfg.layout_a, ar, ac, pref ? &pref->A : nullptr)),
+      DistMatrix<T>(mesh, layout(cfg.layout_b, br, bc, pref ? &pref->B : nullptr)),
+      DistMatrix<T>(mesh, layout(cfg.layout_c, cfg.m, cfg.n, pref ? &pref->C : nullptr))});
   s->A.fill([](index_t i, index_t j) { return bench::entry<T>(i, j, 1); });
   s->B.fill([](index_t i, index_t j) { return bench::entry<T>(i, j, 2); });
   s->C0.fill([](index_t i, index_t j) { return bench::entry<T>(i, j, 3); });

@@ -15,6 +15,9 @@ struct BenchConfig {
   std::string grid;  ///< "PxQ" operand mesh, or "PxQxC" 2.5D grid; empty: near-square
   index_t nb = 64;   ///< block size of the input layouts
   std::string layout_a, layout_b, layout_c;  ///< notation; empty: bc(nb,nb)
+  /// "given" (--grid, --layout-a/-b/-c, else bc(nb,nb) on a near-square mesh) or
+  /// "preferred": the mesh and layouts preferred_layouts chooses for the product
+  std::string layouts = "given";
   std::string transa = "N", transb = "N";
   double alpha = 1.0, beta = 0.0;
   int reps = 5, warmup = 1;

@@ -80,6 +80,10 @@ void append_json(const Context& c, const Row& r, double base) {
                       {"transb", cfg.transb},
                       {"ranks", c.mesh.size()},
                       {"mesh", c.mesh.shape().to_string()},
+                      {"layouts", cfg.layouts},  // given or preferred: these
+                      {"layout_a", c.A.spec().to_string()},
+                      {"layout_b", c.B.spec().to_string()},
+                      {"layout_c", c.C.spec().to_string()},
                       {"nb", cfg.nb},
                       {"times_s", r.times},
                       {"median_s", med},

@@ -73,6 +73,10 @@ void add_bench(CLI::App& app, BenchConfig& c) {
        "share as one local GEMM, the P-core ceiling); one that fails reports its error in its row")
       ->delimiter(',');
   add_operand_options(b, c);
+  b->add_option("--layouts", c.layouts,
+                "given: the inputs' mesh and layouts from --grid and --layout-a/-b/-c; preferred: "
+                "the ones shardmm prefers for this product (as `shardmm plan` prints them)")
+      ->check(CLI::IsMember({"given", "preferred"}));
   add_algo_options(b, c);
   b->add_option("--alpha", c.alpha, "alpha (real)");
   b->add_option("--beta", c.beta, "beta (real)");

@@ -43,6 +43,23 @@ std::int64_t parse_bytes(const std::string& text) {
   return static_cast<std::int64_t>(bytes);
 }
 
+namespace {
+
+// The inputs' layouts preferred_layouts chooses, and the plan gemm runs on them.
+std::string preferred_text(const PreferredLayouts& p, double lower_bound) {
+  const double words = p.plan.words + p.plan.redist_words;
+  char cost[96];
+  (void)std::snprintf(cost, sizeof cost, "predicted %.4g s, %.4g words/rank = %.3g x lower bound",
+                      p.plan.seconds, words, lower_bound > 0 ? words / lower_bound : 0.0);
+  return "preferred inputs: mesh " + p.mesh.to_string() + ", A " + p.A.spec().to_string() + ", B " +
+         p.B.spec().to_string() + ", C " + p.C.spec().to_string() + "\n  gemm runs " +
+         p.plan.name() + " on them" +
+         (p.in_place ? ", moving nothing into other layouts" : ", moving some of them") + " (" +
+         cost + "); bench --layouts preferred takes them\n";
+}
+
+}  // namespace
+
 int run_plan(const PlanConfig& cfg) {
   PlanRequest r;
   r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
@@ -81,11 +98,13 @@ int run_plan(const PlanConfig& cfg) {
     }
   }
   const GemmPlan plan = plan_gemm(r);
+  const PreferredLayouts pref = preferred_layouts(r, parse_op(cfg.transa), parse_op(cfg.transb));
   int rank = 0;
   SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   if (rank != 0) return 0;
   if (!cfg.json) {
-    if (std::fputs(plan.explain(static_cast<std::size_t>(cfg.rows)).c_str(), stdout) < 0)
+    if (std::fputs(plan.explain(static_cast<std::size_t>(cfg.rows)).c_str(), stdout) < 0 ||
+        std::fputs(preferred_text(pref, plan.lower_bound).c_str(), stdout) < 0)
       throw IoError("cannot write the plan to stdout");
     if (memory_limit(r) > 0 &&  // streamed from files (docs/OUT_OF_CORE.md)
         plan_out_of_core(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r)).out_of_core)
@@ -114,6 +133,13 @@ int run_plan(const PlanConfig& cfg) {
                         {"profile", nlohmann::json::parse(r.profile.to_json())},
                         {"lower_bound_words", plan.lower_bound},
                         {"chosen", candidate(plan.chosen)},
+                        {"preferred",
+                         {{"mesh", pref.mesh.to_string()},
+                          {"A", pref.A.spec().to_string()},
+                          {"B", pref.B.spec().to_string()},
+                          {"C", pref.C.spec().to_string()},
+                          {"in_place", pref.in_place},
+                          {"plan", candidate(pref.plan)}}},
                         {"candidates", nlohmann::json::array()}};
   for (std::size_t i = 0; i < plan.candidates.size() && i < static_cast<std::size_t>(cfg.rows); ++i)
     out["candidates"].push_back(candidate(plan.candidates[i]));
