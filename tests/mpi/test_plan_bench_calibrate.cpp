@@ -20,7 +20,8 @@ cli::PlanConfig plan_config(index_t m, index_t n, index_t k, int ranks) {
   return c;
 }
 
-// run_plan prints exactly plan_gemm(request).explain(rows) on rank 0 and nothing elsewhere.
+// run_plan prints exactly plan_gemm(request).explain(rows) on rank 0, then the preferred
+// inputs (preferred_layouts), and nothing elsewhere.
 TEST(Plan, PrintsThePlannersTable) {
   const std::string profile = file("profile.json");
   MachineProfile custom;
@@ -35,12 +36,20 @@ TEST(Plan, PrintsThePlannersTable) {
     r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
     if (!cfg.memory_limit.empty()) r.memory_limit = cli::parse_bytes(cfg.memory_limit);
     if (!cfg.profile.empty()) r.profile = MachineProfile::from_json_file(cfg.profile);
-    const std::string want =
-        world_rank() == 0 ? plan_gemm(r).explain(static_cast<std::size_t>(cfg.rows)) : "";
+    std::string want;
+    if (world_rank() == 0) {
+      const PreferredLayouts p = preferred_layouts(r);
+      want = plan_gemm(r).explain(static_cast<std::size_t>(cfg.rows)) + "preferred inputs: mesh " +
+             p.mesh.to_string() + ", A " + p.A.spec().to_string() + ", B " +
+             p.B.spec().to_string() + ", C " + p.C.spec().to_string() + "\n  gemm runs " +
+             p.plan.name() + " on them, moving nothing";
+    }
     ::testing::internal::CaptureStdout();
     EXPECT_EQ(returns([&cfg] { return cli::run_plan(cfg); }), 0);
-    EXPECT_EQ(::testing::internal::GetCapturedStdout(), want)
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    EXPECT_EQ(out.substr(0, want.size()), want)
         << cfg.m << "x" << cfg.n << "x" << cfg.k << " on " << cfg.ranks;
+    EXPECT_EQ(out.empty(), world_rank() != 0) << out;
   }
 }
 
@@ -114,6 +123,31 @@ TEST(Bench, CoresCeilingRunsInTheSameAlternation) {
   bench_smoke(cfg, "bench_cores.json");
 }
 
+// --layouts preferred: the inputs on the mesh and in the layouts preferred_layouts chooses
+// (tall: a line), which the records name; ScaLAPACK gets copies on its own grid.
+TEST(Bench, PreferredLayoutsTakenAndRecorded) {
+  cli::BenchConfig cfg;
+  cfg.m = 2048, cfg.n = cfg.k = 32, cfg.reps = 1, cfg.warmup = 0, cfg.quiet = true;
+  cfg.layouts = "preferred", cfg.algos = {"auto", "scalapack"}, cfg.json = file("preferred.json");
+  cfg.scalapack_grid = std::to_string(world_size()) + "x1";
+  EXPECT_EQ(returns([&cfg] { return cli::run_bench(cfg); }), 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_bench_json(cfg.json, cfg);
+  if (world_rank() != 0) return;
+  PlanRequest r;
+  r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = world_size();
+  const PreferredLayouts p = preferred_layouts(r);
+  std::istringstream in(get_file(cfg.json));
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j.value("layouts", ""), "preferred") << line;
+    EXPECT_EQ(j.value("mesh", ""), p.mesh.to_string()) << line;
+    EXPECT_EQ(j.value("layout_a", ""), p.A.spec().to_string()) << line;
+    EXPECT_EQ(j.value("layout_b", ""), p.B.spec().to_string()) << line;
+    EXPECT_EQ(j.value("layout_c", ""), p.C.spec().to_string()) << line;
+  }
+}
+
 TEST(Bench, BadOptionsSameErrorEverywhere) {
   cli::BenchConfig cfg;
   cfg.m = cfg.n = cfg.k = 16, cfg.reps = 1, cfg.warmup = 0, cfg.quiet = true,
@@ -123,6 +157,8 @@ TEST(Bench, BadOptionsSameErrorEverywhere) {
   expect_same_error_everywhere<InvalidArgument>([&cfg] { cli::run_bench(cfg); }, "lots");
   cfg.memory_limit.clear(), cfg.grid = "5x7";
   expect_same_error_everywhere<InvalidArgument>([&cfg] { cli::run_bench(cfg); });
+  cfg.grid.clear(), cfg.layouts = "preferred", cfg.layout_a = "A[I_x,J]";
+  expect_same_error_everywhere<InvalidArgument>([&cfg] { cli::run_bench(cfg); }, "--layout-a");
 }
 
 // calibrate writes a profile the planner reads back; only rank 0 prints.
