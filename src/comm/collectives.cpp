@@ -4,6 +4,7 @@
 #include <complex>
 #include <numeric>
 
+#include "comm/chain_bcast.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/traffic.hpp"
 #include "core/instantiate.hpp"
@@ -12,21 +13,24 @@
 namespace shardmm::comm {
 
 void Requests::wait() {
-  if (reqs.empty()) return;
+  if (empty()) return;
   trace::Span span("MPI_Waitall", trace::Cat::Wait);
   span.waits_for(flights);
+  if (!relays.empty()) relay_all(*this);
   SHARDMM_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
   reqs.clear();
   if (!flights.empty()) trace::landed(flights);
 }
 
 bool Requests::test() {
-  if (reqs.empty()) return true;
+  if (empty()) return true;
+  const bool relayed = relays.empty() || relay_arrived(*this);
   int done = 0;
   SHARDMM_MPI(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE));
   if (done) reqs.clear();
-  if (done && !flights.empty()) trace::landed(flights);
-  return done != 0;
+  if (!relayed || !done) return false;
+  if (!flights.empty()) trace::landed(flights);
+  return true;
 }
 
 void describe(trace::Span& span, MPI_Comm comm, const char* role, int rank) {
@@ -59,6 +63,12 @@ void ibcast(T* buf, std::int64_t count, int root, MPI_Comm comm, Requests& out) 
   else tally(span, 0, b, 0);
   describe(span, comm, "root", root);
   if (trace::active()) out.flights.push_back(trace::posted("ibcast", comm, root, b, true));
+  const std::int64_t chunk =
+      std::min(bcast_chunk_bytes() / std::int64_t{sizeof(T)}, max_message_elems());
+  if (P >= 3 && chunk > 0 && count >= 2 * chunk) {
+    chain_ibcast(buf, count, chunk, sizeof(T), mpi_type<T>(), root, comm, out);
+    return;
+  }
   in_pieces(count, [&](std::int64_t off, int n) {
     out.reqs.emplace_back();
     SHARDMM_MPI(MPI_Ibcast(buf + off, n, mpi_type<T>(), root, comm, &out.reqs.back()));

@@ -14,16 +14,32 @@
 
 namespace shardmm::comm {
 
-/// Outstanding non-blocking operations; wait() / test() act on all of them. Inside a traced or
-/// watched call `flights` describes them (the trace's operations in flight, the watchdog's
-/// "waiting in MPI_Waitall for ...").
+/// This rank's link in a chain broadcast (chain_bcast.cpp): chunk c of the message arrives from
+/// the previous rank into base + c x chunk elements and, once there, is sent on to `next`.
+struct Relay {
+  std::vector<MPI_Request> arrivals;  // one receive per chunk, in message order
+  char* base = nullptr;
+  std::int64_t count = 0, chunk = 0;  // elements in all, elements per chunk
+  std::size_t elem = 0;               // bytes per element
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int next = 0, tag = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::size_t forwarded = 0;  // chunks already sent on
+  [[nodiscard]] bool done() const { return forwarded == arrivals.size(); }
+};
+
+/// Outstanding non-blocking operations; wait() / test() act on all of them, and forward the
+/// chunks of chain broadcasts this rank relays as they arrive. Inside a traced or watched call
+/// `flights` describes them (the trace's operations in flight, the watchdog's "waiting in
+/// MPI_Waitall for ...").
 class Requests {
  public:
   std::vector<MPI_Request> reqs;
   std::vector<trace::Flight> flights;
+  std::vector<Relay> relays;
   void wait();
   bool test();  ///< drives progress; true when all are complete
-  [[nodiscard]] bool empty() const { return reqs.empty(); }
+  [[nodiscard]] bool empty() const { return reqs.empty() && relays.empty(); }
 };
 
 /// Adds a transfer's logical volume to traffic() and, when recording, the same numbers to the
@@ -35,9 +51,18 @@ void tally(trace::Span& span, std::int64_t sent, std::int64_t received, std::int
 /// "peer") as a world rank.
 void describe(trace::Span& span, MPI_Comm comm, const char* role = nullptr, int rank = -1);
 
-/// Broadcast `count` elements from `root` of `comm` (non-blocking, appended to `out`).
+/// Broadcast `count` elements from `root` of `comm` (non-blocking, appended to `out`). On 3 or
+/// more ranks a message of at least two chunks (bcast_chunk_bytes()) goes down a pipelined chain
+/// root -> root+1 -> ... in chunks, each rank sending and receiving it once (bandwidth-optimal;
+/// MPI_Ibcast's tree or linear algorithms send it log P or P - 1 times from one rank); smaller
+/// ones go through MPI_Ibcast.
 template <class T>
 void ibcast(T* buf, std::int64_t count, int root, MPI_Comm comm, Requests& out);
+
+/// Chunk size of the chain broadcast in bytes; 0 turns the chain off. Default 256 KiB, or the
+/// environment's SHARDMM_BCAST_CHUNK (a whole number of bytes).
+std::int64_t bcast_chunk_bytes();
+void set_bcast_chunk_bytes(std::int64_t bytes);
 
 /// Non-blocking send / receive of `count` elements (split above the message limit).
 template <class T>
