@@ -86,19 +86,20 @@ TYPED_TEST(ChainBcast, SeveralInFlightOnOneCommunicator) {
   const ScopedChunk chunk(64);
   const int P = world_size(), me = world_rank();
   const std::int64_t count = 203;
+  const int roots[4] = {P - 1, (P + P - 2) % P, (3 * P - 3) % P, (4 * P - 4) % P};
   std::vector<std::vector<T>> v;
-  for (int i = 0; i < 4; ++i) v.push_back(before<T>(count, (P - 1 - i % P + P) % P, me));
+  v.reserve(4);
+  for (const int root : roots) v.push_back(before<T>(count, root, me));
   comm::Requests together, first, second;
-  comm::ibcast(v[0].data(), count, P - 1, MPI_COMM_WORLD, together);
-  comm::ibcast(v[1].data(), count, (P - 2 + P) % P, MPI_COMM_WORLD, together);
-  comm::ibcast(v[2].data(), count, (P - 3 + 2 * P) % P, MPI_COMM_WORLD, first);
-  comm::ibcast(v[3].data(), count, (P - 4 + 2 * P) % P, MPI_COMM_WORLD, second);
+  comm::ibcast(v[0].data(), count, roots[0], MPI_COMM_WORLD, together);
+  comm::ibcast(v[1].data(), count, roots[1], MPI_COMM_WORLD, together);
+  comm::ibcast(v[2].data(), count, roots[2], MPI_COMM_WORLD, first);
+  comm::ibcast(v[3].data(), count, roots[3], MPI_COMM_WORLD, second);
   second.wait();
   together.wait();
   first.wait();
-  for (int i = 0; i < 4; ++i)
-    EXPECT_TRUE(arrived(v[static_cast<std::size_t>(i)], (P - 1 - i % P + P) % P))
-        << "broadcast " << i << " on rank " << me;
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_TRUE(arrived(v[i], roots[i])) << "broadcast " << i << " on rank " << me;
 }
 
 // The tally stays the logical one (the root sends one copy per receiver), whatever the route.
