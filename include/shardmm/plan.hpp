@@ -34,6 +34,10 @@ struct MachineProfile {
   /// Out of core: bytes per second one rank reads or writes a matrix file (JSON
   /// "disk_bytes_per_s", optional; calibrate measures it; docs/OUT_OF_CORE.md).
   double disk_bytes_per_s = 1e9;
+  /// Of communication that runs during the local GEMM, the share of the smaller of the two
+  /// that is not hidden (JSON "overlap_exposed", optional, 0 .. 1): 0 is perfect overlap, 1
+  /// none (ranks that share cores with others' progress and TCP stacks come close to that).
+  double overlap_exposed = 0.25;
   std::string source = "defaults";
 
   [[nodiscard]] double flops_per_s(Dtype d) const { return gflops[static_cast<int>(d)] * 1e9; }

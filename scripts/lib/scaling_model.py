@@ -1,55 +1,109 @@
 #!/usr/bin/env python3
 """The cost model against measurements, then extrapolated (docs/SCALING.md).
 
-1. For every measured run (`shardmm bench --json` records of Auto), the planner's prediction
-   with the network profile the run was made on (`shardmm plan --json --profile`): predicted
-   vs measured time and words moved by the busiest rank.
+1. For every measured run of Auto, the planner's prediction with the network profile the run
+   was made on (`shardmm plan --json --profile`, with the run's input layouts): predicted vs
+   measured time and words received by the busiest rank, for the candidate that ran.
 2. Fit: one factor on the profile's bandwidth and one on its GEMM rate (least squares on the
    log of predicted / measured time, grid search), reported with the error before and after.
 3. Predicted time and words for P = 2 .. 4096 on the reference network (bench/reference-
    network.json) with the fitted factors, for the shapes given.
-Outputs JSON lines (OUT/model_points.jsonl, OUT/model_curves.jsonl) and a summary on stdout.
+Two kinds of runs: `--measured` takes `shardmm bench --json` records (scripts/scaling-run),
+`--cluster DIR` takes scripts/bench-vs-scalapack's records (DIR/*.jsonl, the profiles
+DIR/profile-NAME.json, NAME a file's name or its network's rate), drop-in and native inputs.
+Outputs JSON lines (OUT/model_points.jsonl, OUT/model_curves.jsonl unless --no-curves) and a
+summary on stdout.
 """
 import argparse
+import concurrent.futures
+import glob
 import json
 import math
 import os
 import re
+import statistics
 import subprocess
 import tempfile
 
-
-def plan(shardmm, m, n, k, ranks, profile, grid=None):
+def plan(shardmm, m, n, k, ranks, profile, grid=None, nb=None, layouts=None):
     cmd = [shardmm, "plan", "--m", str(m), "--n", str(n), "--k", str(k), "--ranks", str(ranks),
            "--profile", profile, "--json", "--rows", "200"]
-    if grid:  # the run's inputs were block-cyclic on this grid, as gemm's Auto saw them
-        cmd += ["--grid", grid]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    if grid:  # the run's inputs were on this grid (bc(nb,nb) unless layouts), as gemm's Auto saw them
+        cmd += ["--grid", grid] + (["--nb", str(nb)] if nb else [])
+        for flag, spec in zip(("--layout-a", "--layout-b", "--layout-c"), layouts or ()):
+            cmd += [flag, spec]
+    # A singleton MPI process without a daemon: plan communicates with nobody, starts 2 x faster.
+    env = dict(os.environ, OMPI_MCA_ess_singleton_isolated="1")
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     return json.loads(out.stdout)
 
 
-def scaled_profile(base, bw_factor, gemm_factor, tmp):
+def scaled_profile(base, bw_factor, gemm_factor, tmp, exposed=None):
     p = dict(base)
     p["bytes_per_s"] = base["bytes_per_s"] * bw_factor
     p["gemm_gflops"] = {t: g * gemm_factor for t, g in base["gemm_gflops"].items()}
-    path = os.path.join(tmp, "profile_%g_%g.json" % (bw_factor, gemm_factor))
-    with open(path, "w") as f:
+    if exposed is not None:
+        p["overlap_exposed"] = exposed
+    fd, path = tempfile.mkstemp(suffix=".json", dir=tmp)
+    with os.fdopen(fd, "w") as f:
         json.dump(p, f)
     return path
 
 
+def mesh_grid(mesh):
+    """"{x:1, y:3}" -> "1x3"."""
+    return "x".join(re.findall(r":(\d+)", mesh))
+
+
+def ran_name(plan_text):
+    """The candidate that ran: "1x3, auto: summa(A) 1x3; ..." -> "summa(A) 1x3"."""
+    ran = re.search(r"auto: ([^;]+);", plan_text or "")
+    return ran.group(1).strip() if ran else None
+
+
+def bench_point(r):
+    """A `shardmm bench --json` record of Auto (bc(nb,nb) inputs on its mesh)."""
+    return {"case": "%dx%dx%d" % (r["m"], r["n"], r["k"]), "m": r["m"], "n": r["n"], "k": r["k"],
+            "ranks": r["ranks"], "network": r["network"], "grid": mesh_grid(r["mesh"]), "nb": r.get("nb"),
+            "layouts": None, "measured_s": r["median_s"], "measured_words": r["words_max"],
+            "ran": r.get("plan", "")}
+
+
+def cluster_point(r, network):
+    """A bench-vs-scalapack record: shardmm's median, the most words a rank received (Open
+    MPI's monitoring), inputs in ScaLAPACK's bc(nb,nb) on its grid or native on bench's mesh."""
+    native = r["inputs"] == "native"
+    mesh = r.get("operand_mesh") or ("" if native else r["grid"])
+    grid = mesh_grid(mesh) if mesh.startswith("{") else mesh
+    if native and not grid:  # bench's near-square mesh
+        grid = "x".join(str(d) for d in near_square(r["ranks"]))
+    return {"case": r["case"] + (" native" if native else " drop-in"), "m": r["m"], "n": r["n"], "k": r["k"],
+            "ranks": r["ranks"], "network": network, "grid": grid, "nb": r["nb"],
+            "layouts": r["layouts"].split() if native else None, "measured_s": r["shardmm_median_s"],
+            "measured_words": max(r["shardmm_words"]["received_words"]), "ran": r.get("plan", "")}
+
+
+def near_square(p):
+    q = int(math.isqrt(p))
+    while p % q:
+        q -= 1
+    return q, p // q
+
+
 def predict_points(shardmm, points, profile_path):
+    # One launcher per point, several at once: each spends most of its time starting MPI.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        plans = list(pool.map(lambda r: plan(shardmm, r["m"], r["n"], r["k"], r["ranks"], profile_path, r["grid"],
+                                             r["nb"], r["layouts"]), points))
     out = []
-    for r in points:
-        sizes = re.findall(r":(\d+)", r["mesh"])  # "{x:1, y:3}" -> 1x3
-        p = plan(shardmm, r["m"], r["n"], r["k"], r["ranks"], profile_path, "x".join(sizes))
-        # The candidate that ran ("1x3, auto: summa(A) 1x3; ..."), else the planner's choice now.
-        ran = re.search(r"auto: ([^;]+);", r.get("plan", ""))
-        c = next((x for x in p["candidates"] if ran and x["name"] == ran.group(1).strip()), p["chosen"])
-        out.append({"case": "%dx%dx%d" % (r["m"], r["n"], r["k"]), "ranks": r["ranks"], "network": r["network"],
-                    "measured_s": r["median_s"], "predicted_s": c["seconds"], "chosen": c["name"],
-                    "measured_words": r["words_max"], "predicted_words": c["words"] + c["redist_words"],
-                    "ran": r.get("plan", "")})
+    for r, p in zip(points, plans):
+        # The candidate that ran, else the planner's choice now.
+        ran = ran_name(r["ran"])
+        c = next((x for x in p["candidates"] if x["name"] == ran), p["chosen"])
+        out.append({"case": r["case"], "ranks": r["ranks"], "network": r["network"],
+                    "measured_s": r["measured_s"], "predicted_s": c["seconds"], "chosen": c["name"],
+                    "measured_words": r["measured_words"], "predicted_words": c["words"] + c["redist_words"],
+                    "ran": r["ran"]})
     return out
 
 
@@ -57,70 +111,171 @@ def log_error(preds):
     return math.sqrt(sum(math.log(p["predicted_s"] / p["measured_s"]) ** 2 for p in preds) / len(preds))
 
 
-def fit(shardmm, points_by_net, profiles, tmp):
-    """Grid search of (bandwidth factor, GEMM factor) minimising the RMS log time error."""
-    best = None
-    for bw in (0.25, 0.35, 0.5, 0.7, 1.0, 1.4):
-        for g in (0.6, 0.7, 0.8, 0.9, 1.0, 1.1):
+def time_error(p):
+    return p["predicted_s"] / p["measured_s"] - 1
+
+
+def words_error(p):
+    return p["predicted_words"] / p["measured_words"] - 1 if p["measured_words"] else 0.0
+
+
+def summary(preds):
+    """Median |error| and the range of time and words errors, as fractions."""
+    t, w = [time_error(p) for p in preds], [words_error(p) for p in preds]
+    return {"points": len(preds), "rms_log_time": log_error(preds),
+            "time_median_abs": statistics.median(abs(e) for e in t), "time_min": min(t), "time_max": max(t),
+            "words_median_abs": statistics.median(abs(e) for e in w), "words_min": min(w), "words_max": max(w)}
+
+
+def summary_line(s):
+    return ("time: RMS log %.3f, median |error| %.0f %%, %+.0f %% to %+.0f %%; words: median |error| %.1f %%, "
+            "%+.1f %% to %+.1f %%" % (s["rms_log_time"], 100 * s["time_median_abs"], 100 * s["time_min"],
+                                      100 * s["time_max"], 100 * s["words_median_abs"], 100 * s["words_min"],
+                                      100 * s["words_max"]))
+
+
+BW_FACTORS = (0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0, 1.2, 1.4)
+GEMM_FACTORS = (0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.4, 1.6, 1.8, 2.0)
+EXPOSED = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def fit(shardmm, points_by_net, profiles, tmp, fit_exposed=False):
+    """(bandwidth factor, GEMM factor[, overlap_exposed]) minimising the RMS log time error:
+    each in turn over its grid with the others held, until none moves."""
+    cache = {}
+
+    def evaluate(x):
+        if x not in cache:
             preds = []
             for net, pts in points_by_net.items():
-                preds += predict_points(shardmm, pts, scaled_profile(profiles[net], bw, g, tmp))
-            err = log_error(preds)
-            if best is None or err < best[0]:
-                best = (err, bw, g, preds)
-    return best
+                preds += predict_points(shardmm, pts, scaled_profile(profiles[net], x[0], x[1], tmp, x[2]))
+            cache[x] = (log_error(preds), preds)
+        return cache[x][0]
+
+    grids = (BW_FACTORS, GEMM_FACTORS, EXPOSED if fit_exposed else (None,))
+    best = (1.0, 1.0, 0.25 if fit_exposed else None)
+    while True:
+        moved = False
+        for i, grid in enumerate(grids):
+            top = min((best[:i] + (v,) + best[i + 1:] for v in grid), key=evaluate)
+            moved |= evaluate(top) < evaluate(best)
+            best = top if evaluate(top) < evaluate(best) else best
+        if not moved:
+            return cache[best][0], best, cache[best][1]
+
+
+def load_measured(path):
+    """bench --json records of Auto by network."""
+    points_by_net = {}
+    for line in open(path):
+        r = json.loads(line)
+        if r.get("algorithm") == "auto":
+            points_by_net.setdefault(r["network"], []).append(bench_point(r))
+    return points_by_net
+
+
+def load_cluster(directory, run_gemm_rate=False):
+    """bench-vs-scalapack records (DIR/*.jsonl) by file, and each file's profile: DIR/profile-
+    NAME.json for the file NAME.jsonl, else for its network's rate (profile-200mbit.json).
+    run_gemm_rate: the profile's GEMM rates scaled so that f64's is the median rate the runs
+    measured (local_gemm_gflops: every rank's share as one local GEMM, all ranks at once)."""
+    points_by_net, profiles, rates = {}, {}, {}
+    for path in sorted(glob.glob(os.path.join(directory, "*.jsonl"))):
+        net = os.path.basename(path)[:-len(".jsonl")]
+        for line in open(path):
+            r = json.loads(line)
+            if r.get("shardmm_median_s") is None or not r.get("plan"):
+                continue
+            points_by_net.setdefault(net, []).append(cluster_point(r, net))
+            rates.setdefault(net, []).append(r.get("local_gemm_gflops"))
+            for name in (net, r["network"]["rate"]):
+                f = os.path.join(directory, "profile-%s.json" % name)
+                if net not in profiles and os.path.exists(f):
+                    profiles[net] = json.load(open(f))
+        if net in points_by_net and net not in profiles:
+            raise SystemExit("scaling_model: no profile-%s.json (or of its rate) in %s" % (net, directory))
+        if run_gemm_rate and net in profiles and None not in rates[net]:
+            f = statistics.median(rates[net]) / profiles[net]["gemm_gflops"]["f64"]
+            profiles[net] = dict(profiles[net], gemm_gflops={t: g * f for t, g in
+                                                             profiles[net]["gemm_gflops"].items()})
+    return points_by_net, profiles
+
+
+def curves_for(shardmm, shapes, ref_path):
+    curves = []
+    for shape in shapes.split(","):
+        m, n, k = (int(x) for x in shape.split("x"))
+        for e in range(1, 13):
+            p = plan(shardmm, m, n, k, 2 ** e, ref_path)
+            c = p["chosen"]
+            curves.append({"shape": shape, "ranks": 2 ** e, "predicted_s": c["seconds"], "chosen": c["name"],
+                           "words": c["words"], "redist_words": c["redist_words"],
+                           "lower_bound_words": p["lower_bound_words"], "memory_bytes": c["memory_bytes"]})
+    return curves
+
+
+def write_jsonl(path, rows):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    os.replace(tmp, path)  # whole or not at all
+
+
+def print_report(raw, err, factors, fitted):
+    exposed = "" if factors[2] is None else ", overlap_exposed %g" % factors[2]
+    print("measured points: %d; RMS log time error unfitted %.3f, fitted %.3f (bandwidth x%g, GEMM rate x%g%s)"
+          % (len(raw), log_error(raw), err, factors[0], factors[1], exposed))
+    print("unfitted: " + summary_line(summary(raw)))
+    print("fitted:   " + summary_line(summary(fitted)))
+    print("%-22s %3s %-13s %10s %10s %7s %12s %12s %7s  %s" % (
+        "case", "P", "network", "measured", "predicted", "err", "words_meas", "words_pred", "err", "chosen"))
+    for p in fitted:
+        print("%-22s %3d %-13s %10.4f %10.4f %+6.1f%% %12d %12d %+6.1f%%  %s" % (
+            p["case"], p["ranks"], p["network"], p["measured_s"], p["predicted_s"], 100 * time_error(p),
+            p["measured_words"], p["predicted_words"], 100 * words_error(p), p["chosen"]))
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--shardmm", required=True)
-    ap.add_argument("--measured", required=True, help="bench --json records; field 'network' names the profile")
-    ap.add_argument("--profile", action="append", required=True, help="NAME=profile.json (calibrated)")
-    ap.add_argument("--reference", required=True, help="reference network profile JSON")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shardmm", required=True, help="the shardmm launcher")
+    ap.add_argument("--measured", help="bench --json records; field 'network' names the profile")
+    ap.add_argument("--profile", action="append", default=[], help="NAME=profile.json (calibrated)")
+    ap.add_argument("--cluster", metavar="DIR", help="bench-vs-scalapack records DIR/*.jsonl and DIR/profile-*.json")
+    ap.add_argument("--run-gemm-rate", action="store_true",
+                    help="--cluster: the GEMM rate the runs measured instead of the profiles' (calibrate's)")
+    ap.add_argument("--fit-exposed", action="store_true",
+                    help="fit the profiles' overlap_exposed too (the share of overlapped time not hidden)")
+    ap.add_argument("--reference", help="reference network profile JSON (for the curves)")
     ap.add_argument("--shapes", default="16384x16384x16384,65536x65536x65536,1048576x4096x4096")
+    ap.add_argument("--no-curves", action="store_true", help="compare and fit only")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    profiles = {}
-    for spec in args.profile:
-        name, _, path = spec.partition("=")
-        profiles[name] = json.load(open(path))
-    points_by_net = {}
-    for line in open(args.measured):
-        r = json.loads(line)
-        if r.get("algorithm") == "auto":
-            points_by_net.setdefault(r["network"], []).append(r)
+    if bool(args.measured) == bool(args.cluster):
+        ap.error("give --measured (with --profile) or --cluster DIR")
+    if not args.no_curves and not args.reference:
+        ap.error("--reference is needed for the curves (or --no-curves)")
+    if args.cluster:
+        points_by_net, profiles = load_cluster(args.cluster, args.run_gemm_rate)
+    else:
+        points_by_net, profiles = load_measured(args.measured), {}
+        for spec in args.profile:
+            name, _, path = spec.partition("=")
+            profiles[name] = json.load(open(path))
+    if not points_by_net:
+        ap.error("no measured runs of Auto")
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         raw = []
         for net, pts in points_by_net.items():
             raw += predict_points(args.shardmm, pts, scaled_profile(profiles[net], 1.0, 1.0, tmp))
-        err, bw, g, fitted = fit(args.shardmm, points_by_net, profiles, tmp)
-        ref = json.load(open(args.reference))
-        ref_path = scaled_profile(ref, bw, g, tmp)
-        curves = []
-        for shape in args.shapes.split(","):
-            m, n, k = (int(x) for x in shape.split("x"))
-            for e in range(1, 13):
-                p = plan(args.shardmm, m, n, k, 2 ** e, ref_path)
-                c = p["chosen"]
-                curves.append({"shape": shape, "ranks": 2 ** e, "predicted_s": c["seconds"], "chosen": c["name"],
-                               "words": c["words"], "redist_words": c["redist_words"],
-                               "lower_bound_words": p["lower_bound_words"], "memory_bytes": c["memory_bytes"]})
-    with open(os.path.join(args.out, "model_points.jsonl"), "w") as f:
-        for a, b in zip(raw, fitted):
-            f.write(json.dumps(dict(b, unfitted_predicted_s=a["predicted_s"])) + "\n")
-    with open(os.path.join(args.out, "model_curves.jsonl"), "w") as f:
-        for c in curves:
-            f.write(json.dumps(c) + "\n")
-    print("measured points: %d; RMS log time error unfitted %.3f, fitted %.3f (bandwidth x%g, GEMM rate x%g)"
-          % (len(raw), log_error(raw), err, bw, g))
-    print("%-16s %3s %-9s %10s %10s %7s %12s %12s %7s  %s" % ("case", "P", "network", "measured", "predicted",
-                                                               "err", "words_meas", "words_pred", "err", "chosen"))
-    for p in fitted:
-        print("%-16s %3d %-9s %10.4f %10.4f %+6.1f%% %12d %12d %+6.1f%%  %s" % (
-            p["case"], p["ranks"], p["network"], p["measured_s"], p["predicted_s"],
-            100 * (p["predicted_s"] / p["measured_s"] - 1), p["measured_words"], p["predicted_words"],
-            100 * (p["predicted_words"] / p["measured_words"] - 1) if p["measured_words"] else 0, p["chosen"]))
+        err, factors, fitted = fit(args.shardmm, points_by_net, profiles, tmp, args.fit_exposed)
+        if not args.no_curves:
+            ref_path = scaled_profile(json.load(open(args.reference)), *factors, tmp)
+            write_jsonl(os.path.join(args.out, "model_curves.jsonl"), curves_for(args.shardmm, args.shapes, ref_path))
+    write_jsonl(os.path.join(args.out, "model_points.jsonl"),
+                [dict(b, unfitted_predicted_s=a["predicted_s"]) for a, b in zip(raw, fitted)])
+    print_report(raw, err, factors, fitted)
 
 
 if __name__ == "__main__":

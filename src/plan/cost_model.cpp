@@ -12,7 +12,10 @@
 namespace shardmm::plan {
 namespace {
 
-constexpr double kExposed = 0.25;  // share of overlapped communication that is not hidden
+// comm::ibcast sends a message of at least two chunks down a pipelined chain on 3 or more
+// ranks (comm/chain_bcast.cpp), in chunks of this many bytes (comm::bcast_chunk_bytes()'s
+// default).
+constexpr double kChainChunkBytes = 256.0 * 1024;
 
 double up(double a, double b) { return std::ceil(a / b); }
 
@@ -20,7 +23,21 @@ struct Costs {
   double words = 0, messages = 0, memory = 0;  // memory in elements
   bool overlapped = true;
   double streamed = 0;  // of a blocking algorithm's words, those that travel during the GEMM
+  // Time only, not traffic: the chain broadcasts' pipeline fill (elements) and the hops a
+  // broadcast's last chunk waits for beyond the first (latencies).
+  double fill_words = 0, fill_hops = 0;
 };
+
+// `count` broadcasts of `elems` elements each over `ranks` ranks as comm::ibcast does them:
+// a chain root -> root+1 -> ... in chunks, so the last rank has the message one message time
+// plus ranks - 2 chunk times and hops after the root starts (a message under two chunks, or
+// 2 ranks: one MPI_Ibcast, priced by its words and one message).
+void add_chain_fill(Costs& x, double count, double elems, double ranks, double elem) {
+  const double chunk = std::max(1.0, std::floor(kChainChunkBytes / elem));
+  if (ranks < 3 || elems < 2 * chunk) return;
+  x.fill_words += count * (ranks - 2) * chunk;
+  x.fill_hops += count * (ranks - 2);
+}
 
 // The candidate's pm x pn is the grid the caller's block-cyclic operands are already on.
 bool on_caller_grid(const PlanRequest& r, const Candidate& c) {
@@ -74,7 +91,11 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
       const bool in_place = r.current_summa_words > 0 && on_caller_grid(r, c);
       x.words = in_place ? r.current_summa_words : ml * k * (1 - 1 / q) + nl * k * (1 - 1 / p);
       x.memory = ml * kq + kp * nl + ml * nl + 2 * w * (ml + nl);
-      x.messages = 2 * up(k, std::min(w, std::max(1.0, std::min(kq, kp))));
+      const double width = std::min(w, std::max(1.0, std::min(kq, kp))), panels = up(k, width);
+      x.messages = 2 * panels;
+      // op(A)'s panels along the rows of q ranks, op(B)'s along the columns of p ranks.
+      add_chain_fill(x, panels, ml * width, q, double(dtype_size(r.dtype)));
+      add_chain_fill(x, panels, nl * width, p, double(dtype_size(r.dtype)));
     }
   }
   return x;
@@ -130,6 +151,8 @@ Costs gemm25d(const PlanRequest& r, const Candidate& c) {
   const double w = double(
       blocking::summa_panel_width(ml, nl, up(ks, pn), up(ks, pm), pn > 1 ? 2 : 0, pm > 1 ? 2 : 0));
   x.messages = 2 * up(ks, w) + pk;
+  add_chain_fill(x, up(ks, w), ml * w, pn, double(dtype_size(r.dtype)));  // SUMMA per k-slice
+  add_chain_fill(x, up(ks, w), nl * w, pm, double(dtype_size(r.dtype)));
   x.memory = ml * up(ks, pn) + up(ks, pm) * nl + 2 * ml * nl + 2 * w * (ml + nl);
   return x;
 }
@@ -170,16 +193,18 @@ void evaluate(const PlanRequest& r, Candidate& c) {
   c.flops = c.algorithm == Algorithm::Sharded ? (cplx ? 4 : 1) * r.sharded.flops
                                               : (cplx ? 8 : 2) * m * n * k / (c.pm * c.pn * c.pk);
   c.memory_bytes = static_cast<std::int64_t>(x.memory * elem);
-  const double comm = r.profile.latency_s * x.messages + x.words * elem / r.profile.bytes_per_s;
+  const double comm = r.profile.latency_s * (x.messages + x.fill_hops) +
+                      (x.words + x.fill_words) * elem / r.profile.bytes_per_s;
   const double compute = c.flops / r.profile.flops_per_s(r.dtype);
   const double redist = c.redist_words * elem / r.profile.bytes_per_s +
                         (c.redist_words > 0 ? r.profile.latency_s * 2 * (P - 1) : 0);
-  // Overlap is imperfect (progress, memory bandwidth shared with the GEMM): a quarter of the
-  // smaller part stays exposed.
+  // Overlap is imperfect (progress, memory bandwidth and cores shared with the GEMM): a share
+  // of the smaller part stays exposed (the profile's overlap_exposed, a quarter by default).
   const double hidden = x.streamed * elem / r.profile.bytes_per_s;  // travels during the GEMM
-  const double exposed = x.overlapped ? std::max(comm, compute) + kExposed * std::min(comm, compute)
-                                      : comm - hidden + std::max(hidden, compute) +
-                                            kExposed * std::min(hidden, compute);
+  const double e = r.profile.overlap_exposed;
+  const double exposed =
+      x.overlapped ? std::max(comm, compute) + e * std::min(comm, compute)
+                   : comm - hidden + std::max(hidden, compute) + e * std::min(hidden, compute);
   c.seconds = exposed + redist;
 }
 

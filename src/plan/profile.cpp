@@ -21,6 +21,7 @@ MachineProfile MachineProfile::from_json_file(const std::string& path) {
     for (int d = 0; d < 4; ++d) p.gflops[d] = g.at(keys[d]).get<double>();
     p.strassen_crossover = j.value("strassen_crossover", p.strassen_crossover);
     p.disk_bytes_per_s = j.value("disk_bytes_per_s", p.disk_bytes_per_s);
+    p.overlap_exposed = j.value("overlap_exposed", p.overlap_exposed);
   } catch (const nlohmann::json::exception& e) {
     throw IoError("machine profile '" + path + "' is malformed: " + e.what());
   }
@@ -28,6 +29,8 @@ MachineProfile MachineProfile::from_json_file(const std::string& path) {
     throw IoError("machine profile '" + path + "' has a strassen_crossover below 2");
   if (p.latency_s < 0 || p.bytes_per_s <= 0)
     throw IoError("machine profile '" + path + "' has a negative latency or zero bandwidth");
+  if (!(p.overlap_exposed >= 0 && p.overlap_exposed <= 1))
+    throw IoError("machine profile '" + path + "' has an overlap_exposed outside 0 .. 1");
   p.source = path;
   return p;
 }
@@ -43,6 +46,7 @@ std::string MachineProfile::to_json() const {
       {"bytes_per_s", bytes_per_s},
       {"strassen_crossover", strassen_crossover},
       {"disk_bytes_per_s", disk_bytes_per_s},
+      {"overlap_exposed", overlap_exposed},
       {"gemm_gflops",
        {{"f32", gflops[0]}, {"f64", gflops[1]}, {"c64", gflops[2]}, {"c128", gflops[3]}}}};
   return j.dump(2);
