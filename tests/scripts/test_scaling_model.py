@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""scripts/lib/scaling_model.py's cluster mode on a tiny fixture: bench-vs-scalapack records of
+a 4-rank run, drop-in (bc(64,64) on 2x2) and native (row blocks A[I_xy,J] on the 2x2 mesh),
+priced by the real launcher (`shardmm plan --json`, its path the first argument). The words
+must be SUMMA's exact counts on the inputs as they are (priced without the native layouts,
+SUMMA on 4x1 would move them first); the fit must find the bandwidth factor the fixture's times
+were made with; a record without a profile is refused."""
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+import scaling_model  # noqa: E402
+
+SHARDMM = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(ROOT, "build", "shardmm")
+M, N, K, P = 512, 512, 256, 4
+PROFILE = {"latency_s": 1e-4, "bytes_per_s": 1e8, "gemm_gflops": {"f32": 20, "f64": 10, "c64": 20, "c128": 10}}
+
+
+def record(inputs, seconds, words, plan):
+    native = inputs == "native"
+    return {"case": "tiny", "ranks": P, "m": M, "n": N, "k": K, "inputs": inputs, "grid": "2x2", "nb": 64,
+            "layouts": "A[I_xy,J] B[I_xy,J] C[I_xy,J]" if native else "bc(64,64)",
+            "operand_mesh": "{x:2, y:2}", "network": {"rate": "1gbit"}, "shardmm_median_s": seconds,
+            "shardmm_words": {"received_words": [words - 1, words]}, "plan": plan}
+
+
+# SUMMA C-stationary with the inputs in place. On 2x2: each rank receives half of its C rows'
+# k from A's row neighbour and half of its C columns' k from B's column neighbour. On 4x1 (row
+# blocks): 3/4 of B's k for all of C's columns.
+WORDS = {"summa(C) 2x2": (M // 2) * (K // 2) + (N // 2) * (K // 2), "summa(C) 4x1": N * K * 3 // 4}
+
+
+def fixture(directory, seconds=(1.0, 1.0), profile=True):
+    recs = [record("scalapack", seconds[0], WORDS["summa(C) 2x2"], "2x2, auto: summa(C) 2x2; C-stationary"),
+            record("native", seconds[1], WORDS["summa(C) 4x1"], "4x1, auto: summa(C) 4x1; C-stationary")]
+    with open(os.path.join(directory, "tiny.jsonl"), "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in recs))
+    if profile:
+        with open(os.path.join(directory, "profile-1gbit.json"), "w") as f:
+            json.dump(PROFILE, f)
+
+
+class ClusterMode(unittest.TestCase):
+    def test_points_are_priced_with_their_layouts_and_words_are_exact(self):
+        with tempfile.TemporaryDirectory() as d:
+            fixture(d)
+            points, profiles = scaling_model.load_cluster(d)
+            self.assertEqual([p["layouts"] for p in points["tiny"]],
+                             [None, ["A[I_xy,J]", "B[I_xy,J]", "C[I_xy,J]"]])
+            preds = scaling_model.predict_points(SHARDMM, points["tiny"],
+                                                 scaling_model.scaled_profile(profiles["tiny"], 1, 1, d))
+            self.assertEqual([p["chosen"] for p in preds], ["summa(C) 2x2", "summa(C) 4x1"])
+            for p in preds:
+                self.assertEqual(p["predicted_words"], WORDS[p["chosen"]])
+                self.assertEqual(p["measured_words"], WORDS[p["chosen"]])
+            s = scaling_model.summary(preds)
+            self.assertEqual(s["words_median_abs"], 0)
+            self.assertGreater(s["time_median_abs"], 0)
+
+    def test_fit_finds_the_bandwidth_the_times_were_made_with(self):
+        with tempfile.TemporaryDirectory() as d:
+            fixture(d)
+            points, profiles = scaling_model.load_cluster(d)
+            slow = scaling_model.scaled_profile(profiles["tiny"], 0.5, 1, d)
+            truth = [p["predicted_s"] for p in scaling_model.predict_points(SHARDMM, points["tiny"], slow)]
+            fixture(d, seconds=truth)
+            points, profiles = scaling_model.load_cluster(d)
+            saved = scaling_model.BW_FACTORS, scaling_model.GEMM_FACTORS
+            scaling_model.BW_FACTORS, scaling_model.GEMM_FACTORS = (0.5, 1.0), (1.0,)
+            try:
+                err, factors, fitted = scaling_model.fit(SHARDMM, points, profiles, d)
+            finally:
+                scaling_model.BW_FACTORS, scaling_model.GEMM_FACTORS = saved
+            self.assertEqual(factors[:2], (0.5, 1.0))
+            self.assertLess(err, 1e-6)
+            out = io.StringIO()
+            with redirect_stdout(out):
+                scaling_model.print_report(fitted, err, factors, fitted)
+            self.assertIn("median |error| 0 %", out.getvalue())
+
+    def test_a_record_without_a_profile_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            fixture(d, profile=False)
+            with self.assertRaises(SystemExit) as e:
+                scaling_model.load_cluster(d)
+            self.assertIn("no profile-tiny.json", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
