@@ -1,7 +1,9 @@
 // plan: the planner's table for (m, n, k, P) without running anything.
 // calibrate: ping-pong between rank 0 and the last rank (8 B for latency, 8 MiB for
-// bandwidth; medians), a 512^3 local GEMM per type on every rank at once (the slowest), and
-// Strassen's crossover (one Winograd step against one GEMM, f64, growing n).
+// bandwidth; medians), the bandwidth again with every pair of ranks exchanging 8 MiB at once
+// (the profile's: what a rank gets while all communicate), a 512^3 local GEMM per type on
+// every rank at once (the slowest), and Strassen's crossover (one Winograd step against one
+// GEMM, f64, growing n).
 #include "commands.hpp"
 
 #include <mpi.h>
@@ -235,6 +237,31 @@ double step_seconds(index_t n, bool winograd) {
   return best;
 }
 
+// Seconds for every rank to send `bytes` to its partner and receive as many from it, all pairs
+// at once (rank r < P/2 with r + P/2; with P odd the last rank waits): the slowest pair's time,
+// median of reps after one untimed exchange. Ranks that share a host share its link here, as
+// they do when an algorithm runs, which a ping-pong of one pair alone does not see.
+double exchange_seconds(std::size_t bytes, int reps) {
+  int rank = 0, size = 1;
+  SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  const int half = size / 2;
+  const int peer = rank < half ? rank + half : rank < 2 * half ? rank - half : MPI_PROC_NULL;
+  std::vector<char> out(bytes), in(bytes);
+  const int n = static_cast<int>(bytes);
+  std::vector<double> times;
+  for (int r = 0; r <= reps; ++r) {
+    SHARDMM_CLI_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    const double t0 = MPI_Wtime();
+    SHARDMM_CLI_MPI(MPI_Sendrecv(out.data(), n, MPI_CHAR, peer, 1, in.data(), n, MPI_CHAR, peer, 1,
+                                 MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    double t = MPI_Wtime() - t0, worst = 0;
+    SHARDMM_CLI_MPI(MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    if (r > 0) times.push_back(worst);
+  }
+  return median(times);
+}
+
 // Strassen's crossover: the first n (256, 384, 512, 768, ... up to `largest`) at which one
 // Winograd step beats one classical GEMM; twice `largest` when none does.
 index_t strassen_crossover(index_t largest) {
@@ -250,12 +277,17 @@ int run_calibrate(const CalibrateConfig& cfg) {
   SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
   MachineProfile p;
+  double pair_bytes_per_s = 0;  // rank 0 and the last rank alone
   if (size > 1) {
     const double lat = pingpong(size - 1, 8, cfg.reps);
     const std::size_t big = std::size_t(8) << 20;
     const double t_big = pingpong(size - 1, big, std::max(3, cfg.reps / 4));
     p.latency_s = lat;
-    p.bytes_per_s = double(big) / std::max(t_big - lat, 1e-9);
+    pair_bytes_per_s = double(big) / std::max(t_big - lat, 1e-9);
+    // The model's bandwidth is a rank's while every rank communicates (docs/ALGORITHMS.md):
+    // the all-pairs exchange's, unless one pair alone is slower still.
+    const double t_all = exchange_seconds(big, std::max(3, cfg.reps / 4));
+    p.bytes_per_s = std::min(pair_bytes_per_s, double(big) / std::max(t_all - lat, 1e-9));
   }
   p.gflops[0] = gemm_gflops<float>();
   p.gflops[1] = gemm_gflops<double>();
@@ -268,10 +300,12 @@ int run_calibrate(const CalibrateConfig& cfg) {
   p.source = cfg.output.empty() ? "calibrate" : cfg.output;
   if (rank == 0)
     std::printf(
-        "calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s, GEMM GFLOP/s per rank "
-        "f32 %.1f f64 %.1f c64 %.1f c128 %.1f, Strassen crossover %lld, disk %.3g GB/s\n",
-        size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, p.gflops[0], p.gflops[1], p.gflops[2],
-        p.gflops[3], static_cast<long long>(p.strassen_crossover), p.disk_bytes_per_s * 1e-9);
+        "calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s per rank with all "
+        "communicating (%.3g GB/s one pair alone), GEMM GFLOP/s per rank f32 %.1f f64 %.1f c64 "
+        "%.1f c128 %.1f, Strassen crossover %lld, disk %.3g GB/s\n",
+        size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, pair_bytes_per_s * 1e-9, p.gflops[0],
+        p.gflops[1], p.gflops[2], p.gflops[3], static_cast<long long>(p.strassen_crossover),
+        p.disk_bytes_per_s * 1e-9);
   if (cfg.output.empty()) return 0;
   int failed = 0;  // rank 0 writes (temporary file, then rename); every rank reports the outcome
   if (rank == 0) {

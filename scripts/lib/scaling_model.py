@@ -34,8 +34,11 @@ def plan(shardmm, m, n, k, ranks, profile, grid=None, nb=None, layouts=None):
             cmd += [flag, spec]
     # A singleton MPI process without a daemon: plan communicates with nobody, starts 2 x faster.
     env = dict(os.environ, OMPI_MCA_ess_singleton_isolated="1")
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
-    return json.loads(out.stdout)
+    for attempt in range(3):  # many singletons starting at once now and then fail to start
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if out.returncode == 0:
+            return json.loads(out.stdout)
+    raise SystemExit("scaling_model: %s failed: %s" % (" ".join(cmd), out.stderr.strip()))
 
 
 def scaled_profile(base, bw_factor, gemm_factor, tmp, exposed=None):
@@ -179,7 +182,7 @@ def load_cluster(directory, run_gemm_rate=False):
     NAME.json for the file NAME.jsonl, else for its network's rate (profile-200mbit.json).
     run_gemm_rate: the profile's GEMM rates scaled so that f64's is the median rate the runs
     measured (local_gemm_gflops: every rank's share as one local GEMM, all ranks at once)."""
-    points_by_net, profiles, rates = {}, {}, {}
+    points_by_net, profiles, rates, hosts = {}, {}, {}, {}
     for path in sorted(glob.glob(os.path.join(directory, "*.jsonl"))):
         net = os.path.basename(path)[:-len(".jsonl")]
         for line in open(path):
@@ -188,6 +191,7 @@ def load_cluster(directory, run_gemm_rate=False):
                 continue
             points_by_net.setdefault(net, []).append(cluster_point(r, net))
             rates.setdefault(net, []).append(r.get("local_gemm_gflops"))
+            hosts[net] = r["network"].get("hosts")
             for name in (net, r["network"]["rate"]):
                 f = os.path.join(directory, "profile-%s.json" % name)
                 if net not in profiles and os.path.exists(f):
@@ -198,7 +202,16 @@ def load_cluster(directory, run_gemm_rate=False):
             f = statistics.median(rates[net]) / profiles[net]["gemm_gflops"]["f64"]
             profiles[net] = dict(profiles[net], gemm_gflops={t: g * f for t, g in
                                                              profiles[net]["gemm_gflops"].items()})
-    return points_by_net, profiles
+    return points_by_net, profiles, hosts
+
+
+def share_links(points_by_net, profiles, hosts):
+    """Each profile's bandwidth divided by the ranks per host of its runs: the profiles measured
+    one pair of ranks alone, while in a run the ranks of a host share its link (what `calibrate`
+    now measures with every pair exchanging at once)."""
+    for net, pts in points_by_net.items():
+        per_host = max(1, pts[0]["ranks"] // hosts[net]) if hosts.get(net) else 1
+        profiles[net] = dict(profiles[net], bytes_per_s=profiles[net]["bytes_per_s"] / per_host)
 
 
 def curves_for(shardmm, shapes, ref_path):
@@ -246,6 +259,9 @@ def main():
                     help="--cluster: the GEMM rate the runs measured instead of the profiles' (calibrate's)")
     ap.add_argument("--fit-exposed", action="store_true",
                     help="fit the profiles' overlap_exposed too (the share of overlapped time not hidden)")
+    ap.add_argument("--shared-links", action="store_true",
+                    help="divide the profiles' bandwidth (one pair alone) by the runs' ranks per host")
+    ap.add_argument("--hosts", type=int, help="--measured: hosts the runs were on (for --shared-links)")
     ap.add_argument("--reference", help="reference network profile JSON (for the curves)")
     ap.add_argument("--shapes", default="16384x16384x16384,65536x65536x65536,1048576x4096x4096")
     ap.add_argument("--no-curves", action="store_true", help="compare and fit only")
@@ -256,12 +272,15 @@ def main():
     if not args.no_curves and not args.reference:
         ap.error("--reference is needed for the curves (or --no-curves)")
     if args.cluster:
-        points_by_net, profiles = load_cluster(args.cluster, args.run_gemm_rate)
+        points_by_net, profiles, hosts = load_cluster(args.cluster, args.run_gemm_rate)
     else:
         points_by_net, profiles = load_measured(args.measured), {}
+        hosts = {net: args.hosts for net in points_by_net}
         for spec in args.profile:
             name, _, path = spec.partition("=")
             profiles[name] = json.load(open(path))
+    if args.shared_links:
+        share_links(points_by_net, profiles, hosts)
     if not points_by_net:
         ap.error("no measured runs of Auto")
     os.makedirs(args.out, exist_ok=True)

@@ -50,7 +50,7 @@ class ClusterMode(unittest.TestCase):
     def test_points_are_priced_with_their_layouts_and_words_are_exact(self):
         with tempfile.TemporaryDirectory() as d:
             fixture(d)
-            points, profiles = scaling_model.load_cluster(d)
+            points, profiles, _ = scaling_model.load_cluster(d)
             self.assertEqual([p["layouts"] for p in points["tiny"]],
                              [None, ["A[I_xy,J]", "B[I_xy,J]", "C[I_xy,J]"]])
             preds = scaling_model.predict_points(SHARDMM, points["tiny"],
@@ -66,11 +66,11 @@ class ClusterMode(unittest.TestCase):
     def test_fit_finds_the_bandwidth_the_times_were_made_with(self):
         with tempfile.TemporaryDirectory() as d:
             fixture(d)
-            points, profiles = scaling_model.load_cluster(d)
+            points, profiles, _ = scaling_model.load_cluster(d)
             slow = scaling_model.scaled_profile(profiles["tiny"], 0.5, 1, d)
             truth = [p["predicted_s"] for p in scaling_model.predict_points(SHARDMM, points["tiny"], slow)]
             fixture(d, seconds=truth)
-            points, profiles = scaling_model.load_cluster(d)
+            points, profiles, _ = scaling_model.load_cluster(d)
             saved = scaling_model.BW_FACTORS, scaling_model.GEMM_FACTORS
             scaling_model.BW_FACTORS, scaling_model.GEMM_FACTORS = (0.5, 1.0), (1.0,)
             try:
