@@ -9,6 +9,9 @@
 #include <string>
 
 #include "commands.hpp"
+#include "mpi_util.hpp"
+#include "shardmm/error.hpp"
+#include "shardmm/gemm.hpp"
 #include "shardmm/mesh.hpp"
 #include "shardmm/options.hpp"
 
@@ -47,6 +50,23 @@ Options algo_options(const Cfg& cfg, const std::string& algorithm) {
     o.grid_m = g[0], o.grid_n = g[1], o.grid_k = g[2];
   }
   return o;
+}
+
+/// --layouts preferred: the mesh and layouts preferred_layouts chooses for the product of
+/// `cfg` (BenchConfig: m, n, k), planned as gemm's Auto plans it (SHARDMM_PROFILE,
+/// --memory-limit, --allow-fast). Throws InvalidArgument with --grid or --layout-a/-b/-c.
+template <class Cfg>
+PreferredLayouts preferred_inputs(const Cfg& cfg, Dtype dtype, Op opA, Op opB) {
+  if (!cfg.grid.empty() || !cfg.layout_a.empty() || !cfg.layout_b.empty() || !cfg.layout_c.empty())
+    throw InvalidArgument("--layouts preferred chooses the mesh and the layouts: drop --grid and "
+                          "--layout-a/-b/-c");
+  const Options o = algo_options(cfg, "auto");
+  PlanRequest r;
+  r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.dtype = dtype;
+  SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &r.ranks));
+  r.memory_limit = o.memory_limit, r.allow_fast = o.allow_fast;
+  r.profile = MachineProfile::from_environment();
+  return preferred_layouts(r, opA, opB);
 }
 
 }  // namespace shardmm::cli

@@ -57,27 +57,11 @@ struct Setup {
   DistMatrix<T> A, B, C0;
 };
 
-// --layouts preferred: the mesh and layouts preferred_layouts chooses for this product, as
-// gemm's Auto plans it (SHARDMM_PROFILE, --memory-limit, --allow-fast).
-template <Scalar T>
-PreferredLayouts preferred_inputs(const BenchConfig& cfg, Op opA, Op opB) {
-  if (!cfg.grid.empty() || !cfg.layout_a.empty() || !cfg.layout_b.empty() || !cfg.layout_c.empty())
-    throw InvalidArgument("--layouts preferred chooses the mesh and the layouts: drop --grid and "
-                          "--layout-a/-b/-c");
-  const Options o = algo_options(cfg, "auto");
-  PlanRequest r;
-  r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.dtype = dtype_of<T>();
-  SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &r.ranks));
-  r.memory_limit = o.memory_limit, r.allow_fast = o.allow_fast;
-  r.profile = MachineProfile::from_environment();
-  return preferred_layouts(r, opA, opB);
-}
-
 template <Scalar T>
 std::unique_ptr<Setup<T>> make_setup(const BenchConfig& cfg) {
   const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
   std::optional<PreferredLayouts> pref;
-  if (cfg.layouts == "preferred") pref = preferred_inputs<T>(cfg, opA, opB);
+  if (cfg.layouts == "preferred") pref = preferred_inputs(cfg, dtype_of<T>(), opA, opB);
   Mesh mesh = pref ? Mesh(MPI_COMM_WORLD, pref->mesh) : operand_mesh(cfg);
   const index_t ar = opA == Op::N ? cfg.m : cfg.k, ac = opA == Op::N ? cfg.k : cfg.m;
   const index_t br = opB == Op::N ? cfg.k : cfg.n, bc = opB == Op::N ? cfg.n : cfg.k;
@@ -190,13 +174,16 @@ Layout bc_like(const Mesh& mesh, const DistMatrix<T>& X, index_t nb) {
   return Layout::block_cyclic(mesh.shape(), X.rows(), X.cols(), nb, nb);
 }
 
-// ScaLAPACK's mesh: the operands' own (2D), or --scalapack-grid PxQ over the same ranks (then
-// every operand is copied onto it, before the calls).
+// ScaLAPACK's mesh: the operands' own (2D; a line as P x 1), or --scalapack-grid PxQ over the
+// same ranks (then every operand is copied onto it, before the calls).
 template <Scalar T>
 const Mesh& scalapack_mesh(const BenchConfig& cfg, const Setup<T>& s, Contender<T>& c) {
   if (cfg.scalapack_grid.empty()) {
-    if (s.mesh.shape().ndims() != 2) throw InvalidArgument("--algo scalapack needs a 2D grid");
-    return s.mesh;
+    if (s.mesh.shape().ndims() == 2) return s.mesh;
+    if (s.mesh.shape().ndims() != 1)
+      throw InvalidArgument("--algo scalapack needs a 2D grid (or --scalapack-grid PxQ)");
+    // operands on a line (--layouts preferred, say): ScaLAPACK on P x 1, with bc copies
+    return c.grid_mesh.emplace(s.mesh.reshaped(MeshShape({"x", "y"}, {s.mesh.size(), 1})));
   }
   const MeshShape g = MeshShape::parse(cfg.scalapack_grid);
   if (g.ndims() != 2 || g.sizes[0] * g.sizes[1] != s.mesh.size())
