@@ -134,12 +134,21 @@ def split_layouts(text):
 
 
 def layout_args(args, inputs, grid, nb):
-    """bench's grid and layout options for INPUTS: ScaLAPACK's bc(nb,nb) on its grid, or the
-    native layouts on bench's default (near-square) mesh, ScaLAPACK getting bc copies on its."""
+    """bench's grid and layout options for INPUTS: ScaLAPACK's bc(nb,nb) on its grid, or native
+    inputs, ScaLAPACK getting bc copies on its grid: on the mesh and in the layouts shardmm
+    prefers for the case (`bench --layouts preferred`), or --native-layouts on bench's default
+    (near-square) mesh."""
     if inputs == "scalapack":
         return ["--grid", grid, "--nb", str(nb)]
+    if not args.native_layouts:
+        return ["--layouts", "preferred", "--scalapack-grid", grid, "--nb", str(nb)]
     a, b, c = split_layouts(args.native_layouts)
     return ["--layout-a", a, "--layout-b", b, "--layout-c", c, "--scalapack-grid", grid, "--nb", str(nb)]
+
+
+def layouts_used(rec):
+    """The inputs' layouts a bench record names ("A[I_x,K] B[K,J_x] C[I_x,J]")."""
+    return " ".join(x + rec.get("layout_" + x.lower(), "?") for x in "ABC")
 
 
 def run_case(run, c, args, tmp, inputs, cache):
@@ -172,7 +181,10 @@ def run_case(run, c, args, tmp, inputs, cache):
     return {
         "case": c["name"], "ranks": c["ranks"], "m": c["m"], "n": c["n"], "k": c["k"],
         "dtype": args.dtype, "op": c["transa"] + c["transb"], "inputs": inputs,
-        "layouts": " ".join(lay[1:6:2]) if inputs == "native" else "bc(%d,%d)" % (nb, nb),
+        # the inputs' layouts as bench made them, and how they were chosen (preferred: shardmm's
+        # own for the case; given: --native-layouts; scalapack: ScaLAPACK's tuned bc(nb,nb))
+        "layouts": layouts_used(ours) if inputs == "native" else "bc(%d,%d)" % (nb, nb),
+        "native_layouts": None if inputs != "native" else "given" if args.native_layouts else "preferred",
         "operand_mesh": ours["mesh"], "network": run.network, "grid": grid, "nb": nb, "scalapack_tuning": tuning,
         "shardmm_median_s": ours["median_s"], "scalapack_median_s": ref["median_s"],
         "time_ratio": ours["median_s"] / ref["median_s"],
@@ -224,7 +236,9 @@ def main():
     ap.add_argument("--dtype", default="f64")
     ap.add_argument("--reps", type=int, default=int(os.environ.get("SHARDMM_BENCH_REPS", "5")))
     ap.add_argument("--inputs", default="scalapack", help="scalapack, native or scalapack,native")
-    ap.add_argument("--native-layouts", default="A[I_x,J_y],B[I_x,J_y],C[I_x,J_y]")
+    ap.add_argument("--native-layouts", default="",
+                    help="A,B,C layouts of native inputs on bench's default mesh (default: the mesh "
+                         "and layouts shardmm prefers for each case)")
     ap.add_argument("--cluster", help="HxR: running on node1 of scripts/cluster-sim")
     ap.add_argument("--rate", default="none")
     ap.add_argument("--delay", default="none")
@@ -237,7 +251,8 @@ def main():
     if args.cases:
         cases = [c for c in cases if c["name"] in args.cases or "%s@%d" % (c["name"], c["ranks"]) in args.cases]
     inputs = args.inputs.split(",")
-    if not set(inputs) <= {"scalapack", "native"} or len(split_layouts(args.native_layouts)) != 3:
+    if not set(inputs) <= {"scalapack", "native"} or (
+            args.native_layouts and len(split_layouts(args.native_layouts)) != 3):
         ap.error("--inputs wants scalapack and/or native, --native-layouts three layouts")
     print("inputs    case        P  grid  nb     ours_s   scal_s  ratio  GF/s_us GF/s_sc  %Pcore  "
           "words_us(pml) (counter)  words_sc  us/LB sc/LB  mem_us mem_sc")

@@ -120,11 +120,24 @@ def cluster_verdicts(r):
 
 
 def inputs_label(r):
-    """"scalapack", or "native" with the native layouts' sharding ("native [I_x,J_y]")."""
+    """The record's input mode, one series per mode: "scalapack", "native preferred" (the
+    layouts shardmm prefers for each case), or "native" with the given layouts' sharding
+    ("native [I_x,J_y]")."""
     if r["inputs"] != "native":
         return r["inputs"]
+    if r.get("native_layouts") == "preferred":
+        return "native preferred"
     m = re.search(r"\[[^\]]*\]", r.get("layouts", ""))
     return "native " + m.group(0) if m else "native"
+
+
+def inputs_cell(r):
+    """inputs_label, with the layouts and mesh of preferred inputs (they differ per case):
+    "native preferred A[I_x,K] B[K,J_x] C[I_x,J] on {x:8}"."""
+    label = inputs_label(r)
+    if r.get("native_layouts") != "preferred":
+        return label
+    return "%s %s on %s" % (label, r.get("layouts", "?"), r.get("operand_mesh", "?"))
 
 
 def cluster_table(rows, out=None):
@@ -137,7 +150,7 @@ def cluster_table(rows, out=None):
         limit, time_ok, words_ok = cluster_verdicts(r)
         print("| %sx%s, %s + %s | %s | %s | %.2f | %.2f (%s, %d) | %.2f | <= %.2f %s | %.2f | %.3g / %.3g (%.2f / %.2f) "
               "| %s | %s |" % (
-                  n.get("hosts"), n.get("ranks_per_host"), n.get("rate"), n.get("delay"), r["case"], inputs_label(r),
+                  n.get("hosts"), n.get("ranks_per_host"), n.get("rate"), n.get("delay"), r["case"], inputs_cell(r),
                   r["shardmm_median_s"], r["scalapack_median_s"], r["grid"], r["nb"], r["time_ratio"], limit, time_ok,
                   r["cores_median_s"], max(r["shardmm_words"]["received_words"]),
                   max(r["scalapack_words"]["received_words"]), r["shardmm_words_over_lb"] or 0,

@@ -113,6 +113,17 @@ class Cluster(unittest.TestCase):
                          ["<= 0.50 met", "<= 0.50 missed", "<= 0.75 met", "<= 0.75 n/a (not comm-bound)"])
         self.assertEqual([l.split(" | ")[9] for l in lines], ["met", "missed", "met", "met"])
 
+    def test_preferred_inputs_show_their_layouts_and_mesh(self):
+        r = self.cluster_record("200mbit", 0.45)
+        r.update({"native_layouts": "preferred", "layouts": "A[I_x,K] B[K,J_x] C[I_x,J]",
+                  "operand_mesh": "{x:8}"})
+        given = self.cluster_record("200mbit", 0.45)
+        given.update({"native_layouts": "given", "layouts": "A[I_x,J_y] B[I_x,J_y] C[I_x,J_y]"})
+        lines = [l for l in with_records([r, given], "--cluster") if l.startswith("| 4x2")]
+        self.assertEqual([l.split(" | ")[2] for l in lines],
+                         ["native preferred A[I_x,K] B[K,J_x] C[I_x,J] on {x:8}", "native [I_x,J_y]"])
+        self.assertEqual(suite_table.inputs_label(r), "native preferred")  # one plot series
+
 
 if __name__ == "__main__":
     unittest.main()
