@@ -95,7 +95,7 @@ def near_square(p):
 
 def predict_points(shardmm, points, profile_path):
     # One launcher per point, several at once: each spends most of its time starting MPI.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         plans = list(pool.map(lambda r: plan(shardmm, r["m"], r["n"], r["k"], r["ranks"], profile_path, r["grid"],
                                              r["nb"], r["layouts"]), points))
     out = []
