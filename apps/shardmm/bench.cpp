@@ -103,10 +103,10 @@ struct HugeArray {
 
 // The P-core ceiling's operands: this rank's m_loc x k op(A) and k x n_loc op(B) as chunks of kc
 // of k, each one local GEMM of m_loc x n_loc x kc (the first with beta, the rest adding). A
-// chunk is read from the generated A's and B's local storage when that holds at least
-// min(k / 2, 256) of k (the values do not change a GEMM's speed, and the calls only read
-// them), so the ceiling adds no m_loc k + k n_loc of its own beside the other contenders;
-// else from filled arrays of its own, k whole.
+// chunk is the first m_loc x kc and kc x n_loc elements of the generated A's and B's local
+// storage when those hold at least min(k / 2, 256) of k (the values do not change a GEMM's
+// speed, and the calls only read them), so the ceiling adds no m_loc k + k n_loc of its own
+// beside the other contenders; else filled arrays of its own, k whole.
 template <Scalar T>
 struct CoreOperands {
   const T* a = nullptr;
