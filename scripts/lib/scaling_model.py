@@ -290,7 +290,8 @@ def main():
             raw += predict_points(args.shardmm, pts, scaled_profile(profiles[net], 1.0, 1.0, tmp))
         err, factors, fitted = fit(args.shardmm, points_by_net, profiles, tmp, args.fit_exposed)
         if not args.no_curves:
-            ref_path = scaled_profile(json.load(open(args.reference)), *factors, tmp)
+            # The overlap share stays the reference's own: the fitted one is of ranks sharing cores.
+            ref_path = scaled_profile(json.load(open(args.reference)), factors[0], factors[1], tmp)
             write_jsonl(os.path.join(args.out, "model_curves.jsonl"), curves_for(args.shardmm, args.shapes, ref_path))
     write_jsonl(os.path.join(args.out, "model_points.jsonl"),
                 [dict(b, unfitted_predicted_s=a["predicted_s"]) for a, b in zip(raw, fitted)])

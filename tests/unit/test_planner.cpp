@@ -105,6 +105,34 @@ TEST(CostModel, WordsOfTheClassicAlgorithms) {
   EXPECT_DOUBLE_EQ(find(p, "25d 1x3x2").words, 1200.0 * 300 * (2.0 / 3) + 0 + 1200.0 * 300 * 0.5);
 }
 
+// SUMMA's panel broadcasts go down comm::ibcast's chunked chain on 3 or more ranks: the last
+// rank waits ranks - 2 hops (and chunks) longer than for one message; on 2 ranks it does not.
+// With nothing hidden (overlap_exposed 1), time = latency x (messages + hops) + the rest, so
+// the time's slope in the latency counts them.
+TEST(CostModel, ChainBroadcastHopsAndOverlapShare) {
+  auto seconds = [](int pn, double latency, double exposed) {
+    PlanRequest r = request(16384, 16384, 1024, pn);
+    r.profile.latency_s = latency, r.profile.bytes_per_s = 25e6;
+    r.profile.overlap_exposed = exposed;
+    r.profile.gflops[1] = 1000;           // the GEMM the smaller part
+    r.current_pm = 1, r.current_pn = pn;  // inputs in place: no redistribution's messages
+    Candidate c;
+    c.algorithm = Algorithm::Summa, c.pm = 1, c.pn = pn;
+    return evaluate(r, c);
+  };
+  for (int pn : {2, 8}) {
+    const Candidate lo = seconds(pn, 1e-3, 1), hi = seconds(pn, 2e-3, 1);
+    // op(A)'s panels (16384 x w doubles, far over two 256 KiB chunks) along the row of pn.
+    const double hops = pn > 2 ? (lo.messages / 2) * (pn - 2) : 0;
+    EXPECT_NEAR((hi.seconds - lo.seconds) / 1e-3, lo.messages + hops, 1e-6) << pn;
+    // overlap_exposed e: max(comm, compute) + e x min(comm, compute), the GEMM the smaller.
+    const double compute = lo.flops / 1e12;
+    EXPECT_NEAR(seconds(pn, 1e-3, 1).seconds - seconds(pn, 1e-3, 0).seconds, compute, 1e-9) << pn;
+    EXPECT_NEAR(seconds(pn, 1e-3, 0.5).seconds,
+                (seconds(pn, 1e-3, 0).seconds + seconds(pn, 1e-3, 1).seconds) / 2, 1e-9);
+  }
+}
+
 TEST(CostModel, CallerGridPaysNoRedistribution) {
   PlanRequest r = request(2048, 2048, 2048, 4);
   r.current_pm = 2, r.current_pn = 2;
@@ -174,7 +202,7 @@ TEST(Planner, SummaWordsFromTheCallersUnevenTiles) {
 
 TEST(Profile, JsonRoundTripAndErrors) {
   MachineProfile a;
-  a.latency_s = 3e-6, a.bytes_per_s = 7e9, a.gflops[1] = 42;
+  a.latency_s = 3e-6, a.bytes_per_s = 7e9, a.gflops[1] = 42, a.overlap_exposed = 0.75;
   const std::string path = ::testing::TempDir() + "/shardmm_profile.json";
   {
     FILE* f = std::fopen(path.c_str(), "w");
@@ -186,7 +214,19 @@ TEST(Profile, JsonRoundTripAndErrors) {
   EXPECT_DOUBLE_EQ(b.latency_s, 3e-6);
   EXPECT_DOUBLE_EQ(b.bytes_per_s, 7e9);
   EXPECT_DOUBLE_EQ(b.gflops[1], 42);
+  EXPECT_DOUBLE_EQ(b.overlap_exposed, 0.75);
   EXPECT_THROW(MachineProfile::from_json_file(path + ".missing"), IoError);
+  for (const char* bad : {"1.5", "-0.1"}) {  // a share of the overlapped time: 0 .. 1
+    FILE* g = std::fopen(path.c_str(), "w");
+    ASSERT_NE(g, nullptr);
+    ASSERT_GE(std::fprintf(g,
+                           "{\"latency_s\": 1e-6, \"bytes_per_s\": 1e9, \"overlap_exposed\": %s, "
+                           "\"gemm_gflops\": {\"f32\": 1, \"f64\": 1, \"c64\": 1, \"c128\": 1}}",
+                           bad),
+              0);
+    ASSERT_EQ(std::fclose(g), 0);
+    EXPECT_THROW(MachineProfile::from_json_file(path), IoError) << bad;
+  }
   FILE* f = std::fopen(path.c_str(), "w");
   ASSERT_NE(f, nullptr);
   ASSERT_GE(std::fputs("{\"latency_s\": 1}", f), 0);
