@@ -326,4 +326,37 @@ TEST(Planner, ShardedCandidateAndExactRedistribution) {
   EXPECT_EQ(p.chosen.name(), "sharded");
 }
 
+// preferred_layouts on issue 25's shapes at P = 8: layouts gemm's Auto runs on as they are
+// (its plan moves nothing into other layouts), on a mesh of the 8 ranks; tall and large k
+// within 1.10 x the lower bound, where [I_x,J_y] on 4 x 2 moved 4.54 and 3.11 x it.
+TEST(PreferredLayouts, IssueShapesOnEightRanks) {
+  struct Case {
+    std::int64_t m, n, k;
+    double over_lb;  // words at most this x the lower bound (0: not checked)
+  };
+  const Case cases[] = {{32768, 2048, 2048, 1.10},
+                        {2048, 2048, 16384, 1.10},
+                        {16384, 16384, 1024, 0},
+                        {4096, 4096, 4096, 0}};
+  for (const Case& c : cases) {
+    const PreferredLayouts p = preferred_layouts(request(c.m, c.n, c.k, 8));
+    const std::string what = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                             std::to_string(c.k) + ": " + p.plan.name() + " on " +
+                             p.mesh.to_string() + ", A " + p.A.to_string();
+    EXPECT_TRUE(p.in_place) << what;
+    EXPECT_EQ(p.mesh.size(), 8) << what;
+    EXPECT_DOUBLE_EQ(p.plan.redist_words, 0) << what;
+    if (c.over_lb > 0) {
+      EXPECT_LE(p.plan.words, c.over_lb * lower_bound_words(c.m, c.n, c.k, 8)) << what;
+    }
+    EXPECT_EQ(p.A.rows(), c.m) << what;
+    EXPECT_EQ(p.C.cols(), c.n) << what;
+  }
+  // op(A) = A^T: A is stored k x m.
+  const PreferredLayouts t = preferred_layouts(request(32768, 2048, 2048, 8), Op::T, Op::N);
+  EXPECT_EQ(t.A.rows(), 2048);
+  EXPECT_EQ(t.A.cols(), 32768);
+  EXPECT_THROW(preferred_layouts(request(-1, 2, 2, 8)), InvalidArgument);
+}
+
 }  // namespace
