@@ -73,6 +73,17 @@ PreferredLayouts trial(const PlanRequest& base, const algo::Problem& p) {
   return out;
 }
 
+// The trial on candidate c's own layouts; none when no plan fits the memory limit there
+// (moving the operands out of them takes memory too).
+std::optional<PreferredLayouts> trial_in_own_layouts(const PlanRequest& base, Op opA, Op opB,
+                                                     const Candidate& c, const MeshShape& mesh) {
+  try {
+    return trial(base, in_own_layouts(base, opA, opB, c, mesh));
+  } catch (const OutOfMemory&) {
+    return std::nullopt;
+  }
+}
+
 double all_words(const Candidate& c) { return c.words + c.redist_words; }
 
 // Whether trial `a` beats the best so far: in place first, then the planner's order
@@ -105,8 +116,8 @@ PreferredLayouts preferred_layouts(const PlanRequest& request, Op opA, Op opB) {
     // Taken cheapest first: a candidate slower than the best in-place plan found cannot
     // give a faster one (its layouts cost it nothing here already).
     if (best && best->in_place && c.seconds > best->plan.seconds * (1 + kNearTie)) break;
-    const PreferredLayouts t = trial(base, in_own_layouts(base, opA, opB, c, *mesh));
-    if (better(t, best)) best = t;
+    const auto t = trial_in_own_layouts(base, opA, opB, c, *mesh);
+    if (t && better(*t, best)) best = t;
   }
   if (!best)
     throw NotSupported("preferred_layouts: no candidate for " + std::to_string(request.ranks) +
