@@ -144,7 +144,8 @@ EXPOSED = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 def fit(shardmm, points_by_net, profiles, tmp, fit_exposed=False):
     """(bandwidth factor, GEMM factor[, overlap_exposed]) minimising the RMS log time error:
-    each in turn over its grid with the others held, until none moves."""
+    each in turn over its grid with the others held, until none moves, from a few starts (the
+    first is the profiles as they are); the best end wins."""
     cache = {}
 
     def evaluate(x):
@@ -156,15 +157,21 @@ def fit(shardmm, points_by_net, profiles, tmp, fit_exposed=False):
         return cache[x][0]
 
     grids = (BW_FACTORS, GEMM_FACTORS, EXPOSED if fit_exposed else (None,))
-    best = (1.0, 1.0, 0.25 if fit_exposed else None)
-    while True:
-        moved = False
-        for i, grid in enumerate(grids):
-            top = min((best[:i] + (v,) + best[i + 1:] for v in grid), key=evaluate)
-            moved |= evaluate(top) < evaluate(best)
-            best = top if evaluate(top) < evaluate(best) else best
-        if not moved:
-            return cache[best][0], best, cache[best][1]
+
+    def descend(best):
+        while True:
+            moved = False
+            for i, grid in enumerate(grids):
+                top = min((best[:i] + (v,) + best[i + 1:] for v in grid), key=evaluate)
+                moved |= evaluate(top) < evaluate(best)
+                best = top if evaluate(top) < evaluate(best) else best
+            if not moved:
+                return best
+
+    starts = [(1.0, 1.0, 0.25), (0.5, 1.4, 1.0), (0.35, 0.8, 0.5)] if fit_exposed else [(1.0, 1.0, None),
+                                                                                         (0.35, 0.8, None)]
+    best = min((descend(tuple(x if x in g else g[0] for x, g in zip(s, grids))) for s in starts), key=evaluate)
+    return cache[best][0], best, cache[best][1]
 
 
 def load_measured(path):
@@ -262,6 +269,8 @@ def main():
     ap.add_argument("--shared-links", action="store_true",
                     help="divide the profiles' bandwidth (one pair alone) by the runs' ranks per host")
     ap.add_argument("--hosts", type=int, help="--measured: hosts the runs were on (for --shared-links)")
+    ap.add_argument("--factors", metavar="BW,GEMM[,EXPOSED]",
+                    help="no fit: these factors (and overlap_exposed), e.g. fitted on other runs")
     ap.add_argument("--reference", help="reference network profile JSON (for the curves)")
     ap.add_argument("--shapes", default="16384x16384x16384,65536x65536x65536,1048576x4096x4096")
     ap.add_argument("--no-curves", action="store_true", help="compare and fit only")
@@ -288,7 +297,15 @@ def main():
         raw = []
         for net, pts in points_by_net.items():
             raw += predict_points(args.shardmm, pts, scaled_profile(profiles[net], 1.0, 1.0, tmp))
-        err, factors, fitted = fit(args.shardmm, points_by_net, profiles, tmp, args.fit_exposed)
+        if args.factors:  # no fit: the model with factors fitted elsewhere, on runs it has not seen
+            f = [float(x) for x in args.factors.split(",")]
+            factors = (f[0], f[1], f[2] if len(f) > 2 else None)
+            fitted = []
+            for net, pts in points_by_net.items():
+                fitted += predict_points(args.shardmm, pts, scaled_profile(profiles[net], *factors, tmp))
+            err = log_error(fitted)
+        else:
+            err, factors, fitted = fit(args.shardmm, points_by_net, profiles, tmp, args.fit_exposed)
         if not args.no_curves:
             # The overlap share stays the reference's own: the fitted one is of ranks sharing cores.
             ref_path = scaled_profile(json.load(open(args.reference)), factors[0], factors[1], tmp)
