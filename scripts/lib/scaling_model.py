@@ -302,7 +302,7 @@ def main():
             factors = (f[0], f[1], f[2] if len(f) > 2 else None)
             fitted = []
             for net, pts in points_by_net.items():
-                fitted += predict_points(args.shardmm, pts, scaled_profile(profiles[net], *factors, tmp))
+                fitted += predict_points(args.shardmm, pts, scaled_profile(profiles[net], *factors[:2], tmp, factors[2]))
             err = log_error(fitted)
         else:
             err, factors, fitted = fit(args.shardmm, points_by_net, profiles, tmp, args.fit_exposed)
