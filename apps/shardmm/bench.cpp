@@ -148,7 +148,7 @@ template <Scalar T>
 struct Contender {
   bench::Row row;
   bool scalapack = false;
-  bool cores = false;  // the P-core ceiling: each rank's C tile as one local GEMM
+  bool cores = false;  // the P-core ceiling: each rank's C tile in local GEMMs (CoreOperands)
   Options o;
   const DistMatrix<T>* a = nullptr;
   const DistMatrix<T>* b = nullptr;
@@ -222,8 +222,8 @@ std::unique_ptr<Contender<T>> make_contender(const BenchConfig& cfg, const Setup
   if (c->cores) {  // operands of this rank's share of the product (CoreOperands)
     c->core.make(s, c->C->local_rows(), c->C->local_cols(), cfg.k);
     if (cfg.blas_threads > 0) set_blas_threads(cfg.blas_threads);
-    c->row.plan = "each rank's C tile times the whole k as local GEMMs over " +
-                  std::to_string(c->core.kc) + " of k each, no communication (the P-core ceiling)";
+    c->row.plan = "each rank's C tile times the whole k as local GEMMs over chunks of k (" +
+                  std::to_string(c->core.kc) + " on rank 0), no communication (the P-core ceiling)";
   }
   return c;
 }

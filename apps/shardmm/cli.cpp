@@ -70,7 +70,8 @@ void add_bench(CLI::App& app, BenchConfig& c) {
        "--algo", c.algos,
        "comma list of auto|local|summa|cannon|ring|sharded|25d|strassen|scalapack|cores (cores: "
        "each rank's "
-       "share as one local GEMM, the P-core ceiling); one that fails reports its error in its row")
+       "share in local GEMMs, no communication: the P-core ceiling); one that fails reports its "
+       "error in its row")
       ->delimiter(',');
   add_operand_options(b, c);
   b->add_option("--layouts", c.layouts,

@@ -116,7 +116,9 @@ TEST(Bench, SmokeC64TransposedWithBeta) {
   bench_smoke(cfg, "bench_c64.json");
 }
 
-// The P-core ceiling (each rank's share as one local GEMM) alternates with the others.
+// The P-core ceiling (each rank's share in local GEMMs over chunks of k: two at 1 x 2 and 2 x 2,
+// reading A's and B's storage; its own arrays on the 1 x 3 ranks whose A holds less) alternates
+// with the others.
 TEST(Bench, CoresCeilingRunsInTheSameAlternation) {
   cli::BenchConfig cfg;
   cfg.algos = {"summa", "cores", "scalapack"};
