@@ -80,7 +80,8 @@ def cluster_point(r, network):
     grid = mesh_grid(mesh) if mesh.startswith("{") else mesh
     if native and not grid:  # bench's near-square mesh
         grid = "x".join(str(d) for d in near_square(r["ranks"]))
-    return {"case": r["case"] + (" native" if native else " drop-in"), "m": r["m"], "n": r["n"], "k": r["k"],
+    label = "native " + r["layouts"].split()[0][1:] if native else "drop-in"  # "native [I_x,J_y]"
+    return {"case": r["case"] + " " + label, "m": r["m"], "n": r["n"], "k": r["k"],
             "ranks": r["ranks"], "network": network, "grid": grid, "nb": r["nb"],
             "layouts": r["layouts"].split() if native else None, "measured_s": r["shardmm_median_s"],
             "measured_words": max(r["shardmm_words"]["received_words"]), "ran": r.get("plan", "")}
@@ -248,10 +249,10 @@ def print_report(raw, err, factors, fitted):
           % (len(raw), log_error(raw), err, factors[0], factors[1], exposed))
     print("unfitted: " + summary_line(summary(raw)))
     print("fitted:   " + summary_line(summary(fitted)))
-    print("%-22s %3s %-13s %10s %10s %7s %12s %12s %7s  %s" % (
+    print("%-28s %3s %-13s %10s %10s %7s %12s %12s %7s  %s" % (
         "case", "P", "network", "measured", "predicted", "err", "words_meas", "words_pred", "err", "chosen"))
     for p in fitted:
-        print("%-22s %3d %-13s %10.4f %10.4f %+6.1f%% %12d %12d %+6.1f%%  %s" % (
+        print("%-28s %3d %-13s %10.4f %10.4f %+6.1f%% %12d %12d %+6.1f%%  %s" % (
             p["case"], p["ranks"], p["network"], p["measured_s"], p["predicted_s"], 100 * time_error(p),
             p["measured_words"], p["predicted_words"], 100 * words_error(p), p["chosen"]))
 
