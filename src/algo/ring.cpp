@@ -31,8 +31,6 @@ void ring_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers
                   mesh.coord(setup.ring_axis)};
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
   if (setup.ring_form == RingForm::ReduceScatter) return reduce_scatter_ring(ring, x, o, t);
-  // Each stream adds its k-range's contribution, so C is scaled by beta once up front.
-  blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
   // AG-A circulates op(A)'s row tiles, AG-B op(B)'s column tiles; p = 2 swaps them in
   // k-chunks (Options::panel wide, else ring_chunk_width from global extents).
   const bool ag_a = setup.ring_form == RingForm::AllGatherA;
@@ -40,8 +38,11 @@ void ring_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers
   const bool k_col = ag_a ? x.opA == Op::N : x.opB != Op::N;
   const DimMap& map = X.layout().map(k_col ? 0 : 1);  // op(X)'s split dimension
   const TileGemm<T> g{x, ag_a};
-  if (ring.p != 2) return circulate(ring, X, k_col, map, k, g, o, t);
-  swap_tiles(ring, X, k_col, map, k, g, setup.ring_stream, o, t);
+  // p = 2 puts beta into its first chunk's GEMMs (one pass over C fewer); at p > 2 each
+  // stream adds its k-range's contribution, so C is scaled by beta once up front.
+  if (ring.p == 2) return swap_tiles(ring, X, k_col, map, k, g, setup.ring_stream, o, t);
+  blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
+  circulate(ring, X, k_col, map, k, g, o, t);
 }
 
 SHARDMM_INSTANTIATE_RUN(ring_run)

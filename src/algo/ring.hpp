@@ -85,14 +85,15 @@ struct TileGemm {
 };
 
 /// Block b's tile over k-range [k0, k0+kw) into C: straight into its rows (AG-A) or columns
-/// (AG-B) when they are one run, else into scratch `tmp` and then added into each run.
+/// (AG-B) when they are one run (C's rows or columns <- `beta` times themselves plus the
+/// product), else into scratch `tmp` and then added into each run (C scaled already).
 template <Scalar T>
 void multiply_block(const TileGemm<T>& g, const T* tile, index_t ld, const DimMap& map, int b,
-                    index_t k0, index_t kw, T* tmp) {
+                    index_t k0, index_t kw, T* tmp, T beta = T(1)) {
   const index_t ext = map.local_extent(b);
   const Runs runs = map.owned_ranges(b);
   if (runs.size() <= 1)
-    return g(tile, ld, ext, k0, kw, g.at(runs.empty() ? 0 : runs[0].first), g.x.C.ld(), T(1));
+    return g(tile, ld, ext, k0, kw, g.at(runs.empty() ? 0 : runs[0].first), g.x.C.ld(), beta);
   const index_t ldt =
       std::max<index_t>(g.ag_a ? ext : g.other(), 1);  // tmp: ext x other or other x ext
   g(tile, ld, ext, k0, kw, tmp, ldt, T(0));
@@ -108,6 +109,7 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
 
 /// AllGather forms at p = 2 (ring_swap.cpp): the same, the two tiles swapped in k-chunks;
 /// `stream`: the other operand is split along k and streamed with them (Setup::ring_stream).
+/// C's beta goes into the first chunk's GEMMs (C is not scaled before).
 template <Scalar T>
 void swap_tiles(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
                 index_t k, const TileGemm<T>& g, bool stream, const Options& o, Timers& t);

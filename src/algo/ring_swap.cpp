@@ -170,20 +170,22 @@ class ChunkSwap {
     comm::irecv(buf_[j % 2], theirs_ * width(j), peer(), kTag, ring_.comm, recv_[j % 2]);
   }
   void wait(index_t j) { recv_[j % 2].wait(); }
-  // The own chunk j: multiplied into C, or placed into `full` for a scattered split.
-  void multiply_own(const TileGemm<T>& g, index_t j) {
+  // The own chunk j: multiplied into C (C's own rows or columns, `beta` times themselves
+  // plus the product), or placed into `full` for a scattered split. A block is one run here
+  // (not scattered), so no product scratch.
+  void multiply_own(const TileGemm<T>& g, index_t j, T beta) {
     const auto [p, ld] = own(j);
     if (full_) place_runs(p, ld, k_is_col_, map_.owned_ranges(ring_.r), width(j), full_, ldf());
-    else multiply_block(g, p, ld, map_, ring_.r, j * w_, width(j), static_cast<T*>(nullptr));
+    else multiply_block(g, p, ld, map_, ring_.r, j * w_, width(j), static_cast<T*>(nullptr), beta);
   }
   // The peer's chunk j (arrived): multiplied, or placed and then the whole chunk multiplied.
-  void multiply_peer(const TileGemm<T>& g, index_t j) {
+  void multiply_peer(const TileGemm<T>& g, index_t j, T beta) {
     const index_t ldp = packed_ld(k_is_col_, theirs_, width(j));
     if (!full_)
       return multiply_block(g, buf_[j % 2], ldp, map_, peer(), j * w_, width(j),
-                            static_cast<T*>(nullptr));
+                            static_cast<T*>(nullptr), beta);
     place_runs(buf_[j % 2], ldp, k_is_col_, map_.owned_ranges(peer()), width(j), full_, ldf());
-    g(full_, ldf(), map_.extent, j * w_, width(j), g.at(0), g.x.C.ld(), T(1));
+    g(full_, ldf(), map_.extent, j * w_, width(j), g.at(0), g.x.C.ld(), beta);
   }
   void finish() {
     sent_[0].wait();
@@ -227,6 +229,8 @@ template <Scalar T>
 void swap_in_chunks(ChunkSwap<T>& xs, const TileGemm<T>& g, SplitStream<T>* ys, const Options& o,
                     Timers& t) {
   const index_t n = xs.chunks();
+  if (n == 0)
+    blas::scale(g.x.C.local_rows(), g.x.C.local_cols(), g.x.beta, g.x.C.data(), g.x.C.ld());
   prologue(g.x.C.mesh().comm(), [&] {
     xs.take();
     if (ys) ys->take();
@@ -247,9 +251,10 @@ void swap_in_chunks(ChunkSwap<T>& xs, const TileGemm<T>& g, SplitStream<T>* ys, 
         ys->assemble(gj, j);
         if (o.overlap && j + 1 < n) ys->start(j + 1);
       });
-    t.timed(&Timers::gemm, "gemm", j, [&] { xs.multiply_own(gj, j); });
+    const T beta = j == 0 ? g.x.beta : T(1);  // C's beta goes into chunk 0's GEMMs
+    t.timed(&Timers::gemm, "gemm", j, [&] { xs.multiply_own(gj, j, beta); });
     t.timed(&Timers::comm, "wait", j, [&] { xs.wait(j); });
-    t.timed(&Timers::gemm, "gemm", j, [&] { xs.multiply_peer(gj, j); });
+    t.timed(&Timers::gemm, "gemm", j, [&] { xs.multiply_peer(gj, j, beta); });
   }
   t.timed(&Timers::comm, "wait", n, [&] {
     xs.finish();
