@@ -125,7 +125,11 @@ class SplitStream {
 // storage up front; rows of X are packed one chunk ahead into two more buffers. With a
 // cyclic split both blocks' chunks are first placed into one chunk of the whole op(X)
 // (`full`), so one GEMM per chunk covers all of C's rows (AG-A) or columns (AG-B): no
-// product scratch.
+// product scratch. Direct (a cyclic split with k along X's rows, blocks of at least
+// kDirectBytes per chunk): the chunks of the whole op(X) are double-buffered, each block's
+// rows land there as whole columns, one message per block: the own ones packed from X once
+// and sent from there, the peer's received into their places. One copy of the own chunk
+// instead of three (pack, place) and none of the peer's besides MPI's.
 template <Scalar T>
 class ChunkSwap {
  public:
@@ -140,9 +144,14 @@ class ChunkSwap {
         mine_(map.local_extent(ring.r)),
         theirs_(map.local_extent(ring.at(1))),
         chunks_(k == 0 ? 0 : (k + w - 1) / w),
-        wmax_(std::min(w, k)) {
+        wmax_(std::min(w, k)),
+        own_runs_(map.owned_ranges(ring.r)),
+        peer_runs_(map.owned_ranges(ring.at(1))) {
     const bool dense = X.ld() == X.local_rows() || X.local_cols() <= 1;
-    in_place_ = k_is_col ? dense : dense && chunks_ <= 1;
+    direct_ = !k_is_col && scattered(map) && chunks_ > 0 &&
+              map.nb * wmax_ * index_t(sizeof(T)) >= kDirectBytes &&
+              std::max(own_runs_.size(), peer_runs_.size()) <= kDirectRuns;
+    in_place_ = !direct_ && (k_is_col ? dense : dense && chunks_ <= 1);
   }
   [[nodiscard]] index_t chunks() const { return chunks_; }
 
@@ -151,6 +160,11 @@ class ChunkSwap {
   void take() {
     const memory::Slot in[2] = {memory::Slot::Panel0, memory::Slot::Panel1},
                        out[2] = {memory::Slot::Panel2, memory::Slot::Panel3};
+    if (direct_) {  // two chunks of the whole op(X)
+      for (index_t j = 0; j < std::min<index_t>(chunks_, 2); ++j)
+        buf_[j] = memory::get<T>(in[j], map_.extent * wmax_);
+      return;
+    }
     for (index_t j = 0; j < std::min<index_t>(chunks_, 2); ++j) {
       buf_[j] = memory::get<T>(in[j], theirs_ * wmax_);
       if (!in_place_) pack_[j] = memory::get<T>(out[j], mine_ * wmax_);
@@ -167,6 +181,12 @@ class ChunkSwap {
     if (j + 1 < chunks_ && !in_place_) send(j + 1);
   }
   void post(index_t j) {
+    if (direct_) {  // the peer's blocks, each into its columns of the whole chunk (ld width(j))
+      for (auto [b, e] : peer_runs_)
+        comm::irecv(buf_[j % 2] + b * width(j), (e - b) * width(j), peer(), kTag, ring_.comm,
+                    recv_[j % 2]);
+      return;
+    }
     comm::irecv(buf_[j % 2], theirs_ * width(j), peer(), kTag, ring_.comm, recv_[j % 2]);
   }
   void wait(index_t j) { recv_[j % 2].wait(); }
@@ -174,12 +194,16 @@ class ChunkSwap {
   // plus the product), or placed into `full` for a scattered split. A block is one run here
   // (not scattered), so no product scratch.
   void multiply_own(const TileGemm<T>& g, index_t j, T beta) {
+    if (direct_) return;  // packed into its places when it left (send)
     const auto [p, ld] = own(j);
     if (full_) place_runs(p, ld, k_is_col_, map_.owned_ranges(ring_.r), width(j), full_, ldf());
     else multiply_block(g, p, ld, map_, ring_.r, j * w_, width(j), static_cast<T*>(nullptr), beta);
   }
   // The peer's chunk j (arrived): multiplied, or placed and then the whole chunk multiplied.
   void multiply_peer(const TileGemm<T>& g, index_t j, T beta) {
+    if (direct_)
+      return g(buf_[j % 2], std::max<index_t>(width(j), 1), map_.extent, j * w_, width(j), g.at(0),
+               g.x.C.ld(), beta);
     const index_t ldp = packed_ld(k_is_col_, theirs_, width(j));
     if (!full_)
       return multiply_block(g, buf_[j % 2], ldp, map_, peer(), j * w_, width(j),
@@ -194,6 +218,9 @@ class ChunkSwap {
 
  private:
   static constexpr int kTag = 7;
+  // Direct mode's floor: blocks of at least 64 KiB per chunk, at most 64 of them per rank.
+  static constexpr index_t kDirectBytes = index_t(64) << 10;
+  static constexpr std::size_t kDirectRuns = 64;
   [[nodiscard]] int peer() const { return ring_.at(1); }
   [[nodiscard]] index_t width(index_t j) const { return std::min(w_, k_ - j * w_); }
   [[nodiscard]] index_t ldf() const { return packed_ld(k_is_col_, map_.extent, wmax_); }
@@ -204,6 +231,14 @@ class ChunkSwap {
             std::max<index_t>(X_.ld(), 1)};
   }
   void send(index_t j) {
+    if (direct_) {  // own rows of chunk j into their columns of the whole chunk, sent from there
+      const index_t kw = width(j);
+      sent_[j % 2].wait();  // chunk j-2 has left this buffer
+      place_col_runs(X_.data() + j * w_, X_.ld(), own_runs_, kw, buf_[j % 2], kw);
+      for (auto [b, e] : own_runs_)
+        comm::isend(buf_[j % 2] + b * kw, (e - b) * kw, peer(), kTag, ring_.comm, sent_[j % 2]);
+      return;
+    }
     if (!in_place_) {
       sent_[j % 2].wait();  // chunk j-2 has left this buffer
       pack_k(X_, k_is_col_, j * w_, width(j), pack_[j % 2]);
@@ -216,7 +251,8 @@ class ChunkSwap {
   bool k_is_col_;
   const DimMap& map_;
   index_t k_, w_, mine_, theirs_, chunks_, wmax_;
-  bool in_place_ = false;
+  Runs own_runs_, peer_runs_;  // global indices of op(X)'s split dimension
+  bool in_place_ = false, direct_ = false;
   T *buf_[2] = {}, *pack_[2] = {}, *full_ = nullptr;
   comm::Requests sent_[2], recv_[2];
 };

@@ -179,6 +179,29 @@ TYPED_TEST(GemmTyped, RingChunksInSmallMessages) {
   const ref::ScopedMessageLimit limit(5);
   ring_on_lines<TypeParam>({1}, kForms, false);
 }
+// At p = 2, a cyclic split with k along the swapped operand's rows (op(A) = A^T for AG-A,
+// op(B) = B for AG-B) and blocks of 32 x 256 chunks (64 KiB from f64 up) swaps its blocks as
+// whole columns of the chunk of op(X), one message each: 4 blocks of 100 rows (the last 4
+// long), 2 per rank, chunks 256, 256 and 88 of k = 600; once without overlap.
+TYPED_TEST(GemmTyped, RingSwapsBlocksIntoPlace) {
+  using T = TypeParam;
+  Knobs kn;
+  kn.line = 1, kn.mb = kn.nb = 32, kn.panel = 256;
+  const struct {
+    RingForm form;
+    Op a, b;
+    bool overlap;
+  } cases[] = {{RingForm::AllGatherA, Op::T, Op::N, true},
+               {RingForm::AllGatherA, Op::T, Op::T, true},
+               {RingForm::AllGatherB, Op::N, Op::N, true},
+               {RingForm::AllGatherB, Op::T, Op::N, true},
+               {RingForm::AllGatherA, Op::T, Op::N, false}};
+  for (const auto& c : cases) {
+    kn.ring_form = c.form, kn.overlap = c.overlap;
+    run_case<T>(Algorithm::Ring, c.a, c.b, {100, 100, 600}, value<T>(1.5, 0.5),
+                value<T>(-0.5, 0.25), kBc, kn);
+  }
+}
 // The same rings with Options::overlap off: every transfer completes before its GEMM.
 TYPED_TEST(GemmTyped, RingWithoutOverlap) {
   Knobs kn;
