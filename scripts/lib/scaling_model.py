@@ -54,8 +54,9 @@ def scaled_profile(base, bw_factor, gemm_factor, tmp, exposed=None):
 
 
 def mesh_grid(mesh):
-    """"{x:1, y:3}" -> "1x3"."""
-    return "x".join(re.findall(r":(\d+)", mesh))
+    """"{x:1, y:3}" -> "1x3"; a line "{x:8}" -> "8x1" (plan's meshes are x by y)."""
+    sizes = re.findall(r":(\d+)", mesh)
+    return "x".join(sizes + ["1"] * (2 - len(sizes)))
 
 
 def ran_name(plan_text):

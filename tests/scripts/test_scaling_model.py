@@ -84,6 +84,10 @@ class ClusterMode(unittest.TestCase):
                 scaling_model.print_report(fitted, err, factors, fitted)
             self.assertIn("median |error| 0 %", out.getvalue())
 
+    def test_meshes_become_plan_grids(self):
+        self.assertEqual(scaling_model.mesh_grid("{x:2, y:4}"), "2x4")
+        self.assertEqual(scaling_model.mesh_grid("{x:8}"), "8x1")  # a line: plan's x by y
+
     def test_a_record_without_a_profile_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             fixture(d, profile=False)
