@@ -29,6 +29,7 @@ MachineProfile MachineProfile::from_json_file(const std::string& path) {
     throw IoError("machine profile '" + path + "' has a strassen_crossover below 2");
   if (p.latency_s < 0 || p.bytes_per_s <= 0)
     throw IoError("machine profile '" + path + "' has a negative latency or zero bandwidth");
+  // NOLINTNEXTLINE(readability-simplify-boolean-expr): De Morgan's form would let NaN through
   if (!(p.overlap_exposed >= 0 && p.overlap_exposed <= 1))
     throw IoError("machine profile '" + path + "' has an overlap_exposed outside 0 .. 1");
   p.source = path;
