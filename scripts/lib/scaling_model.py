@@ -186,32 +186,46 @@ def load_measured(path):
     return points_by_net
 
 
-def load_cluster(directory, run_gemm_rate=False):
-    """bench-vs-scalapack records (DIR/*.jsonl) by file, and each file's profile: DIR/profile-
-    NAME.json for the file NAME.jsonl, else for its network's rate (profile-200mbit.json).
+def rate_bytes_per_s(rate):
+    """tc's "200mbit" / "1gbit" -> bytes per second (None when not given)."""
+    m = re.fullmatch(r"([\d.]+)([kmg]?)bit", rate or "")
+    return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)] / 8 if m else None
+
+
+def load_cluster(directory, run_gemm_rate=False, shared_links=False):
+    """bench-vs-scalapack records (DIR/*.jsonl) by file and calibration, each with its profile:
+    DIR/profile-NAME.json for the file NAME.jsonl, else for its network's rate (profile-200mbit.
+    json), with the latency and bandwidth the run itself was planned with (its record's network).
     run_gemm_rate: the profile's GEMM rates scaled so that f64's is the median rate the runs
-    measured (local_gemm_gflops: every rank's share as one local GEMM, all ranks at once)."""
-    points_by_net, profiles, rates, hosts = {}, {}, {}, {}
+    measured (local_gemm_gflops: every rank's share as one local GEMM, all ranks at once).
+    shared_links: a bandwidth above the link's rate / ranks per host was measured by one pair
+    alone (calibrate before it measured all pairs at once); it is divided by the ranks per host."""
+    points_by_net, profiles, rates = {}, {}, {}
     for path in sorted(glob.glob(os.path.join(directory, "*.jsonl"))):
         net = os.path.basename(path)[:-len(".jsonl")]
         for line in open(path):
             r = json.loads(line)
             if r.get("shardmm_median_s") is None or not r.get("plan"):
                 continue
-            points_by_net.setdefault(net, []).append(cluster_point(r, net))
-            rates.setdefault(net, []).append(r.get("local_gemm_gflops"))
-            hosts[net] = r["network"].get("hosts")
-            for name in (net, r["network"]["rate"]):
-                f = os.path.join(directory, "profile-%s.json" % name)
-                if net not in profiles and os.path.exists(f):
-                    profiles[net] = json.load(open(f))
-        if net in points_by_net and net not in profiles:
-            raise SystemExit("scaling_model: no profile-%s.json (or of its rate) in %s" % (net, directory))
-        if run_gemm_rate and net in profiles and None not in rates[net]:
-            f = statistics.median(rates[net]) / profiles[net]["gemm_gflops"]["f64"]
-            profiles[net] = dict(profiles[net], gemm_gflops={t: g * f for t, g in
-                                                             profiles[net]["gemm_gflops"].items()})
-    return points_by_net, profiles, hosts
+            base = next((os.path.join(directory, "profile-%s.json" % n) for n in (net, r["network"]["rate"])
+                         if os.path.exists(os.path.join(directory, "profile-%s.json" % n))), None)
+            if base is None:
+                raise SystemExit("scaling_model: no profile-%s.json (or of its rate) in %s" % (net, directory))
+            prof = dict(json.load(open(base)))
+            for key in ("latency_s", "bytes_per_s"):  # as this run's Auto had them
+                prof[key] = r["network"].get(key, prof[key])
+            per_host, link = r["network"].get("ranks_per_host", 1), rate_bytes_per_s(r["network"].get("rate"))
+            if shared_links and per_host > 1 and (link is None or prof["bytes_per_s"] > link / per_host):
+                prof["bytes_per_s"] /= per_host
+            group = "%s@%g" % (net, prof["bytes_per_s"])
+            profiles[group] = prof
+            points_by_net.setdefault(group, []).append(cluster_point(r, net))
+            rates.setdefault(group, []).append(r.get("local_gemm_gflops"))
+    for group in profiles:
+        if run_gemm_rate and None not in rates[group]:
+            f = statistics.median(rates[group]) / profiles[group]["gemm_gflops"]["f64"]
+            profiles[group]["gemm_gflops"] = {t: g * f for t, g in profiles[group]["gemm_gflops"].items()}
+    return points_by_net, profiles
 
 
 def share_links(points_by_net, profiles, hosts):
@@ -283,15 +297,14 @@ def main():
     if not args.no_curves and not args.reference:
         ap.error("--reference is needed for the curves (or --no-curves)")
     if args.cluster:
-        points_by_net, profiles, hosts = load_cluster(args.cluster, args.run_gemm_rate)
+        points_by_net, profiles = load_cluster(args.cluster, args.run_gemm_rate, args.shared_links)
     else:
         points_by_net, profiles = load_measured(args.measured), {}
-        hosts = {net: args.hosts for net in points_by_net}
         for spec in args.profile:
             name, _, path = spec.partition("=")
             profiles[name] = json.load(open(path))
-    if args.shared_links:
-        share_links(points_by_net, profiles, hosts)
+        if args.shared_links:  # these profiles measured one pair alone
+            share_links(points_by_net, profiles, {net: args.hosts for net in points_by_net})
     if not points_by_net:
         ap.error("no measured runs of Auto")
     os.makedirs(args.out, exist_ok=True)

@@ -50,11 +50,11 @@ class ClusterMode(unittest.TestCase):
     def test_points_are_priced_with_their_layouts_and_words_are_exact(self):
         with tempfile.TemporaryDirectory() as d:
             fixture(d)
-            points, profiles, _ = scaling_model.load_cluster(d)
-            self.assertEqual([p["layouts"] for p in points["tiny"]],
+            points, profiles = scaling_model.load_cluster(d)
+            self.assertEqual([p["layouts"] for p in points["tiny@1e+08"]],
                              [None, ["A[I_xy,J]", "B[I_xy,J]", "C[I_xy,J]"]])
-            preds = scaling_model.predict_points(SHARDMM, points["tiny"],
-                                                 scaling_model.scaled_profile(profiles["tiny"], 1, 1, d))
+            preds = scaling_model.predict_points(SHARDMM, points["tiny@1e+08"],
+                                                 scaling_model.scaled_profile(profiles["tiny@1e+08"], 1, 1, d))
             self.assertEqual([p["chosen"] for p in preds], ["summa(C) 2x2", "summa(C) 4x1"])
             for p in preds:
                 self.assertEqual(p["predicted_words"], WORDS[p["chosen"]])
@@ -66,11 +66,11 @@ class ClusterMode(unittest.TestCase):
     def test_fit_finds_the_bandwidth_the_times_were_made_with(self):
         with tempfile.TemporaryDirectory() as d:
             fixture(d)
-            points, profiles, _ = scaling_model.load_cluster(d)
-            slow = scaling_model.scaled_profile(profiles["tiny"], 0.5, 1, d)
-            truth = [p["predicted_s"] for p in scaling_model.predict_points(SHARDMM, points["tiny"], slow)]
+            points, profiles = scaling_model.load_cluster(d)
+            slow = scaling_model.scaled_profile(profiles["tiny@1e+08"], 0.5, 1, d)
+            truth = [p["predicted_s"] for p in scaling_model.predict_points(SHARDMM, points["tiny@1e+08"], slow)]
             fixture(d, seconds=truth)
-            points, profiles, _ = scaling_model.load_cluster(d)
+            points, profiles = scaling_model.load_cluster(d)
             saved = scaling_model.BW_FACTORS, scaling_model.GEMM_FACTORS
             scaling_model.BW_FACTORS, scaling_model.GEMM_FACTORS = (0.5, 1.0), (1.0,)
             try:
