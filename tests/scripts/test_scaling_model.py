@@ -88,6 +88,18 @@ class ClusterMode(unittest.TestCase):
         self.assertEqual(scaling_model.mesh_grid("{x:2, y:4}"), "2x4")
         self.assertEqual(scaling_model.mesh_grid("{x:8}"), "8x1")  # a line: plan's x by y
 
+    def test_shared_links_divide_only_a_bandwidth_one_pair_measured(self):
+        self.assertEqual(scaling_model.rate_bytes_per_s("200mbit"), 25e6)
+        with tempfile.TemporaryDirectory() as d:
+            fixture(d)
+            recs = [json.loads(line) for line in open(os.path.join(d, "tiny.jsonl"))]
+            for r, bw in zip(recs, (1e8, 1e7)):  # 1gbit links, 2 ranks per host: 62.5 MB/s each
+                r["network"].update(ranks_per_host=2, bytes_per_s=bw)
+            with open(os.path.join(d, "tiny.jsonl"), "w") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in recs))
+            _, profiles = scaling_model.load_cluster(d, shared_links=True)
+            self.assertEqual(sorted(p["bytes_per_s"] for p in profiles.values()), [1e7, 5e7])
+
     def test_a_record_without_a_profile_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
             fixture(d, profile=False)
