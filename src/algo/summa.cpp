@@ -22,8 +22,8 @@
 // Overlap: the broadcasts of panel s+1 (MPI_Ibcast, double-buffered) are in flight while
 //   panel s multiplies; the GEMM runs in pieces of one BLAS k block (no piece repacks what
 //   another packed) with MPI_Testall in between so the broadcasts progress; a one-piece panel
-//   runs in two halves (across C's longer side). Words received per rank: sum over panels
-//   not owned locally of m_loc*w (A) and w*n_loc (B).
+//   runs in two column halves. Words received per rank: sum over panels not owned locally of
+//   m_loc*w (A) and w*n_loc (B).
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -173,15 +173,12 @@ index_t default_width(const DimMap& rows, const DimMap& cols, const DimMap& ka, 
 // Panel buffers a side needs: two when broadcast (one filling while one multiplies); one when
 // its panels are only packed locally, which happens when the other operand's k blocks, owned
 // by turns, cut them into pieces narrower than kMinPanel; none when read in place. A pair
-// broadcasting from the owners' storage (k along the stored columns) takes turns panel by
-// panel at widths that are multiples of its k block (SideBuffers::pair_nb) when the other
-// operand's k is whole or split exactly as its own (then every panel has one owner pair,
-// (0, 0) or (1, 1), and the panels alternate: 2x2 grids on bc(nb, nb), say). From the
-// layouts only, so every rank picks the same width.
+// broadcasting from the owners' storage (k along the stored columns) with the other
+// operand's k whole takes turns panel by panel at widths that are multiples of its k block
+// (SideBuffers::pair_nb). From the layouts only, so every rank picks the same width.
 SideBuffers buffers(int size, bool k_is_col, const DimMap& own_k, const DimMap& other_k,
                     index_t narrowest_block) {
-  const bool turns = size == 2 && k_is_col && (other_k.nprocs == 1 || other_k == own_k);
-  if (size > 1) return {2, turns ? own_k.nb : 0};
+  if (size > 1) return {2, size == 2 && k_is_col && other_k.nprocs == 1 ? own_k.nb : 0};
   return other_k.nprocs > 1 && narrowest_block < kMinPanel ? 1 : 0;
 }
 
@@ -280,31 +277,24 @@ std::vector<Piece> pieces(const Panel& p, bool a_in_place, bool b_in_place) {
 }
 
 // C_loc = alpha * op(A_panel) * op(B_panel) + beta * C_loc for one panel, piece by piece, testing
-// `next` (the next panel's broadcasts) between pieces so they progress. A one-piece panel goes
-// in two halves when something is in flight, cut across C's longer side: each half repacks
-// inside OpenBLAS the operand the cut does not divide (op(A)'s panel for column halves, op(B)'s
-// for row halves), so the cut repacks the smaller of m x w and w x n.
+// `next` (the next panel's broadcasts) between pieces so they progress; a one-piece panel goes in
+// two column halves when something is in flight.
 template <Scalar T>
 void panel_gemm(const Operands<T>& x, const Side<T>& A, const Side<T>& B, const View<T>& va,
                 const View<T>& vb, const Panel& p, T beta, comm::Requests* next) {
   const index_t m = x.C.local_rows(), n = x.C.local_cols();
   bool done = next == nullptr;
   const auto list = pieces(p, va.in_place, vb.in_place);
-  const bool rows = m > n;  // halves of C's rows, else of its columns
-  const index_t halves = list.size() == 1 && next != nullptr && std::max(m, n) >= 512 ? 2 : 1;
-  const index_t cut = rows ? m : n;
+  const index_t halves = list.size() == 1 && next != nullptr && n >= 512 ? 2 : 1;
   for (const Piece& pc : list) {
     const T* a = A.at(va, p.segs[pc.seg], pc.off, pc.kk);
     const T* b = B.at(vb, p.segs[pc.seg], pc.off, pc.kk);
     for (index_t h = 0; h < halves; ++h) {
-      const index_t h0 = cut * h / halves, hn = cut * (h + 1) / halves - h0;
-      // op(A)'s rows [h0, h0 + hn) (row halves) or op(B)'s columns (column halves)
-      const T* ah = !rows ? a : A.k_is_col ? a + h0 : a + h0 * va.ld;
-      const T* bh = rows ? b : B.k_is_col ? b + h0 : b + h0 * vb.ld;
-      T* ch = x.C.data() + (rows ? h0 : h0 * x.C.ld());
+      const index_t j0 = n * h / halves, nj = n * (h + 1) / halves - j0;
+      const T* bj = B.k_is_col ? b + j0 : b + j0 * vb.ld;
       const T b0 = &pc == &list.front() ? beta : T(1);  // C's beta goes into its first update
-      blas::gemm(x.opA, x.opB, rows ? hn : m, rows ? n : hn, pc.w, x.alpha, ah, va.ld, bh, vb.ld,
-                 b0, ch, x.C.ld());
+      blas::gemm(x.opA, x.opB, m, nj, pc.w, x.alpha, a, va.ld, bj, vb.ld, b0,
+                 x.C.data() + j0 * x.C.ld(), x.C.ld());
       if (!done) done = next->test();
     }
   }

@@ -34,17 +34,18 @@ struct SideBuffers {
 };
 
 /// The widest of 4, 2 or 1 k blocks whose panel buffers fit in a fifth of the rank's
-/// A + B + C (ml x ka + kb x nl + ml x nl, largest tiles), counting every side's buffers
-/// exactly (SideBuffers::at: `a` buffers of ml x w for A, `b` of w x nl for B). Else
-/// kMinPanel when its buffers fit in a quarter, else kNarrowPanel, below which the local GEMM
+/// A + B + C (ml x ka + kb x nl + ml x nl, largest tiles), counting every side's `bufs`: `a`
+/// buffers of ml x w for A, `b` of w x nl for B. Else kMinPanel when its buffers, counted
+/// exactly (SideBuffers::at), fit in a quarter, else kNarrowPanel, below which the local GEMM
 /// slows further. From global extents only, so every rank cuts the same panels.
 inline std::int64_t summa_panel_width(double ml, double nl, double ka, double kb, SideBuffers a,
                                       SideBuffers b) {
   const double abc = ml * ka + kb * nl + ml * nl;
-  const auto need = [&](std::int64_t w) { return double(w) * (a.at(w) * ml + b.at(w) * nl); };
+  const double per_k = a.bufs * ml + b.bufs * nl;
   for (std::int64_t w : {4 * kKBlock, 2 * kKBlock, kKBlock})
-    if (need(w) <= 0.2 * abc) return w;
-  return need(kMinPanel) <= 0.25 * abc ? kMinPanel : kNarrowPanel;
+    if (double(w) * per_k <= 0.2 * abc) return w;
+  const double at_min = double(kMinPanel) * (a.at(kMinPanel) * ml + b.at(kMinPanel) * nl);
+  return at_min <= 0.25 * abc ? kMinPanel : kNarrowPanel;
 }
 
 /// The k-chunk of the ring's swap at p = 2 (ring_swap.cpp): the widest of 4, 2 or 1 k blocks whose
