@@ -221,8 +221,11 @@ std::vector<double> received_words(const Layout& src, const Layout& dst, const R
   if (plan.pattern == Pattern::Local) return out;
   const Flow f(src, dst);
   const auto replicas = src.replica_axes();
+  std::vector<std::vector<int>> coords;  // of every rank, once: the loops below are P x group
+  coords.reserve(static_cast<std::size_t>(P));
+  for (int r = 0; r < P; ++r) coords.push_back(ms.coords_of(r));
   for (int q = 0; q < P; ++q) {
-    const auto cq = ms.coords_of(q);
+    const auto& cq = coords[static_cast<std::size_t>(q)];
     std::vector<int> members;
     if (plan.across_meshes)
       for (int r = 0; r < P; ++r) members.push_back(r);
@@ -249,7 +252,8 @@ std::vector<double> received_words(const Layout& src, const Layout& dst, const R
         receives = receives && dq[a] == 0;
     if (!receives) continue;
     for (int v : members)
-      if (v != q && same_on(ms.coords_of(v), cq, replicas)) w += f.overlap(v, q);
+      if (v != q && same_on(coords[static_cast<std::size_t>(v)], cq, replicas))
+        w += f.overlap(v, q);
   }
   return out;
 }
