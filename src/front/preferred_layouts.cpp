@@ -10,6 +10,7 @@
 // onto its 3D mesh inside the run, so it has no such layouts. Pure: no communication.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "front/resolve.hpp"
 #include "shardmm/error.hpp"
@@ -19,6 +20,7 @@ namespace shardmm {
 namespace {
 
 constexpr double kNearTie = 0.01;  // as the planner: predicted times this close, fewer words win
+constexpr std::size_t kMaxTrials = 8;  // distinct layouts planned at most, once one has a plan
 
 // The mesh candidate `c` runs on as it is (gemm's front end remeshes onto the same shapes).
 std::optional<MeshShape> native_mesh(const Candidate& c, int P) {
@@ -73,12 +75,29 @@ PreferredLayouts trial(const PlanRequest& base, const algo::Problem& p) {
   return out;
 }
 
-// The trial on candidate c's own layouts; none when no plan fits the memory limit there
-// (moving the operands out of them takes memory too).
+// Layouts already tried: candidates that differ only in what their layouts do not show (a
+// SUMMA variant, a panel width) give the same trial, which costs two planner runs.
+struct Tried {
+  std::vector<algo::Problem> seen;
+  bool add(const algo::Problem& p) {
+    for (const algo::Problem& q : seen)
+      if (q.mesh.to_string() == p.mesh.to_string() && q.A.same_distribution(p.A) &&
+          q.B.same_distribution(p.B) && q.C.same_distribution(p.C))
+        return false;
+    seen.push_back(p);
+    return true;
+  }
+};
+
+// The trial on candidate c's own layouts; none when they were tried already or no plan fits
+// the memory limit there (moving the operands out of them takes memory too).
 std::optional<PreferredLayouts> trial_in_own_layouts(const PlanRequest& base, Op opA, Op opB,
-                                                     const Candidate& c, const MeshShape& mesh) {
+                                                     const Candidate& c, const MeshShape& mesh,
+                                                     Tried& tried) {
   try {
-    return trial(base, in_own_layouts(base, opA, opB, c, mesh));
+    const algo::Problem p = in_own_layouts(base, opA, opB, c, mesh);
+    if (!tried.add(p)) return std::nullopt;
+    return trial(base, p);
   } catch (const OutOfMemory&) {
     return std::nullopt;
   }
@@ -110,13 +129,17 @@ PreferredLayouts preferred_layouts(const PlanRequest& request, Op opA, Op opB) {
   free_inputs.redistribution_words = [](const Candidate&) { return 0.0; };
   const GemmPlan plan = plan_gemm(free_inputs);
   std::optional<PreferredLayouts> best;
+  Tried tried;
   for (const Candidate& c : plan.candidates) {
     const auto mesh = native_mesh(c, request.ranks);
     if (!mesh || !c.fits) continue;
     // Taken cheapest first: a candidate slower than the best in-place plan found cannot
     // give a faster one (its layouts cost it nothing here already).
     if (best && best->in_place && c.seconds > best->plan.seconds * (1 + kNearTie)) break;
-    const auto t = trial_in_own_layouts(base, opA, opB, c, *mesh);
+    // Past kMaxTrials distinct layouts the rest are far down the free ranking; at thousands
+    // of ranks each trial is a planner run of its own.
+    if (best && tried.seen.size() >= kMaxTrials) break;
+    const auto t = trial_in_own_layouts(base, opA, opB, c, *mesh, tried);
     if (t && better(*t, best)) best = t;
   }
   if (!best)
