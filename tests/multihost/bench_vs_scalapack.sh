@@ -57,8 +57,10 @@ for r in recs:
           "%s: times" % name)
     ours = max(r["shardmm_words"]["received_words"])
     theirs = max(r["scalapack_words"]["received_words"])
-    # pml monitoring against shardmm's own counter (a few words of control messages apart)
-    check(ours > 0 and abs(ours - r["shardmm_counter_words_max"]) <= 0.01 * ours + 16,
+    # pml monitoring against shardmm's own counter (a few words of control messages apart);
+    # native inputs of this tiny case are the preferred replicated ones, which move nothing
+    moves = r["inputs"] != "native"
+    check((ours > 0 or not moves) and abs(ours - r["shardmm_counter_words_max"]) <= 0.01 * ours + 16,
           "%s: shardmm words pml %d, counter %d" % (name, ours, r["shardmm_counter_words_max"]))
     check(theirs > 0 and r["lower_bound_words"] > 0, "%s: ScaLAPACK words %d" % (name, theirs))
     check(set(r["shardmm_seconds"]) == {"redist", "comm", "gemm", "total"}, "%s: phases" % name)
