@@ -196,7 +196,7 @@ class ChunkSwap {
   void multiply_own(const TileGemm<T>& g, index_t j, T beta) {
     if (direct_) return;  // packed into its places when it left (send)
     const auto [p, ld] = own(j);
-    if (full_) place_runs(p, ld, k_is_col_, map_.owned_ranges(ring_.r), width(j), full_, ldf());
+    if (full_) place_runs(p, ld, k_is_col_, own_runs_, width(j), full_, ldf());
     else multiply_block(g, p, ld, map_, ring_.r, j * w_, width(j), static_cast<T*>(nullptr), beta);
   }
   // The peer's chunk j (arrived): multiplied, or placed and then the whole chunk multiplied.
@@ -208,7 +208,7 @@ class ChunkSwap {
     if (!full_)
       return multiply_block(g, buf_[j % 2], ldp, map_, peer(), j * w_, width(j),
                             static_cast<T*>(nullptr), beta);
-    place_runs(buf_[j % 2], ldp, k_is_col_, map_.owned_ranges(peer()), width(j), full_, ldf());
+    place_runs(buf_[j % 2], ldp, k_is_col_, peer_runs_, width(j), full_, ldf());
     g(full_, ldf(), map_.extent, j * w_, width(j), g.at(0), g.x.C.ld(), beta);
   }
   void finish() {

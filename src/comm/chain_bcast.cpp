@@ -50,13 +50,18 @@ int next_tag(MPI_Comm comm) {
   return kTagBase + static_cast<int>((*counter)++ % kTags);
 }
 
-// Sends chunk c of relay r on to its next rank (the request joins q.reqs).
-void send_on(Relay& r, std::size_t c, Requests& q) {
+// Chunk c of relay r's message: where it starts and how many elements it holds.
+std::pair<char*, int> chunk_of(const Relay& r, std::size_t c) {
   const auto first = static_cast<std::int64_t>(c) * r.chunk;
-  const auto n = static_cast<int>(std::min(r.chunk, r.count - first));
+  return {r.base + first * static_cast<std::int64_t>(r.elem),
+          static_cast<int>(std::min(r.chunk, r.count - first))};
+}
+
+// Sends chunk c of relay r on to its next rank (the request joins q.reqs).
+void send_on(const Relay& r, std::size_t c, Requests& q) {
+  const auto [at, n] = chunk_of(r, c);
   q.reqs.emplace_back();
-  SHARDMM_MPI(MPI_Isend(r.base + first * static_cast<std::int64_t>(r.elem), n, r.type, r.next,
-                        r.tag, r.comm, &q.reqs.back()));
+  SHARDMM_MPI(MPI_Isend(at, n, r.type, r.next, r.tag, r.comm, &q.reqs.back()));
 }
 
 // Relays relay r's chunks that have arrived, in order, up to the first one still on its way.
@@ -88,19 +93,16 @@ void chain_ibcast(void* buf, std::int64_t count, std::int64_t chunk, std::size_t
     for (std::size_t c = 0; c < chunks; ++c) send_on(r, c, out);
     return;
   }
-  Requests arrivals;  // chunk c from the previous rank into its place in buf
+  std::vector<MPI_Request> arrivals(chunks);  // chunk c from the previous rank into its place
   for (std::size_t c = 0; c < chunks; ++c) {
-    const auto first = static_cast<std::int64_t>(c) * chunk;
-    arrivals.reqs.emplace_back();
-    SHARDMM_MPI(MPI_Irecv(r.base + first * static_cast<std::int64_t>(elem),
-                          static_cast<int>(std::min(chunk, count - first)), type, (me + P - 1) % P,
-                          tag, comm, &arrivals.reqs.back()));
+    const auto [at, n] = chunk_of(r, c);
+    SHARDMM_MPI(MPI_Irecv(at, n, type, (me + P - 1) % P, tag, comm, &arrivals[c]));
   }
   if (pos == P - 1) {  // the last rank only receives
-    out.reqs.insert(out.reqs.end(), arrivals.reqs.begin(), arrivals.reqs.end());
+    out.reqs.insert(out.reqs.end(), arrivals.begin(), arrivals.end());
     return;
   }
-  r.arrivals = std::move(arrivals.reqs);
+  r.arrivals = std::move(arrivals);
   out.relays.push_back(std::move(r));
 }
 

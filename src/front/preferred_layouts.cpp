@@ -81,8 +81,8 @@ struct Tried {
   std::vector<algo::Problem> seen;
   bool add(const algo::Problem& p) {
     for (const algo::Problem& q : seen)
-      if (q.mesh.to_string() == p.mesh.to_string() && q.A.same_distribution(p.A) &&
-          q.B.same_distribution(p.B) && q.C.same_distribution(p.C))
+      if (q.mesh == p.mesh && q.A.same_distribution(p.A) && q.B.same_distribution(p.B) &&
+          q.C.same_distribution(p.C))
         return false;
     seen.push_back(p);
     return true;
