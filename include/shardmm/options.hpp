@@ -56,6 +56,9 @@ struct Options {
   bool bidirectional = false;
   /// 2.5D: grid rows x cols x k-slices (all 0: the planner chooses among grids with >= 2
   /// slices). Their product must equal the number of ranks.
+  /// Strassen: grid_k 7 asks for the breadth-first step (CAPS: the seven products on seven
+  /// groups of P / 7 ranks), 1 turns it off, 0 takes it on 7 Q ranks when the smallest side
+  /// reaches the crossover.
   int grid_m = 0, grid_n = 0, grid_k = 0;
   /// Per-rank memory limit in bytes for the planner (0: SHARDMM_MEMORY_LIMIT, else none).
   std::int64_t memory_limit = 0;

@@ -7,6 +7,9 @@
 // - both split (a 2-D grid), the grid form, strassen_grid.cpp: op(A)'s pieces broadcast
 //   along the rows of ranks, op(B)'s along the columns;
 // - neither (one rank): one recursion on the local m x n x k, here.
+// On 7 Q ranks, when the smallest side reaches the crossover (or Options::grid_k is 7), one
+// breadth-first step first (CAPS, strassen_caps.cpp): the seven half-size products on seven
+// groups of Q ranks at once, each by the line form there; Options::grid_k 1 turns it off.
 // Every form keeps the operands in the caller's layouts when their maps fit (any block-cyclic
 // split of k), so nothing is gathered whole; products are halved per level while the smallest
 // of their sides is at least the crossover (Options::fast_crossover, else the machine
@@ -19,6 +22,7 @@
 #include "algo/strassen_winograd.hpp"
 #include "core/winograd.hpp"
 #include "memory/workspace.hpp"
+#include "shardmm/error.hpp"
 
 namespace shardmm::algo {
 namespace {
@@ -93,6 +97,46 @@ std::pair<index_t, int> grid_pieces(const Problem& p, const Setup& s) {
   return {most, static_cast<int>(pieces.size())};
 }
 
+// Strassen's breadth-first step (strassen_caps.cpp): asked for (Options::grid_k 7), or left
+// open (grid_k 0) on 7 Q ranks for a product whose smallest side reaches the crossover.
+bool caps_step(const Problem& p, const Options& o) {
+  const bool fits = winograd::caps_fits(p.mesh.size(), p.m, p.n, p.k);
+  if (o.grid_k == winograd::kCapsGroups && !fits)
+    throw NotSupported("strassen: the breadth-first step (grid_k 7) needs a multiple of 7 ranks, "
+                       "m and n at least twice the ranks and k at least 2; got " +
+                       std::to_string(p.mesh.size()) + " ranks for " + std::to_string(p.m) + "x" +
+                       std::to_string(p.n) + "x" + std::to_string(p.k));
+  if (o.grid_k == winograd::kCapsGroups) return true;
+  return o.grid_k == 0 && fits && std::min({p.m, p.n, p.k}) >= strassen_crossover(o);
+}
+
+// The breadth-first step takes the caller's operands as they are and puts alpha op(A) op(B) +
+// beta C into C's layout itself (C's default one when C holds partial sums).
+Setup caps_setup(const Problem& p, const Options& o) {
+  Setup s;
+  s.algorithm = Algorithm::Strassen;
+  s.A = p.A, s.B = p.B;
+  s.C = p.C.is_unreduced() ? Layout(p.mesh, p.m, p.n, default_spec(p.mesh)) : p.C;
+  const int Q = p.mesh.size() / winograd::kCapsGroups;
+  s.pm = 1, s.pn = Q, s.pk = winograd::kCapsGroups;
+  s.grid = "1x" + std::to_string(Q) + "x7";
+  // Each group's product: m1 x n1 x k1 with m1, n1 padded to multiples of P; Q > 1 runs the
+  // line form there (local products of m1 x n1/Q x k1/Q), one rank one recursion.
+  const index_t m1 = winograd::caps_half(p.m, p.mesh.size());
+  const index_t n1 = winograd::caps_half(p.n, p.mesh.size());
+  const index_t k1 = (p.k + 1) / 2, n_local = (n1 + Q - 1) / Q, k_local = (k1 + Q - 1) / Q;
+  const index_t crossover = strassen_crossover(o);
+  s.detail = "1+" + std::to_string(winograd::levels(m1, n_local, k_local, crossover)) +
+             " Winograd level(s): one breadth-first step (CAPS), its 7 products of " +
+             std::to_string(m1) + "x" + std::to_string(n1) + "x" + std::to_string(k1) +
+             " on 7 groups of " + std::to_string(Q) + " rank(s), each " +
+             (Q > 1 ? "Strassen's line form there (local products " + std::to_string(m1) + "x" +
+                          std::to_string(n_local) + "x" + std::to_string(k_local) + ")"
+                    : std::string("one local recursion")) +
+             " (crossover " + std::to_string(crossover) + "), C " + s.C.spec().to_string();
+  return s;
+}
+
 }  // namespace
 
 index_t strassen_crossover(const Options& o) {
@@ -100,6 +144,7 @@ index_t strassen_crossover(const Options& o) {
 }
 
 Setup strassen_setup(const Problem& p, const Options& o) {
+  if (caps_step(p, o)) return caps_setup(p, o);
   Setup s;
   s.algorithm = Algorithm::Strassen;
   const ShardingSpec cs = tiles_every_rank(p.C) ? p.C.spec() : default_spec(p.mesh);
@@ -146,6 +191,7 @@ Setup strassen_setup(const Problem& p, const Options& o) {
 
 template <Scalar T>
 void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
+  if (setup.pk == winograd::kCapsGroups) return strassen_caps_run(x, o, t);
   if (setup.ring_form != RingForm::Auto) return strassen_ring_run(x, setup.ring_form, o, t);
   if (setup.pm > 1 && setup.pn > 1) return strassen_grid_run(x, o, t);
   const index_t m = x.C.local_rows(), n = x.C.local_cols();

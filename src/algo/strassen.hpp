@@ -40,6 +40,12 @@ void strassen_ring_run(const Operands<T>& x, RingForm form, const Options& o, Ti
 template <Scalar T>
 void strassen_grid_run(const Operands<T>& x, const Options& o, Timers& t);
 
+/// Strassen's breadth-first step (CAPS) on P = 7 Q ranks: one Winograd level over the whole
+/// product, its seven products on seven groups of Q ranks (gemm on each, depth-first below).
+/// Takes A, B and C in any layouts; alpha and beta applied on the way into C.
+template <Scalar T>
+void strassen_caps_run(const Operands<T>& x, const Options& o, Timers& t);
+
 /// The two ranks' op(A) pieces (as stored, k columns of op(A) each, leading dimension m for
 /// op N, k for op T / C) and their k indices.
 template <Scalar T>

@@ -70,4 +70,22 @@ inline double addition_traffic(std::int64_t m, std::int64_t n, std::int64_t k, i
   return total;
 }
 
+/// Groups of Strassen's breadth-first step (CAPS): one per Winograd product.
+inline constexpr int kCapsGroups = 7;
+
+/// Whether the breadth-first step can run: ranks a multiple of 7, and m and n at least twice
+/// the ranks (each rank then holds a row block of both halves of op(A) and a column block of
+/// both halves of op(B)).
+inline bool caps_fits(int ranks, std::int64_t m, std::int64_t n, std::int64_t k) {
+  return ranks >= kCapsGroups && ranks % kCapsGroups == 0 && m >= 2 * std::int64_t{ranks} &&
+         n >= 2 * std::int64_t{ranks} && k >= 2;
+}
+
+/// The breadth-first step's padded half of a side x on `ranks` ranks: ceil(x / 2) rounded up
+/// to a multiple of the ranks, so both halves' rows (or columns) deal out alike.
+inline std::int64_t caps_half(std::int64_t x, int ranks) {
+  const std::int64_t twice = 2 * std::int64_t{ranks};
+  return (x + twice - 1) / twice * ranks;
+}
+
 }  // namespace shardmm::winograd

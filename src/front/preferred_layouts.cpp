@@ -29,7 +29,9 @@ std::optional<MeshShape> native_mesh(const Candidate& c, int P) {
     case Algorithm::Ring: return MeshShape({"x"}, {P});
     case Algorithm::Summa:
     case Algorithm::Cannon:
-    case Algorithm::Strassen: return MeshShape({"x", "y"}, {c.pm, c.pn});
+    case Algorithm::Strassen:
+      if (c.pk > 1) return std::nullopt;  // the breadth-first step moves its inputs too
+      return MeshShape({"x", "y"}, {c.pm, c.pn});
     default: return std::nullopt;  // 2.5D: moves its inputs inside the run; sharded: no own
   }
 }
@@ -44,6 +46,7 @@ algo::Problem in_own_layouts(const PlanRequest& q, Op opA, Op opB, const Candida
   p.C = Layout::replicated(mesh, q.m, q.n);
   Options o;
   o.algorithm = c.algorithm, o.stationary = c.stationary, o.ring_form = c.ring_form;
+  o.grid_k = c.pk;
   o.fast_crossover = q.fast_crossover > 0 ? q.fast_crossover : q.profile.strassen_crossover;
   const algo::Setup s = front::make_setup(front::remeshed(p, mesh), o);
   p.A = s.A, p.B = s.B, p.C = s.C;
@@ -68,7 +71,10 @@ PreferredLayouts trial(const PlanRequest& base, const algo::Problem& p) {
   o.memory_limit = q.memory_limit, o.allow_fast = q.allow_fast;
   o.fast_crossover = q.fast_crossover;
   const front::Resolved how = front::resolve(p, q, o);
-  if (how.remesh || how.options.algorithm == Algorithm::Gemm25D) return out;
+  const bool moves_inside =
+      how.options.algorithm == Algorithm::Gemm25D ||
+      (how.options.algorithm == Algorithm::Strassen && how.options.grid_k > 1);
+  if (how.remesh || moves_inside) return out;
   const algo::Setup s = front::make_setup(p, how.options);
   out.in_place =
       s.A.same_distribution(p.A) && s.B.same_distribution(p.B) && s.C.same_distribution(p.C);

@@ -73,7 +73,7 @@ double summa_words_in_place(const algo::Problem& p) {
 std::optional<MeshShape> remesh_for(const algo::Problem& p, const Candidate& c) {
   if (c.algorithm == Algorithm::Ring && !is_line(p.mesh)) return MeshShape({"x"}, {c.pm});
   const bool grid = c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon ||
-                    c.algorithm == Algorithm::Strassen;
+                    (c.algorithm == Algorithm::Strassen && c.pk == 1);  // CAPS: any mesh
   if (grid && (p.mesh.ndims() != 2 || p.mesh.sizes[0] != c.pm || p.mesh.sizes[1] != c.pn))
     return MeshShape({"x", "y"}, {c.pm, c.pn});
   return std::nullopt;
@@ -151,6 +151,7 @@ void choose_algorithm(const algo::Problem& p, const PlanRequest& q, Resolved& r)
   r.why = "auto: " + c.name();
   if (c.algorithm == Algorithm::Gemm25D)
     r.options.grid_m = c.pm, r.options.grid_n = c.pn, r.options.grid_k = c.pk;
+  if (c.algorithm == Algorithm::Strassen) r.options.grid_k = c.pk;  // 7: the breadth-first step
   r.remesh = remesh_for(p, c);  // the shape the redistribution was priced on
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/winograd.hpp"
 #include "plan/cost_model.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
@@ -53,6 +54,9 @@ std::vector<Candidate> enumerate(const PlanRequest& r) {
   if (r.allow_fast)  // Strassen on every 2D factorisation of P (opt-in: a weaker error bound)
     for (int pm = 1; pm <= P; ++pm)
       if (P % pm == 0) add({Algorithm::Strassen, Stationary::C, RingForm::Auto, pm, P / pm, 1});
+  if (r.allow_fast && winograd::caps_fits(P, r.m, r.n, r.k))  // and its breadth-first step
+    add({Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, P / winograd::kCapsGroups,
+         winograd::kCapsGroups});
   if (P == 1) return out;
   if (r.sharded.words >= 0) add({Algorithm::Sharded});  // on the caller's mesh and layouts
   for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter})
@@ -90,7 +94,7 @@ std::string Candidate::name() const {
            std::to_string(pm);
   if (algorithm == Algorithm::Local || algorithm == Algorithm::Sharded) return s;
   s += " " + std::to_string(pm) + "x" + std::to_string(pn);
-  return algorithm == Algorithm::Gemm25D ? s + "x" + std::to_string(pk) : s;
+  return algorithm == Algorithm::Gemm25D || pk > 1 ? s + "x" + std::to_string(pk) : s;
 }
 
 GemmPlan plan_gemm(const PlanRequest& r) {

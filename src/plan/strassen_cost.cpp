@@ -20,9 +20,53 @@ constexpr double kAddBytesPerS = 6e9;
 
 double up(double a, double b) { return std::ceil(a / b); }
 
-}  // namespace
+// The breadth-first step (strassen_caps.cpp) on P = 7 Q ranks, priced as it runs:
+// - A and B into the quadrant-aligned layouts and C out of it: each rank's share of each,
+//   priced as all of it moving (the caller's layouts are any);
+// - the fourteen stacked operands to the groups and the seven products back: 7/4 of a rank's
+//   share of A, B and C, padded;
+// - one group's product: m1 x n1 x k1 by Strassen's line form on Q ranks, this same model,
+//   its operands already in place;
+// - the additions: 14 reads and 7 writes of a quadrant tile per stack of A and of B, 14 and 4
+//   for C's quadrants, at the streaming rate; nothing overlaps.
+// Memory: the caller's A, B and C, the six pool slots the step holds (strassen_caps.cpp), the
+// redistributions' buffers and the group product's beyond the operands it is handed.
+void evaluate_distributed(const PlanRequest& r, Candidate& c);
 
-void evaluate_strassen(const PlanRequest& r, Candidate& c) {
+void evaluate_caps(const PlanRequest& r, Candidate& c) {
+  const int P = r.ranks, Q = P / winograd::kCapsGroups;
+  const double m = double(r.m), n = double(r.n), k = double(r.k),
+               elem = double(dtype_size(r.dtype));
+  const std::int64_t m1 = winograd::caps_half(r.m, P), n1 = winograd::caps_half(r.n, P),
+                     k1 = (r.k + 1) / 2;
+  const double bm = double(m1) / P, bn = double(n1) / P, K1 = double(k1);  // exact
+  PlanRequest g = r;
+  g.ranks = Q, g.m = m1, g.n = n1, g.k = k1, g.current_pm = 1, g.current_pn = Q;
+  Candidate sub{Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, Q, 1};
+  evaluate_distributed(g, sub);
+  const double stacks = 7 * (bm * K1 + K1 * bn + bm * double(n1));  // per rank, each way
+  c.words = stacks * (1 - 1.0 / P) + sub.words;
+  c.redist_words = (m * k + k * n + m * n) / P * (1 - 1.0 / P);
+  c.messages = 5.0 * (P - 1) + sub.messages;
+  const double traffic = 21 * bm * K1 + 21 * K1 * bn + 18 * bm * double(n1);
+  c.flops = sub.flops + traffic / 3;
+  const double share = (m * k + k * n + m * n) / P;
+  const double slots = std::max(2 * bm * k, 7 * bm * K1) + std::max(7 * bm * K1, 2 * bm * n) +
+                       std::max(2 * bn * k, 7 * bn * K1) + 7 * bn * K1 + 14 * bm * double(n1);
+  const double handed = 7 * bm * K1 + 7 * bn * K1 + 7 * bm * double(n1);  // the group's tiles
+  // The redistributions' send and receive buffers: the largest tile sent, the largest received.
+  const double stack = std::max({7 * bm * K1, 7 * bn * K1, 7 * bm * double(n1)});
+  const double sent = std::max({m * k / P, k * n / P, 2 * bm * n, stack});
+  const double received = std::max({2 * bm * k, 2 * bn * k, m * n / P, stack});
+  c.memory_bytes = static_cast<std::int64_t>(elem * (share + slots - handed + sent + received)) +
+                   sub.memory_bytes;
+  c.seconds = sub.seconds + traffic * elem / kAddBytesPerS +
+              (c.words - sub.words + c.redist_words) * elem / r.profile.bytes_per_s +
+              r.profile.latency_s * 5 * (P - 1);
+}
+
+// The classical distribution's forms (line, column, grid, one rank), Strassen locally.
+void evaluate_distributed(const PlanRequest& r, Candidate& c) {
   const double P = r.ranks, m = double(r.m), n = double(r.n), k = double(r.k);
   const double pm = c.pm, pn = c.pn, elem = double(dtype_size(r.dtype));
   const bool cplx = r.dtype == Dtype::C64 || r.dtype == Dtype::C128;
@@ -79,6 +123,13 @@ void evaluate_strassen(const PlanRequest& r, Candidate& c) {
   // waited for.
   c.seconds = line || column ? compute + comm / pl + std::max(0.0, comm * (1 - 1 / pl) - compute)
                              : compute + comm;
+}
+
+}  // namespace
+
+void evaluate_strassen(const PlanRequest& r, Candidate& c) {
+  if (c.pk == winograd::kCapsGroups) return evaluate_caps(r, c);
+  evaluate_distributed(r, c);
 }
 
 }  // namespace shardmm::plan

@@ -28,7 +28,7 @@ struct Shape {
 // deepest level count any rank used; returns the report.
 template <Scalar T>
 GemmReport run_case(Op opA, Op opB, Shape s, T alpha, T beta, const Mesh& mesh,
-                    const std::string& lay_c) {
+                    const std::string& lay_c, int grid_k = 0) {
   const index_t ar = opA == Op::N ? s.m : s.k, ac = opA == Op::N ? s.k : s.m;
   const index_t br = opB == Op::N ? s.k : s.n, bc = opB == Op::N ? s.n : s.k;
   auto bc_layout = [&](index_t r, index_t c) {
@@ -43,10 +43,13 @@ GemmReport run_case(Op opA, Op opB, Shape s, T alpha, T beta, const Mesh& mesh,
   const auto C0 = C.gather();
   Options o;
   o.algorithm = Algorithm::Strassen;
-  o.fast_crossover = 4;
+  o.fast_crossover = 4, o.grid_k = grid_k;
   GemmReport rep = gemm(opA, opB, alpha, A, B, beta, C, o);
   const auto a = A.gather(), b = B.gather(), c = C.gather();
-  const int L = winograd::levels(s.m, s.n, s.k, 4);  // no rank's tile recurses deeper
+  // No rank's tile recurses deeper; the breadth-first step's halves are padded up to whole
+  // rows per rank, which may take one level more.
+  const int L =
+      winograd::levels(s.m, s.n, s.k, 4) + (rep.detail.find("breadth-first") != std::string::npos);
   if (world_rank() == 0) {
     std::vector<T> ref = C0;
     blas::gemm(opA, opB, s.m, s.n, s.k, alpha, a.data(), std::max<index_t>(ar, 1), b.data(),
@@ -104,7 +107,7 @@ TEST(Strassen, LineFormOnOneByP) {
   const Mesh row(MPI_COMM_WORLD, MeshShape({"x", "y"}, {1, P}));
   for (Op opA : {Op::N, Op::C}) {
     const GemmReport rep =
-        run_case<std::complex<double>>(opA, Op::T, {40, 37, 53}, {0.5, 1}, {2, 0}, row, "");
+        run_case<std::complex<double>>(opA, Op::T, {40, 37, 53}, {0.5, 1}, {2, 0}, row, "", 1);
     EXPECT_EQ(rep.detail.find("round the line") != std::string::npos, P > 1) << rep.detail;
   }
   // Even sides and equal pieces: on two ranks one product over both pieces (strassen_pair),
@@ -112,7 +115,7 @@ TEST(Strassen, LineFormOnOneByP) {
   const Op ops[][2] = {{Op::N, Op::N}, {Op::T, Op::C}, {Op::C, Op::N}, {Op::N, Op::T}};
   for (const auto& op : ops) {
     const GemmReport rep =
-        run_case<double>(op[0], op[1], {48, 40, 56}, -0.5, op[1] == Op::N ? 0.0 : 1.5, row, "");
+        run_case<double>(op[0], op[1], {48, 40, 56}, -0.5, op[1] == Op::N ? 0.0 : 1.5, row, "", 1);
     EXPECT_EQ(rep.detail.find("over both pieces") != std::string::npos, P == 2) << rep.detail;
   }
   run_case<std::complex<float>>(Op::C, Op::T, {48, 40, 56}, {1, -1}, {0.5, 0}, row, "");
@@ -143,8 +146,8 @@ TEST(Strassen, ColumnFormOnPByOne) {
   const Mesh column(MPI_COMM_WORLD, MeshShape({"x", "y"}, {P, 1}));
   const Op ops[][2] = {{Op::N, Op::N}, {Op::T, Op::C}, {Op::C, Op::N}, {Op::N, Op::T}};
   for (const auto& op : ops) {
-    const GemmReport rep =
-        run_case<double>(op[0], op[1], {41, 38, 53}, -0.5, op[1] == Op::N ? 0.0 : 1.5, column, "");
+    const GemmReport rep = run_case<double>(op[0], op[1], {41, 38, 53}, -0.5,
+                                            op[1] == Op::N ? 0.0 : 1.5, column, "", 1);
     EXPECT_EQ(rep.detail.find("down the column") != std::string::npos, P > 1) << rep.detail;
   }
   run_case<std::complex<float>>(Op::C, Op::T, {30, 47, 36}, {1, -1}, {0.5, 0}, column, "");
@@ -177,7 +180,7 @@ TEST(Strassen, WorkspaceAtMostLocalOperands) {
       const auto C0 = C.gather();
       Options o;
       o.algorithm = Algorithm::Strassen;
-      o.fast_crossover = 16;
+      o.fast_crossover = 16, o.grid_k = 1;  // the classical distribution's forms
       memory::release();
       const GemmReport rep = gemm(Op::N, Op::N, 1.0, A, B, 0.5, C, o);
       const auto held = double(memory::held_bytes());
@@ -206,6 +209,60 @@ TEST(Strassen, MemoryLimitCountsTheScratch) {
   o.memory_limit = std::int64_t{3} * 96 * 96 * 8 / world_size();
   expect_same_error_everywhere<OutOfMemory>([&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o); },
                                             "strassen");
+}
+
+// The breadth-first step (CAPS) on 7 Q ranks: odd shapes, the smallest m and n it takes (2P),
+// a replicated C, every op pair, against the reference (run_case); the pool holds no more
+// than the planner's estimate; off below the crossover or with grid_k 1; asked for (grid_k 7)
+// on other rank counts, the same NotSupported on every rank.
+TEST(Strassen, BreadthFirstStepOnSevenGroups) {
+  const int P = world_size();
+  const Mesh grid = Mesh::grid2d(MPI_COMM_WORLD);
+  if (P % 7 != 0) {
+    DistMatrix<double> A(grid, 64, 64, "bc(8,8)"), B(grid, 64, 64, "bc(8,8)"),
+        C(grid, 64, 64, "bc(8,8)");
+    Options o;
+    o.algorithm = Algorithm::Strassen, o.grid_k = 7;
+    expect_same_error_everywhere<NotSupported>([&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o); },
+                                               "breadth-first");
+    return;
+  }
+  const index_t p = P;
+  const Shape shapes[] = {{61, 45, 38}, {2 * p, 2 * p + 1, 5}, {3 * p + 1, 5 * p - 1, 2 * p + 3}};
+  const Op ops[][2] = {{Op::N, Op::N}, {Op::T, Op::C}, {Op::C, Op::N}, {Op::N, Op::T}};
+  for (const Shape& s : shapes)
+    for (const auto& op : ops) {
+      const GemmReport rep = run_case<double>(op[0], op[1], s, 1.5, -0.5, grid, "");
+      EXPECT_NE(rep.detail.find("breadth-first"), std::string::npos) << rep.detail;
+    }
+  run_case<std::complex<float>>(Op::C, Op::T, {40, 37, 29}, {0.5, 1}, {0, 1}, grid, "C[I,J]");
+  EXPECT_EQ(run_case<double>(Op::N, Op::N, {61, 45, 38}, 1.0, 0.0, grid, "", 1)
+                .detail.find("breadth-first"),
+            std::string::npos);
+  // The pool's high-water mark against the planner's estimate of the step.
+  DistMatrix<double> A(grid, 280, 210, "bc(8,8)"), B(grid, 210, 245, "bc(8,8)"),
+      C(grid, 280, 245, "bc(8,8)");
+  A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+  B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+  Options o;
+  o.algorithm = Algorithm::Strassen, o.fast_crossover = 300;  // above the smallest side: off
+  EXPECT_EQ(gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o).detail.find("breadth-first"),
+            std::string::npos);
+  o.fast_crossover = 16;
+  memory::release();
+  const GemmReport rep = gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o);
+  PlanRequest r;
+  r.m = 280, r.n = 245, r.k = 210, r.ranks = P, r.allow_fast = true, r.fast_crossover = 16;
+  Candidate caps{Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, P / 7, 7};
+  caps = evaluate(r, caps);
+  const auto local = [](const DistMatrix<double>& X) { return X.local_rows() * X.local_cols(); };
+  const double held =
+      double(memory::held_bytes()) + double(local(A) + local(B) + local(C)) * sizeof(double);
+  EXPECT_LE(held, double(caps.memory_bytes)) << rep.to_string();
+  EXPECT_GE(held, 0.5 * double(caps.memory_bytes)) << rep.to_string();
+  bool priced = false;
+  for (const Candidate& c : plan_gemm(r).candidates) priced |= c.name() == caps.name();
+  EXPECT_TRUE(priced) << caps.name();
 }
 
 // Auto: never Strassen unless allow_fast; allowed, gemm runs what the planner (with fast
