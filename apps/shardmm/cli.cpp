@@ -34,7 +34,8 @@ void add_operand_options(CLI::App* s, Cfg& c) {
 template <class Cfg>
 void add_algo_options(CLI::App* s, Cfg& c) {
   s->add_option("--grid", c.grid,
-                "process grid PxQ of the operands, or PxQxC for --algo 25d (default near-square)");
+                "process grid PxQ of the operands, or PxQxC for --algo 25d (default near-square; "
+                "strassen: C 7 asks for its breadth-first step, 1 turns it off)");
   s->add_option("--panel", c.panel, "SUMMA panel width; the ring's k-chunk at p = 2 (0: chosen)")
       ->check(CLI::NonNegativeNumber);
   s->add_option("--stationary", c.stationary, "SUMMA variant: auto|A|B|C (the matrix that stays)")
