@@ -91,7 +91,8 @@ typedef struct shardmm_options {
   const char *ring_axis;         /* ring: mesh axis (NULL: the longest axis) */
   shardmm_ring_form ring_form;
   int bidirectional;          /* ring, all-gather forms */
-  int grid_m, grid_n, grid_k; /* 2.5D grid (all 0: the planner chooses) */
+  int grid_m, grid_n, grid_k; /* 2.5D grid (all 0: the planner chooses); STRASSEN: grid_k 7
+                                 asks for its breadth-first step, 1 turns it off */
   int64_t memory_limit;       /* bytes per rank for the planner (0: SHARDMM_MEMORY_LIMIT) */
   int allow_fast;             /* AUTO may pick Strassen (default 0: classical only) */
   const char *trace; /* trace this call into this file (Chrome trace-event JSON, for Perfetto;
