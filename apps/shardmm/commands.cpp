@@ -1,9 +1,10 @@
 // plan: the planner's table for (m, n, k, P) without running anything.
 // calibrate: ping-pong between rank 0 and the last rank (8 B for latency, 8 MiB for
-// bandwidth; medians), the bandwidth again with every pair of ranks exchanging 8 MiB at once
-// (the profile's: what a rank gets while all communicate), a 512^3 local GEMM per type on
-// every rank at once (the slowest), and Strassen's crossover (one Winograd step against one
-// GEMM, f64, growing n).
+// bandwidth; medians), the bandwidth again with every rank shifting 8 MiB to the next rank
+// around a ring across hosts while it receives from the previous one (the profile's: what a
+// rank gets in a ring or chain broadcast while the ranks of a host share its link), a 512^3
+// local GEMM per type on every rank at once (the slowest), and Strassen's crossover (one
+// Winograd step against one GEMM, f64, growing n).
 #include "commands.hpp"
 
 #include <mpi.h>
@@ -237,23 +238,49 @@ double step_seconds(index_t n, bool winograd) {
   return best;
 }
 
-// Seconds for every rank to send `bytes` to its partner and receive as many from it, all pairs
-// at once (rank r < P/2 with r + P/2; with P odd the last rank waits): the slowest pair's time,
-// median of reps after one untimed exchange. Ranks that share a host share its link here, as
-// they do when an algorithm runs, which a ping-pong of one pair alone does not see.
-double exchange_seconds(std::size_t bytes, int reps) {
-  int rank = 0, size = 1;
+// The ring of the bandwidth measurement, as (previous, next) world ranks: the hosts' first
+// ranks in host order, then their second ranks, and so on, so that where there are several
+// hosts every rank's neighbours are on other hosts and the ranks of a host share its link.
+// A host is an MPI_COMM_TYPE_SHARED group, known by its lowest world rank.
+std::pair<int, int> ring_across_hosts() {
+  int rank = 0, size = 1, local = 0, host = 0;
   SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
-  const int half = size / 2;
-  const int peer = rank < half ? rank + half : rank < 2 * half ? rank - half : MPI_PROC_NULL;
+  MPI_Comm node = MPI_COMM_NULL;
+  SHARDMM_CLI_MPI(
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+  SHARDMM_CLI_MPI(MPI_Comm_rank(node, &local));
+  host = rank;
+  SHARDMM_CLI_MPI(MPI_Bcast(&host, 1, MPI_INT, 0, node));
+  SHARDMM_CLI_MPI(MPI_Comm_free(&node));
+  const long long key = static_cast<long long>(local) * size + host;
+  std::vector<long long> keys(static_cast<std::size_t>(size));
+  SHARDMM_CLI_MPI(
+      MPI_Allgather(&key, 1, MPI_LONG_LONG, keys.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD));
+  std::vector<int> order(keys.size());  // world ranks in ring order
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&keys](int x, int y) {
+    return keys[static_cast<std::size_t>(x)] < keys[static_cast<std::size_t>(y)];
+  });
+  const auto at = std::find(order.begin(), order.end(), rank) - order.begin();
+  return {order[static_cast<std::size_t>((at + size - 1) % size)],
+          order[static_cast<std::size_t>((at + 1) % size)]};
+}
+
+// Seconds for every rank to send `bytes` to the next rank of ring_across_hosts while it
+// receives as many from the previous one (a ring shift: what the chain broadcast and the rings
+// do at every step), all ranks at once: the slowest rank's time, median of reps after one
+// untimed shift. Every message crosses a link, and the ranks of a host send and receive over
+// its one link at once, as they do in a run; one pair alone has a link to itself.
+double ring_shift_seconds(std::size_t bytes, int reps) {
+  const auto [prev, next] = ring_across_hosts();
   std::vector<char> out(bytes), in(bytes);
   const int n = static_cast<int>(bytes);
   std::vector<double> times;
   for (int r = 0; r <= reps; ++r) {
     SHARDMM_CLI_MPI(MPI_Barrier(MPI_COMM_WORLD));
     const double t0 = MPI_Wtime();
-    SHARDMM_CLI_MPI(MPI_Sendrecv(out.data(), n, MPI_CHAR, peer, 1, in.data(), n, MPI_CHAR, peer, 1,
+    SHARDMM_CLI_MPI(MPI_Sendrecv(out.data(), n, MPI_CHAR, next, 1, in.data(), n, MPI_CHAR, prev, 1,
                                  MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     double t = MPI_Wtime() - t0, worst = 0;
     SHARDMM_CLI_MPI(MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
@@ -285,9 +312,9 @@ int run_calibrate(const CalibrateConfig& cfg) {
     p.latency_s = lat;
     pair_bytes_per_s = double(big) / std::max(t_big - lat, 1e-9);
     // The model's bandwidth is a rank's while every rank communicates (docs/ALGORITHMS.md):
-    // the all-pairs exchange's, unless one pair alone is slower still.
-    const double t_all = exchange_seconds(big, std::max(3, cfg.reps / 4));
-    p.bytes_per_s = std::min(pair_bytes_per_s, double(big) / std::max(t_all - lat, 1e-9));
+    // the ring shift's across hosts, unless one pair alone is slower still.
+    const double t_ring = ring_shift_seconds(big, std::max(3, cfg.reps / 4));
+    p.bytes_per_s = std::min(pair_bytes_per_s, double(big) / std::max(t_ring - lat, 1e-9));
   }
   p.gflops[0] = gemm_gflops<float>();
   p.gflops[1] = gemm_gflops<double>();
@@ -299,13 +326,12 @@ int run_calibrate(const CalibrateConfig& cfg) {
     p.disk_bytes_per_s = d;  // the disk of the profile's directory (docs/OUT_OF_CORE.md)
   p.source = cfg.output.empty() ? "calibrate" : cfg.output;
   if (rank == 0)
-    std::printf(
-        "calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s per rank with all "
-        "communicating (%.3g GB/s one pair alone), GEMM GFLOP/s per rank f32 %.1f f64 %.1f c64 "
-        "%.1f c128 %.1f, Strassen crossover %lld, disk %.3g GB/s\n",
-        size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, pair_bytes_per_s * 1e-9, p.gflops[0],
-        p.gflops[1], p.gflops[2], p.gflops[3], static_cast<long long>(p.strassen_crossover),
-        p.disk_bytes_per_s * 1e-9);
+    std::printf("calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s per rank in a ring "
+                "shift across hosts (%.3g GB/s one pair alone), GEMM GFLOP/s per rank f32 %.1f "
+                "f64 %.1f c64 %.1f c128 %.1f, Strassen crossover %lld, disk %.3g GB/s\n",
+                size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, pair_bytes_per_s * 1e-9, p.gflops[0],
+                p.gflops[1], p.gflops[2], p.gflops[3], static_cast<long long>(p.strassen_crossover),
+                p.disk_bytes_per_s * 1e-9);
   if (cfg.output.empty()) return 0;
   int failed = 0;  // rank 0 writes (temporary file, then rename); every rank reports the outcome
   if (rank == 0) {
