@@ -10,7 +10,9 @@
    network.json) with the fitted factors, for the shapes given.
 Two kinds of runs: `--measured` takes `shardmm bench --json` records (scripts/scaling-run),
 `--cluster DIR` takes scripts/bench-vs-scalapack's records (DIR/*.jsonl, the profiles
-DIR/profile-NAME.json, NAME a file's name or its network's rate), drop-in and native inputs.
+DIR/profile-NAME.json, NAME a file's name or its network's rate), drop-in and native inputs;
+`--network-profile RATE=FILE` prices every record of that link rate with FILE instead (one
+profile per network, e.g. re-measured by today's `calibrate`; the records stay as they are).
 Outputs JSON lines (OUT/model_points.jsonl, OUT/model_curves.jsonl unless --no-curves) and a
 summary on stdout.
 """
@@ -192,14 +194,36 @@ def rate_bytes_per_s(rate):
     return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)] / 8 if m else None
 
 
-def load_cluster(directory, run_gemm_rate=False, shared_links=False):
+def record_profile(directory, net, r, network_profiles, shared_links):
+    """The profile for record r of file NET.jsonl: the network profile of its link rate as it is, else DIR/profile-NET.json (or of its rate) with
+    the latency and bandwidth the run itself was planned with, divided by the ranks per host
+    under shared_links when above the link's share."""
+    rate = r["network"].get("rate")
+    if rate in network_profiles:
+        return dict(json.load(open(network_profiles[rate])))
+    base = next((os.path.join(directory, "profile-%s.json" % n) for n in (net, rate)
+                 if os.path.exists(os.path.join(directory, "profile-%s.json" % n))), None)
+    if base is None:
+        raise SystemExit("scaling_model: no profile-%s.json (or of its rate) in %s" % (net, directory))
+    prof = dict(json.load(open(base)))
+    for key in ("latency_s", "bytes_per_s"):  # as this run's Auto had them
+        prof[key] = r["network"].get(key, prof[key])
+    per_host, link = r["network"].get("ranks_per_host", 1), rate_bytes_per_s(rate)
+    if shared_links and per_host > 1 and (link is None or prof["bytes_per_s"] > link / per_host):
+        prof["bytes_per_s"] /= per_host
+    return prof
+
+
+def load_cluster(directory, run_gemm_rate=False, shared_links=False, network_profiles=None):
     """bench-vs-scalapack records (DIR/*.jsonl) by file and calibration, each with its profile:
     DIR/profile-NAME.json for the file NAME.jsonl, else for its network's rate (profile-200mbit.
     json), with the latency and bandwidth the run itself was planned with (its record's network).
     run_gemm_rate: the profile's GEMM rates scaled so that f64's is the median rate the runs
     measured (local_gemm_gflops: every rank's share as one local GEMM, all ranks at once).
     shared_links: a bandwidth above the link's rate / ranks per host was measured by one pair
-    alone (calibrate before it measured all pairs at once); it is divided by the ranks per host."""
+    alone (calibrate before it measured all pairs at once); it is divided by the ranks per host.
+    network_profiles: {link rate: profile JSON}; the records of that rate are priced with it as
+    it is (latency, bandwidth and GEMM rates), not with what they carry."""
     points_by_net, profiles, rates = {}, {}, {}
     for path in sorted(glob.glob(os.path.join(directory, "*.jsonl"))):
         net = os.path.basename(path)[:-len(".jsonl")]
@@ -207,16 +231,7 @@ def load_cluster(directory, run_gemm_rate=False, shared_links=False):
             r = json.loads(line)
             if r.get("shardmm_median_s") is None or not r.get("plan"):
                 continue
-            base = next((os.path.join(directory, "profile-%s.json" % n) for n in (net, r["network"]["rate"])
-                         if os.path.exists(os.path.join(directory, "profile-%s.json" % n))), None)
-            if base is None:
-                raise SystemExit("scaling_model: no profile-%s.json (or of its rate) in %s" % (net, directory))
-            prof = dict(json.load(open(base)))
-            for key in ("latency_s", "bytes_per_s"):  # as this run's Auto had them
-                prof[key] = r["network"].get(key, prof[key])
-            per_host, link = r["network"].get("ranks_per_host", 1), rate_bytes_per_s(r["network"].get("rate"))
-            if shared_links and per_host > 1 and (link is None or prof["bytes_per_s"] > link / per_host):
-                prof["bytes_per_s"] /= per_host
+            prof = record_profile(directory, net, r, network_profiles or {}, shared_links)
             group = "%s@%g" % (net, prof["bytes_per_s"])
             profiles[group] = prof
             points_by_net.setdefault(group, []).append(cluster_point(r, net))
@@ -284,6 +299,9 @@ def main():
                     help="fit the profiles' overlap_exposed too (the share of overlapped time not hidden)")
     ap.add_argument("--shared-links", action="store_true",
                     help="divide the profiles' bandwidth (one pair alone) by the runs' ranks per host")
+    ap.add_argument("--network-profile", action="append", default=[], metavar="RATE=FILE",
+                    help="--cluster: price every record of link rate RATE (e.g. 200mbit) with the profile FILE "
+                         "as it is, instead of the profile and network the record carries")
     ap.add_argument("--hosts", type=int, help="--measured: hosts the runs were on (for --shared-links)")
     ap.add_argument("--factors", metavar="BW,GEMM[,EXPOSED]",
                     help="no fit: these factors (and overlap_exposed), e.g. fitted on other runs")
@@ -297,7 +315,11 @@ def main():
     if not args.no_curves and not args.reference:
         ap.error("--reference is needed for the curves (or --no-curves)")
     if args.cluster:
-        points_by_net, profiles = load_cluster(args.cluster, args.run_gemm_rate, args.shared_links)
+        network_profiles = dict(spec.partition("=")[::2] for spec in args.network_profile)
+        if not all(network_profiles.values()):
+            ap.error("--network-profile takes RATE=FILE")
+        points_by_net, profiles = load_cluster(args.cluster, args.run_gemm_rate, args.shared_links,
+                                               network_profiles)
     else:
         points_by_net, profiles = load_measured(args.measured), {}
         for spec in args.profile:

@@ -4,7 +4,8 @@ a 4-rank run, drop-in (bc(64,64) on 2x2) and native (row blocks A[I_xy,J] on the
 priced by the real launcher (`shardmm plan --json`, its path the first argument). The words
 must be SUMMA's exact counts on the inputs as they are (priced without the native layouts,
 SUMMA on 4x1 would move them first); the fit must find the bandwidth factor the fixture's times
-were made with; a record without a profile is refused."""
+were made with; a network profile prices every record of its rate as it is; a record without a
+profile is refused."""
 import io
 import json
 import os
@@ -99,6 +100,25 @@ class ClusterMode(unittest.TestCase):
                 f.write("".join(json.dumps(r) + "\n" for r in recs))
             _, profiles = scaling_model.load_cluster(d, shared_links=True)
             self.assertEqual(sorted(p["bytes_per_s"] for p in profiles.values()), [1e7, 5e7])
+
+    def test_a_network_profile_prices_every_record_of_its_rate_as_it_is(self):
+        with tempfile.TemporaryDirectory() as d:
+            fixture(d, profile=False)  # the network profile alone suffices
+            recs = [json.loads(line) for line in open(os.path.join(d, "tiny.jsonl"))]
+            for r in recs:  # what the runs carry: another bandwidth, one pair's, 2 ranks per host
+                r["network"].update(ranks_per_host=2, bytes_per_s=3e8, latency_s=1.0)
+            with open(os.path.join(d, "tiny.jsonl"), "w") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in recs))
+            ring = dict(PROFILE, bytes_per_s=4e7, latency_s=2e-3)
+            with open(os.path.join(d, "ring.json"), "w") as f:
+                json.dump(ring, f)
+            points, profiles = scaling_model.load_cluster(d, shared_links=True,
+                                                          network_profiles={"1gbit": os.path.join(d, "ring.json")})
+            self.assertEqual(list(points), ["tiny@4e+07"])
+            self.assertEqual(len(points["tiny@4e+07"]), 2)
+            self.assertEqual(profiles["tiny@4e+07"], ring)
+            with self.assertRaises(SystemExit):  # another rate's records still need their own
+                scaling_model.load_cluster(d, network_profiles={"200mbit": os.path.join(d, "ring.json")})
 
     def test_a_record_without_a_profile_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
