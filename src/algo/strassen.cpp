@@ -120,20 +120,27 @@ Setup caps_setup(const Problem& p, const Options& o) {
   const int Q = p.mesh.size() / winograd::kCapsGroups;
   s.pm = 1, s.pn = Q, s.pk = winograd::kCapsGroups;
   s.grid = "1x" + std::to_string(Q) + "x7";
-  // Each group's product: m1 x n1 x k1 with m1, n1 padded to multiples of P; Q > 1 runs the
-  // line form there (local products of m1 x n1/Q x k1/Q), one rank one recursion.
-  const index_t m1 = winograd::caps_half(p.m, p.mesh.size());
-  const index_t n1 = winograd::caps_half(p.n, p.mesh.size());
-  const index_t k1 = (p.k + 1) / 2, n_local = (n1 + Q - 1) / Q, k_local = (k1 + Q - 1) / Q;
+  // The first step's groups' products: m1 x n1 x k1, m1 and n1 padded to multiples of P;
+  // further steps by the default rule; the last groups of q ranks run the line form there
+  // (local products of m x n/q x k/q), one rank one recursion.
+  int q = Q;
+  index_t m = winograd::caps_half(p.m, p.mesh.size()), n = winograd::caps_half(p.n, p.mesh.size()),
+          k = (p.k + 1) / 2;
   const index_t crossover = strassen_crossover(o);
-  s.detail = "1+" + std::to_string(winograd::levels(m1, n_local, k_local, crossover)) +
-             " Winograd level(s): one breadth-first step (CAPS), its 7 products of " +
-             std::to_string(m1) + "x" + std::to_string(n1) + "x" + std::to_string(k1) +
-             " on 7 groups of " + std::to_string(Q) + " rank(s), each " +
-             (Q > 1 ? "Strassen's line form there (local products " + std::to_string(m1) + "x" +
-                          std::to_string(n_local) + "x" + std::to_string(k_local) + ")"
-                    : std::string("one local recursion")) +
-             " (crossover " + std::to_string(crossover) + "), C " + s.C.spec().to_string();
+  const int steps = 1 + winograd::caps_steps(q, m, n, k, crossover);
+  const index_t n_local = (n + q - 1) / q, k_local = (k + q - 1) / q;
+  const auto dims = [](index_t a, index_t b, index_t c) {
+    return std::to_string(a) + "x" + std::to_string(b) + "x" + std::to_string(c);
+  };
+  s.detail =
+      std::to_string(steps) + "+" +
+      std::to_string(winograd::levels(m, n_local, k_local, crossover)) +
+      " Winograd level(s): " + std::to_string(steps) +
+      " breadth-first step(s) (CAPS), then products of " + dims(m, n, k) + " on " +
+      std::to_string(p.mesh.size() / q) + " groups of " + std::to_string(q) + " rank(s), each " +
+      (q > 1 ? "Strassen's line form there (local products " + dims(m, n_local, k_local) + ")"
+             : std::string("one local recursion")) +
+      " (crossover " + std::to_string(crossover) + "), C " + s.C.spec().to_string();
   return s;
 }
 

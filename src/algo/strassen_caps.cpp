@@ -1,7 +1,8 @@
 // Strassen's breadth-first step (CAPS, Ballard et al.; Algorithm::Strassen on P = 7 Q ranks):
 // one Winograd level over the whole distributed product, its seven half-size products run at
-// the same time, one per group of Q ranks, each with gemm's Strassen on its group (the line
-// form, depth-first below). On the mesh {g: 7, q: Q} over the caller's ranks, what moves:
+// the same time, one per group of Q ranks, each with gemm's Strassen on its group (another
+// breadth-first step when Q allows, else the line form, depth-first below). On the mesh
+// {g: 7, q: Q} over the caller's ranks, what moves:
 // 1. op(A) into rows block-cyclic(bm) over all P ranks, k whole, with m1 = bm P >= m / 2: row
 //    i and row m1 + i of op(A) land on the same rank, so its quadrants line up tile by tile;
 //    op(B) likewise by columns (bn, n1 = bn P), k whole. k splits at k1 = ceil(k / 2).
@@ -16,7 +17,8 @@
 //    C22 = M1 + M6 + M7 + M5) and one redistribution takes alpha times them, plus beta C, into
 //    the caller's C.
 // Memory (pool slots StagedA0/A1/B0/B1/C0/C1): 7/4 of a rank's share of A, B and C per stack,
-// two stacks each. Words per rank: moving A, B, C once each, and (mk + kn + mn) 7 / (4 P) for
+// two stacks each. A group of 7 Q' ranks takes another step the same way (CAPS's recursion),
+// on buffers it owns. Words per rank: moving A, B, C once each, and (mk + kn + mn) 7 / (4 P) for
 // the stacks, plus the groups' own line forms.
 #include <array>
 #include <initializer_list>
@@ -231,8 +233,13 @@ std::int64_t tile(const Mesh& mesh, const Layout& L) {
   return std::max<index_t>(rows, 1) * L.local_cols(mesh.coords());
 }
 
+// Breadth-first steps running on this thread: a group's product may take another step, on
+// buffers of its own (the outer step's are in the pool's slots).
+thread_local int t_depth = 0;
+
 // The group's pair and product: views of this rank's tiles of the split stacks on its group's
-// mesh (the same elements in the same order: the layouts differ only by the g axis).
+// mesh (the same elements in the same order: the layouts differ only by the g axis). The
+// group's gemm takes another breadth-first step by the same rule when its ranks allow.
 template <Scalar T>
 GemmReport group_product(const Operands<T>& x, const Mesh& group, const Layouts& l,
                          const DistMatrix<T>& S, const DistMatrix<T>& R, DistMatrix<T>& M,
@@ -244,9 +251,45 @@ GemmReport group_product(const Operands<T>& x, const Mesh& group, const Layouts&
   DistMatrix<T> M1 = DistMatrix<T>::view(group, l.products_1, M.data(), M.ld());
   Options sub = o;
   sub.algorithm = Algorithm::Strassen;
-  sub.grid_m = 0, sub.grid_n = 0, sub.grid_k = 1;  // one breadth-first step: depth-first below
+  sub.grid_m = 0, sub.grid_n = 0, sub.grid_k = 0;
   sub.fast_crossover = strassen_crossover(o);
+  struct Deeper {
+    Deeper() { ++t_depth; }
+    ~Deeper() { --t_depth; }
+    Deeper(const Deeper&) = delete;
+    Deeper& operator=(const Deeper&) = delete;
+    Deeper(Deeper&&) = delete;
+    Deeper& operator=(Deeper&&) = delete;
+  } const deeper;
   return gemm(x.opA, x.opB, T(1), S1, R1, T(0), M1, sub);
+}
+
+// This rank's tiles of the step. The outermost step keeps them in pool slots, every slot
+// sized once for the larger of the two tiles that use it one after the other (so nothing
+// allocates after the prologue); a step inside a group's product owns its own.
+template <Scalar T>
+struct Tiles {
+  std::optional<DistMatrix<T>> a, b, left, right, left_g, right_g, products_g, products, c;
+};
+
+template <Scalar T>
+void take(Tiles<T>& x, const Mesh& mesh, const Layouts& l) {
+  using memory::Slot;
+  auto make = [&](std::optional<DistMatrix<T>>& to, const Layout& L, Slot slot) {
+    if (t_depth == 0) to.emplace(matrix::pooled<T>(mesh, L, slot));
+    else to.emplace(mesh, L);
+  };
+  if (t_depth == 0) {
+    memory::get<T>(Slot::StagedA0, std::max(tile(mesh, l.a), tile(mesh, l.left_g)));
+    memory::get<T>(Slot::StagedA1, std::max(tile(mesh, l.left), tile(mesh, l.c)));
+    memory::get<T>(Slot::StagedB0, std::max(tile(mesh, l.b), tile(mesh, l.right_g)));
+  }
+  make(x.a, l.a, Slot::StagedA0), make(x.left_g, l.left_g, Slot::StagedA0);
+  make(x.left, l.left, Slot::StagedA1), make(x.c, l.c, Slot::StagedA1);
+  make(x.b, l.b, Slot::StagedB0), make(x.right_g, l.right_g, Slot::StagedB0);
+  make(x.right, l.right, Slot::StagedB1);
+  make(x.products_g, l.products_g, Slot::StagedC0);
+  make(x.products, l.products, Slot::StagedC1);
 }
 
 }  // namespace
@@ -258,44 +301,31 @@ void strassen_caps_run(const Operands<T>& x, const Options& o, Timers& t) {
   const Mesh mesh = x.C.mesh().reshaped(MeshShape({"g", "q"}, {kGroups, s.Q}));
   std::optional<Mesh> group;
   const Layouts l = layouts_of(mesh.shape(), MeshShape({"q"}, {s.Q}), s, x.opA, x.opB);
-  using memory::Slot;
-  prologue(mesh.comm(), [&] {  // every slot at its largest, so nothing allocates later
-    memory::get<T>(Slot::StagedA0, std::max(tile(mesh, l.a), tile(mesh, l.left_g)));
-    memory::get<T>(Slot::StagedA1, std::max(tile(mesh, l.left), tile(mesh, l.c)));
-    memory::get<T>(Slot::StagedB0, std::max(tile(mesh, l.b), tile(mesh, l.right_g)));
-    memory::get<T>(Slot::StagedB1, tile(mesh, l.right));
-    memory::get<T>(Slot::StagedC0, tile(mesh, l.products_g));
-    memory::get<T>(Slot::StagedC1, tile(mesh, l.products));
+  Tiles<T> b;
+  prologue(mesh.comm(), [&] {
+    take(b, mesh, l);
     group.emplace(mesh.axis_comm("q"), MeshShape({"q"}, {s.Q}));
   });
   // 1-2: A and B aligned by quadrant; each rank adds its share of the fourteen operands.
-  DistMatrix<T> S = matrix::pooled<T>(mesh, l.left, Slot::StagedA1);
-  DistMatrix<T> R = matrix::pooled<T>(mesh, l.right, Slot::StagedB1);
   {
-    DistMatrix<T> A = matrix::pooled<T>(mesh, l.a, Slot::StagedA0);
-    DistMatrix<T> B = matrix::pooled<T>(mesh, l.b, Slot::StagedB0);
     const comm::RedistributionRole moving_in(true);
-    t.timed(&Timers::redist, [&] { redistribute(x.A, A), redistribute(x.B, B); });
-    t.timed(&Timers::gemm, "add", 0,
-            [&] { form_left(A, x.opA, s, S), form_right(B, x.opB, s, R); });
+    t.timed(&Timers::redist, [&] { redistribute(x.A, *b.a), redistribute(x.B, *b.b); });
   }
+  t.timed(&Timers::gemm, "add", 0,
+          [&] { form_left(*b.a, x.opA, s, *b.left), form_right(*b.b, x.opB, s, *b.right); });
   // 3: pair g to group g, its product there; the seven products back, row-aligned.
-  DistMatrix<T> Sg = matrix::pooled<T>(mesh, l.left_g, Slot::StagedA0);
-  DistMatrix<T> Rg = matrix::pooled<T>(mesh, l.right_g, Slot::StagedB0);
-  DistMatrix<T> Mg = matrix::pooled<T>(mesh, l.products_g, Slot::StagedC0);
-  DistMatrix<T> M = matrix::pooled<T>(mesh, l.products, Slot::StagedC1);
   const comm::RedistributionRole step(false);
-  t.timed(&Timers::comm, "exchange", 1, [&] { redistribute(S, Sg), redistribute(R, Rg); });
+  t.timed(&Timers::comm, "exchange", 1,
+          [&] { redistribute(*b.left, *b.left_g), redistribute(*b.right, *b.right_g); });
   GemmReport r;
   comm::agreed(mesh.comm(), "strassen group product",
-               [&] { r = group_product(x, *group, l, Sg, Rg, Mg, o); });
+               [&] { r = group_product(x, *group, l, *b.left_g, *b.right_g, *b.products_g, o); });
   t.gemm += r.seconds_gemm, t.comm += r.seconds_comm, t.redist += r.seconds_redist;
-  t.timed(&Timers::comm, "exchange", 2, [&] { redistribute(Mg, M); });
+  t.timed(&Timers::comm, "exchange", 2, [&] { redistribute(*b.products_g, *b.products); });
   // 4: C's quadrants from the products, then alpha times them plus beta C into the caller's C.
-  DistMatrix<T> C = matrix::pooled<T>(mesh, l.c, Slot::StagedA1);
-  t.timed(&Timers::gemm, "add", 3, [&] { form_c(M, s, C); });
+  t.timed(&Timers::gemm, "add", 3, [&] { form_c(*b.products, s, *b.c); });
   const comm::RedistributionRole moving_out(true);
-  t.timed(&Timers::redist, [&] { redistribute(C, x.C, x.alpha, x.beta); });
+  t.timed(&Timers::redist, [&] { redistribute(*b.c, x.C, x.alpha, x.beta); });
 }
 
 #define SHARDMM_INSTANTIATE(T) \

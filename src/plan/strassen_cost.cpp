@@ -25,15 +25,17 @@ double up(double a, double b) { return std::ceil(a / b); }
 //   priced as all of it moving (the caller's layouts are any);
 // - the fourteen stacked operands to the groups and the seven products back: 7/4 of a rank's
 //   share of A, B and C, padded;
-// - one group's product: m1 x n1 x k1 by Strassen's line form on Q ranks, this same model,
-//   its operands already in place;
+// - one group's product: m1 x n1 x k1 on Q ranks, its operands already in place: another
+//   step when the ranks and shape allow (priced by this same function), else the line form;
 // - the additions: 14 reads and 7 writes of a quadrant tile per stack of A and of B, 14 and 4
 //   for C's quadrants, at the streaming rate; nothing overlaps.
-// Memory: the caller's A, B and C, the six pool slots the step holds (strassen_caps.cpp), the
-// redistributions' buffers and the group product's beyond the operands it is handed.
+// Memory: the caller's A, B and C, the six pool slots the step holds (strassen_caps.cpp; a
+// step inside a group's product owns its tiles instead), the redistributions' buffers and the
+// group product's beyond the operands it is handed.
 void evaluate_distributed(const PlanRequest& r, Candidate& c);
 
-void evaluate_caps(const PlanRequest& r, Candidate& c) {
+// NOLINTNEXTLINE(misc-no-recursion): a group's step has 7 x fewer ranks, so it ends
+void evaluate_caps(const PlanRequest& r, Candidate& c, bool outer = true) {
   const int P = r.ranks, Q = P / winograd::kCapsGroups;
   const double m = double(r.m), n = double(r.n), k = double(r.k),
                elem = double(dtype_size(r.dtype));
@@ -42,8 +44,14 @@ void evaluate_caps(const PlanRequest& r, Candidate& c) {
   const double bm = double(m1) / P, bn = double(n1) / P, K1 = double(k1);  // exact
   PlanRequest g = r;
   g.ranks = Q, g.m = m1, g.n = n1, g.k = k1, g.current_pm = 1, g.current_pn = Q;
-  Candidate sub{Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, Q, 1};
-  evaluate_distributed(g, sub);
+  const std::int64_t crossover =
+      r.fast_crossover > 0 ? r.fast_crossover : r.profile.strassen_crossover;
+  const bool again = winograd::caps_fits(Q, m1, n1, k1) && std::min({m1, n1, k1}) >= crossover;
+  const int sub_k = again ? winograd::kCapsGroups : 1;  // the group takes another step
+  Candidate sub{Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, again ? Q / 7 : Q, sub_k};
+  // Another step has 7 x fewer ranks, so the recursion ends.
+  if (again) evaluate_caps(g, sub, false);  // NOLINT(misc-no-recursion)
+  else evaluate_distributed(g, sub);
   const double stacks = 7 * (bm * K1 + K1 * bn + bm * double(n1));  // per rank, each way
   c.words = stacks * (1 - 1.0 / P) + sub.words;
   c.redist_words = (m * k + k * n + m * n) / P * (1 - 1.0 / P);
@@ -51,8 +59,13 @@ void evaluate_caps(const PlanRequest& r, Candidate& c) {
   const double traffic = 21 * bm * K1 + 21 * K1 * bn + 18 * bm * double(n1);
   c.flops = sub.flops + traffic / 3;
   const double share = (m * k + k * n + m * n) / P;
-  const double slots = std::max(2 * bm * k, 7 * bm * K1) + std::max(7 * bm * K1, 2 * bm * n) +
-                       std::max(2 * bn * k, 7 * bn * K1) + 7 * bn * K1 + 14 * bm * double(n1);
+  // The outermost step shares a slot between two tiles used one after the other; a step
+  // inside a group's product owns every tile.
+  const double a_al = 2 * bm * k, b_al = 2 * bn * k, c_al = 2 * bm * n, left = 7 * bm * K1,
+               right = 7 * bn * K1;
+  const double slots = outer ? std::max(a_al, left) + std::max(left, c_al) + std::max(b_al, right) +
+                                   right + 14 * bm * double(n1)
+                             : a_al + b_al + c_al + 2 * left + 2 * right + 14 * bm * double(n1);
   const double handed = 7 * bm * K1 + 7 * bn * K1 + 7 * bm * double(n1);  // the group's tiles
   // The redistributions' send and receive buffers: the largest tile sent, the largest received.
   const double stack = std::max({7 * bm * K1, 7 * bn * K1, 7 * bm * double(n1)});

@@ -189,7 +189,9 @@ TEST(Strassen, WorkspaceAtMostLocalOperands) {
                          sizeof(double);
       EXPECT_LE(held, abc) << "cyclic " << cyclic << ": " << held / abc << " x local A+B+C, "
                            << rep.to_string();
-      EXPECT_NE(rep.detail.substr(0, 2), "0 ") << rep.detail;
+      if (s / P >= 16) {  // a rank's pieces reach the crossover (not at 49 ranks, say)
+        EXPECT_NE(rep.detail.substr(0, 2), "0 ") << rep.detail;
+      }
       const bool grid = mesh.shape().sizes[0] > 1 && mesh.shape().sizes[1] > 1;
       EXPECT_EQ(rep.detail.find("along the grid") != std::string::npos, grid) << rep.detail;
       EXPECT_LE(gemm_error(Op::N, Op::N, 1.0, A, B, 0.5, C0, C), 100.0) << rep.to_string();
@@ -211,9 +213,9 @@ TEST(Strassen, MemoryLimitCountsTheScratch) {
                                             "strassen");
 }
 
-// The breadth-first step (CAPS) on 7 Q ranks: odd shapes, the smallest m and n it takes (2P),
-// a replicated C, every op pair, against the reference (run_case); the pool holds no more
-// than the planner's estimate; off below the crossover or with grid_k 1; asked for (grid_k 7)
+// The breadth-first step (CAPS) on 7 Q ranks (two steps at 49): odd shapes, the smallest m and n it
+// takes (2P), a replicated C, every op pair, against the reference (run_case); the pool holds no
+// more than the planner's estimate; off below the crossover or with grid_k 1; asked for (grid_k 7)
 // on other rank counts, the same NotSupported on every rank.
 TEST(Strassen, BreadthFirstStepOnSevenGroups) {
   const int P = world_size();
@@ -228,7 +230,8 @@ TEST(Strassen, BreadthFirstStepOnSevenGroups) {
     return;
   }
   const index_t p = P;
-  const Shape shapes[] = {{61, 45, 38}, {2 * p, 2 * p + 1, 5}, {3 * p + 1, 5 * p - 1, 2 * p + 3}};
+  const Shape shapes[] = {
+      {8 * p + 5, 6 * p + 3, 38}, {2 * p, 2 * p + 1, 5}, {3 * p + 1, 5 * p - 1, 2 * p + 3}};
   const Op ops[][2] = {{Op::N, Op::N}, {Op::T, Op::C}, {Op::C, Op::N}, {Op::N, Op::T}};
   for (const Shape& s : shapes)
     for (const auto& op : ops) {
@@ -259,7 +262,9 @@ TEST(Strassen, BreadthFirstStepOnSevenGroups) {
   const double held =
       double(memory::held_bytes()) + double(local(A) + local(B) + local(C)) * sizeof(double);
   EXPECT_LE(held, double(caps.memory_bytes)) << rep.to_string();
-  EXPECT_GE(held, 0.5 * double(caps.memory_bytes)) << rep.to_string();
+  if (rep.detail.rfind("1+", 0) == 0) {  // one step: all in the pool (a second owns its own)
+    EXPECT_GE(held, 0.5 * double(caps.memory_bytes)) << rep.to_string();
+  }
   bool priced = false;
   for (const Candidate& c : plan_gemm(r).candidates) priced |= c.name() == caps.name();
   EXPECT_TRUE(priced) << caps.name();
