@@ -124,6 +124,13 @@ void prologue(MPI_Comm comm, F&& take) {
 /// Names of the mesh axes with these indices (for Mesh::axis_comm).
 std::vector<std::string> axis_names(const MeshShape& mesh, const std::vector<int>& axes);
 
+/// 2.5D's own layouts on the mesh {x: pm, y: pn, z: pk}: stored A and B, and C. gemm25d_run
+/// reads inputs already in them in place and reduces straight into a C in its layout.
+struct Layouts25D {
+  Layout A, B, C;
+};
+Layouts25D gemm25d_layouts(Op opA, Op opB, index_t m, index_t n, index_t k, int pm, int pn, int pk);
+
 Setup summa_setup(const Problem& p, const Options& o);
 Setup cannon_setup(const Problem& p, const Options& o);
 Setup ring_setup(const Problem& p, const Options& o);

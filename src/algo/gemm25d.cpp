@@ -10,9 +10,11 @@
 // the z reduction nests: one reduce-scatter on axis_comm(z) (comm::reduce_scatter, a ring of
 // isend/irecv on pooled buffers).
 // What moves: the inputs are redistributed (one alltoallv each) from the caller's layouts into
-// these - the replication-free form of 2.5D's "replicate along the third axis" - then per
+// these - the replication-free form of 2.5D's "replicate along the third axis"; inputs already
+// in them (gemm25d_layouts, what preferred_layouts offers) are read in place - then per
 // slice (m/pm) (k/pk) (1-1/pn) + (n/pn) (k/pk) (1-1/pm) words of SUMMA panels, then
-// (m/pm) (n/pn) (1-1/pk) words of reduce-scatter, then C to the caller's layout.
+// (m/pm) (n/pn) (1-1/pk) words of reduce-scatter, then C to the caller's layout (or, when C is
+// in the last layout above, the reduce-scatter lands in it).
 // The grid comes from the setup's options (the front end asks the planner when none is
 // given); every rank of the 3D mesh agrees after the slices' SUMMAs, so a slice that failed
 // makes every slice throw before the z reduction.
@@ -35,10 +37,11 @@ struct Grid25D {
   index_t slice, nb_a, nb_b, nb_c;  // k per slice, A's / B's k blocks, C's final column block
 };
 
-Grid25D make_grid(const Setup& setup, index_t n, index_t k) {
-  Grid25D g{setup.pm, setup.pn, setup.pk, 0, 0, 0, 0};
+Grid25D make_grid(int pm, int pn, int pk, index_t n, index_t k) {
+  Grid25D g{pm, pn, pk, 0, 0, 0, 0};
   if (g.pm < 1 || g.pn < 1 || g.pk < 1)
-    throw InvalidArgument("2.5D grid " + setup.grid + " has an empty dimension");
+    throw InvalidArgument("2.5D grid " + std::to_string(pm) + "x" + std::to_string(pn) + "x" +
+                          std::to_string(pk) + " has an empty dimension");
   const index_t L = std::lcm<index_t>(g.pm, g.pn);
   const index_t per = (k + g.pk - 1) / g.pk;
   g.slice = std::max<index_t>(L, (per + L - 1) / L * L);
@@ -63,7 +66,29 @@ ShardingSpec spec_of(DimSpec rows, DimSpec cols, std::vector<std::string> unredu
   return s;
 }
 
+// The layouts on the 3D mesh: op(A) and op(B) as stored, the slices' partial products, C's.
+struct Tiles3D {
+  Layout a, b, partial, c;
+};
+
+Tiles3D layouts_3d(Op opA, Op opB, index_t m, index_t n, index_t k, const MeshShape& sh,
+                   const Grid25D& g) {
+  return {stored_layout(opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))),
+          stored_layout(opB, sh, k, n,
+                        spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))),
+          Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})),
+          Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c)))};
+}
+
+MeshShape mesh_3d(int pm, int pn, int pk) { return MeshShape({"x", "y", "z"}, {pm, pn, pk}); }
+
 }  // namespace
+
+Layouts25D gemm25d_layouts(Op opA, Op opB, index_t m, index_t n, index_t k, int pm, int pn,
+                           int pk) {
+  const Tiles3D l = layouts_3d(opA, opB, m, n, k, mesh_3d(pm, pn, pk), make_grid(pm, pn, pk, n, k));
+  return {l.a, l.b, l.c};
+}
 
 Setup gemm25d_setup(const Problem& p, const Options& o) {
   Setup setup;
@@ -121,37 +146,45 @@ void slice_summa(const Operands<T>& x, const Mesh& S, const Grid25D& g, index_t 
 
 }  // namespace
 
+namespace {
+
+// Operand X's tile on the 3D mesh: X itself when it is already in layout L (a native caller's
+// input, read in place), else a pool slot it is redistributed into.
+template <Scalar T>
+DistMatrix<T> tile_3d(const Mesh& M3, const DistMatrix<T>& X, const Layout& L, bool in_place,
+                      memory::Slot slot) {
+  if (!in_place) return matrix::pooled<T>(M3, L, slot);
+  return DistMatrix<T>::view(M3, L, const_cast<T*>(X.data()), X.ld());  // NOLINT: read only
+}
+
+}  // namespace
+
 template <Scalar T>
 void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
   const index_t m = x.C.rows(), n = x.C.cols();
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
-  const Grid25D g = make_grid(setup, n, k);
-  const Mesh M3 = x.C.mesh().reshaped(MeshShape({"x", "y", "z"}, {g.pm, g.pn, g.pk}));
+  const Grid25D g = make_grid(setup.pm, setup.pn, setup.pk, n, k);
+  const Mesh M3 = x.C.mesh().reshaped(mesh_3d(g.pm, g.pn, g.pk));
   const Mesh S = M3.slice({"x", "y"});
-  const MeshShape& sh = M3.shape();
+  const Tiles3D l = layouts_3d(x.opA, x.opB, m, n, k, M3.shape(), g);
   const int z = M3.coord("z");
   const index_t kz = std::clamp<index_t>(k - z * g.slice, 0, g.slice);  // this slice's k
 
-  // Inputs onto the 3D mesh (one alltoallv each), counted as layout changes.
+  // Inputs onto the 3D mesh (one alltoallv each, counted as layout changes) unless they are
+  // there already.
   std::optional<DistMatrix<T>> A3, B3, Cp, Cf;
+  const bool a_in_place = x.A.layout().same_distribution(l.a),
+             b_in_place = x.B.layout().same_distribution(l.b),
+             c_in_place = x.C.layout().same_distribution(l.c);
   t.timed(&Timers::redist, "to 3D", -1, [&] {
     const comm::RedistributionRole moving_in(true);
-    prologue(M3.comm(), [&] {  // the three 3D tiles (workspace), taken before anything moves
-      A3.emplace(matrix::pooled<T>(
-          M3,
-          stored_layout(x.opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))),
-          memory::Slot::StagedA0));
-      B3.emplace(matrix::pooled<T>(
-          M3,
-          stored_layout(x.opB, sh, k, n,
-                        spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))),
-          memory::Slot::StagedB0));
-      Cp.emplace(matrix::pooled<T>(
-          M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})),
-          memory::Slot::StagedC0));
+    prologue(M3.comm(), [&] {  // the 3D tiles (workspace), taken before anything moves
+      A3.emplace(tile_3d(M3, x.A, l.a, a_in_place, memory::Slot::StagedA0));
+      B3.emplace(tile_3d(M3, x.B, l.b, b_in_place, memory::Slot::StagedB0));
+      Cp.emplace(matrix::pooled<T>(M3, l.partial, memory::Slot::StagedC0));
     });
-    redistribute(x.A, *A3);
-    redistribute(x.B, *B3);
+    if (!a_in_place) redistribute(x.A, *A3);
+    if (!b_in_place) redistribute(x.B, *B3);
   });
 
   // Per slice: SUMMA on views of this slice's tiles; then every slice agrees.
@@ -160,15 +193,16 @@ void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Tim
                  [&] { slice_summa(x, S, g, m, n, kz, *A3, *B3, *Cp, o, t); });
   });
 
-  // Partial sums reduce-scattered along z, then C into the caller's layout with beta folded in.
+  // Partial sums reduce-scattered along z (straight into C with beta when C is in that
+  // layout), then C into the caller's layout with beta folded in.
   t.timed(&Timers::comm, "reduce", -1, [&] {
     prologue(M3.comm(), [&] {
-      Cf.emplace(matrix::pooled<T>(
-          M3, Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c))),
-          memory::Slot::StagedC1));
+      if (c_in_place) Cf.emplace(DistMatrix<T>::view(M3, l.c, x.C.data(), x.C.ld()));
+      else Cf.emplace(matrix::pooled<T>(M3, l.c, memory::Slot::StagedC1));
     });
-    reduce_partials(*Cp, T(0), *Cf);
+    reduce_partials(*Cp, c_in_place ? x.beta : T(0), *Cf);
   });
+  if (c_in_place) return;
   t.timed(&Timers::redist, "to C", -1, [&] {
     const comm::RedistributionRole moving_out(true);
     redistribute(*Cf, x.C, T(1), x.beta);

@@ -32,7 +32,8 @@ std::optional<MeshShape> native_mesh(const Candidate& c, int P) {
     case Algorithm::Strassen:
       if (c.pk > 1) return std::nullopt;  // the breadth-first step moves its inputs too
       return MeshShape({"x", "y"}, {c.pm, c.pn});
-    default: return std::nullopt;  // 2.5D: moves its inputs inside the run; sharded: no own
+    case Algorithm::Gemm25D: return MeshShape({"x", "y", "z"}, {c.pm, c.pn, c.pk});
+    default: return std::nullopt;  // sharded: no layouts of its own
   }
 }
 
@@ -44,6 +45,11 @@ algo::Problem in_own_layouts(const PlanRequest& q, Op opA, Op opB, const Candida
   p.A = Layout::replicated(mesh, opA == Op::N ? q.m : q.k, opA == Op::N ? q.k : q.m);
   p.B = Layout::replicated(mesh, opB == Op::N ? q.k : q.n, opB == Op::N ? q.n : q.k);
   p.C = Layout::replicated(mesh, q.m, q.n);
+  if (c.algorithm == Algorithm::Gemm25D) {  // its 3D layouts, which it reads in place
+    const algo::Layouts25D l = algo::gemm25d_layouts(opA, opB, q.m, q.n, q.k, c.pm, c.pn, c.pk);
+    p.A = l.A, p.B = l.B, p.C = l.C;
+    return p;
+  }
   Options o;
   o.algorithm = c.algorithm, o.stationary = c.stationary, o.ring_form = c.ring_form;
   o.grid_k = c.pk;
@@ -71,10 +77,15 @@ PreferredLayouts trial(const PlanRequest& base, const algo::Problem& p) {
   o.memory_limit = q.memory_limit, o.allow_fast = q.allow_fast;
   o.fast_crossover = q.fast_crossover;
   const front::Resolved how = front::resolve(p, q, o);
-  const bool moves_inside =
-      how.options.algorithm == Algorithm::Gemm25D ||
-      (how.options.algorithm == Algorithm::Strassen && how.options.grid_k > 1);
-  if (how.remesh || moves_inside) return out;
+  const Options& x = how.options;
+  if (how.remesh || (x.algorithm == Algorithm::Strassen && x.grid_k > 1)) return out;  // moves
+  if (x.algorithm == Algorithm::Gemm25D) {
+    const algo::Layouts25D l =
+        algo::gemm25d_layouts(p.opA, p.opB, p.m, p.n, p.k, x.grid_m, x.grid_n, x.grid_k);
+    out.in_place =
+        l.A.same_distribution(p.A) && l.B.same_distribution(p.B) && l.C.same_distribution(p.C);
+    return out;
+  }
   const algo::Setup s = front::make_setup(p, how.options);
   out.in_place =
       s.A.same_distribution(p.A) && s.B.same_distribution(p.B) && s.C.same_distribution(p.C);

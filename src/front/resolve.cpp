@@ -79,12 +79,24 @@ std::optional<MeshShape> remesh_for(const algo::Problem& p, const Candidate& c) 
   return std::nullopt;
 }
 
+// 2.5D: the words moving A and B into its 3D layouts and C out of its last one (nothing for
+// operands already there).
+double gemm25d_words(const algo::Problem& p, const Candidate& c) {
+  const algo::Layouts25D l = algo::gemm25d_layouts(p.opA, p.opB, p.m, p.n, p.k, c.pm, c.pn, c.pk);
+  const auto a = matrix::received_words(p.A, l.A), b = matrix::received_words(p.B, l.B),
+             r = matrix::received_words(l.C, p.C);
+  double most = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) most = std::max(most, a[i] + b[i] + r[i]);
+  return most;
+}
+
 // The words the busiest rank receives moving the caller's A and B into the candidate's
 // layouts and its C back: each move priced as the redistribution pattern it is.
-// (2.5D and Strassen move their operands inside the run, into layouts of their own: their
-// models price that.)
+// (Strassen moves its operands inside the run, into layouts of its own: its model prices that;
+// 2.5D's are priced as above.)
 double redistribution_words(const algo::Problem& p, const Candidate& c) {
-  if (c.algorithm == Algorithm::Gemm25D || c.algorithm == Algorithm::Strassen) return -1;
+  if (c.algorithm == Algorithm::Strassen) return -1;
+  if (c.algorithm == Algorithm::Gemm25D) return gemm25d_words(p, c);
   Options o;
   o.algorithm = c.algorithm, o.stationary = c.stationary, o.ring_form = c.ring_form;
   const auto shape = remesh_for(p, c);

@@ -2,7 +2,9 @@
 // (c = 2 on 2x2x2 at 8 ranks), against the serial OpenBLAS oracle.
 #include <gtest/gtest.h>
 
+#include "algo/algo.hpp"
 #include "core/instantiate.hpp"
+#include "memory/workspace.hpp"
 #include "mpi/gemm_check.hpp"
 
 using namespace shardmm;
@@ -67,6 +69,43 @@ TEST(Gemm25D, GridThatDoesNotUseEveryRankIsRejectedEverywhere) {
   o.grid_m = world_size() + 1, o.grid_n = 1, o.grid_k = 1;
   expect_same_error_everywhere<NotSupported>([&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o); },
                                              "does not use exactly");
+}
+
+// Inputs already in 2.5D's own layouts (gemm25d_layouts, what preferred_layouts offers) on
+// the mesh {x, y, z}: read in place and the reduction lands in C, so nothing is
+// redistributed and A's tile takes no pool slot (the pool's high-water mark is a tile of A
+// below that of the same call from a replicated A); with beta, op pairs, against the oracle.
+TEST(Gemm25D, InputsInItsLayoutsAreReadInPlace) {
+  for (const Grid& g : grids(world_size()))
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::C}) {
+        const index_t m = 23, n = 19, k = 37;
+        const Mesh mesh(MPI_COMM_WORLD, MeshShape({"x", "y", "z"}, {g.pm, g.pn, g.pk}));
+        const algo::Layouts25D l = algo::gemm25d_layouts(a, b, m, n, k, g.pm, g.pn, g.pk);
+        using T = std::complex<double>;
+        DistMatrix<T> A(mesh, l.A), B(mesh, l.B), C(mesh, l.C);
+        A.fill([](index_t i, index_t j) { return entry<T>(i, j, 4); });
+        B.fill([](index_t i, index_t j) { return entry<T>(i, j, 5); });
+        C.fill([](index_t i, index_t j) { return entry<T>(i, j, 6); });
+        const auto C0 = C.gather();
+        Options o;
+        o.algorithm = Algorithm::Gemm25D;
+        o.grid_m = g.pm, o.grid_n = g.pn, o.grid_k = g.pk;
+        memory::release();
+        const GemmReport r = gemm(a, b, T(2), A, B, T(0.5, -1), C, o);
+        const auto held_in_place = double(memory::held_bytes());
+        EXPECT_EQ(r.redist_bytes_received, 0) << r.to_string();
+        EXPECT_LE(gemm_error(a, b, T(2), A, B, T(0.5, -1), C0, C), 10.0) << r.to_string();
+        // A replicated instead: copied into a pool slot of A's 3D tile, B and C still in place.
+        DistMatrix<T> Ar(mesh, Layout::replicated(mesh.shape(), A.rows(), A.cols()));
+        Ar.fill([](index_t i, index_t j) { return entry<T>(i, j, 4); });
+        const auto C1 = C.gather();
+        memory::release();
+        const GemmReport moved = gemm(a, b, T(1), Ar, B, T(0), C, o);
+        const auto tile = double(A.local_rows() * A.local_cols()) * sizeof(T);
+        EXPECT_GE(double(memory::held_bytes()), held_in_place + tile) << moved.to_string();
+        EXPECT_LE(gemm_error(a, b, T(1), Ar, B, T(0), C1, C), 10.0) << moved.to_string();
+      }
 }
 
 }  // namespace
