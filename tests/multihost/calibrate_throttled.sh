@@ -39,10 +39,11 @@ added = delay_ms * 1e-3
 if not (throttled["latency_s"] >= 0.8 * added and throttled["latency_s"] - normal["latency_s"] >= 0.8 * added):
     failures.append("throttled latency %.3g s is not ~%g ms above the plain %.3g s"
                     % (throttled["latency_s"], delay_ms, normal["latency_s"]))
-# Bandwidth: at most the rate limit (+20% for tbf's burst), and far below the plain network's.
+# Bandwidth: at most the rate limit shared by a host's two ranks (+20% for tbf's burst: calibrate's
+# ring shift crosses a host's link from both its ranks at once), far below the plain network's.
 limit = rate_mbit * 1e6 / 8
-if not (throttled["bytes_per_s"] <= 1.2 * limit and throttled["bytes_per_s"] < normal["bytes_per_s"] / 5):
-    failures.append("throttled bandwidth %.3g B/s is not below the %.3g B/s limit and the plain %.3g B/s"
+if not (throttled["bytes_per_s"] <= 1.2 * limit / 2 and throttled["bytes_per_s"] < normal["bytes_per_s"] / 5):
+    failures.append("throttled bandwidth %.3g B/s is not below the %.3g B/s limit's half and the plain %.3g B/s"
                     % (throttled["bytes_per_s"], limit, normal["bytes_per_s"]))
 
 def plan(m, n, k, profile):
