@@ -24,6 +24,22 @@ std::vector<Grid> grids(int P) {
   return out;
 }
 
+// A, B and C from their global indices; returns C's initial values.
+template <Scalar T>
+std::vector<T> fill(DistMatrix<T>& A, DistMatrix<T>& B, DistMatrix<T>& C) {
+  A.fill([](index_t i, index_t j) { return entry<T>(i, j, 4); });
+  B.fill([](index_t i, index_t j) { return entry<T>(i, j, 5); });
+  C.fill([](index_t i, index_t j) { return entry<T>(i, j, 6); });
+  return C.gather();
+}
+
+Options on_grid(Grid g) {
+  Options o;
+  o.algorithm = Algorithm::Gemm25D;
+  o.grid_m = g.pm, o.grid_n = g.pn, o.grid_k = g.pk;
+  return o;
+}
+
 template <Scalar T>
 void check_grid(Grid g, Op opA, Op opB, index_t m, index_t n, index_t k) {
   Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
@@ -32,13 +48,8 @@ void check_grid(Grid g, Op opA, Op opB, index_t m, index_t n, index_t k) {
   DistMatrix<T> A(mesh, Layout::block_cyclic(mesh.shape(), ar, ac, 4, 3));
   DistMatrix<T> B(mesh, Layout::block_cyclic(mesh.shape(), br, bc, 2, 5));
   DistMatrix<T> C(mesh, Layout::block_cyclic(mesh.shape(), m, n, 3, 3));
-  A.fill([](index_t i, index_t j) { return entry<T>(i, j, 4); });
-  B.fill([](index_t i, index_t j) { return entry<T>(i, j, 5); });
-  C.fill([](index_t i, index_t j) { return entry<T>(i, j, 6); });
-  const auto C0 = C.gather();
-  Options o;
-  o.algorithm = Algorithm::Gemm25D;
-  o.grid_m = g.pm, o.grid_n = g.pn, o.grid_k = g.pk;
+  const auto C0 = fill(A, B, C);
+  Options o = on_grid(g);
   o.panel = 5;
   const GemmReport r = gemm(opA, opB, T(2), A, B, T(-1), C, o);
   EXPECT_EQ(r.grid, std::to_string(g.pm) + "x" + std::to_string(g.pn) + "x" + std::to_string(g.pk));
@@ -84,13 +95,8 @@ TEST(Gemm25D, InputsInItsLayoutsAreReadInPlace) {
         const algo::Layouts25D l = algo::gemm25d_layouts(a, b, m, n, k, g.pm, g.pn, g.pk);
         using T = std::complex<double>;
         DistMatrix<T> A(mesh, l.A), B(mesh, l.B), C(mesh, l.C);
-        A.fill([](index_t i, index_t j) { return entry<T>(i, j, 4); });
-        B.fill([](index_t i, index_t j) { return entry<T>(i, j, 5); });
-        C.fill([](index_t i, index_t j) { return entry<T>(i, j, 6); });
-        const auto C0 = C.gather();
-        Options o;
-        o.algorithm = Algorithm::Gemm25D;
-        o.grid_m = g.pm, o.grid_n = g.pn, o.grid_k = g.pk;
+        const auto C0 = fill(A, B, C);
+        const Options o = on_grid(g);
         memory::release();
         const GemmReport r = gemm(a, b, T(2), A, B, T(0.5, -1), C, o);
         const auto held_in_place = double(memory::held_bytes());
