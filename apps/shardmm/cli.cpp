@@ -110,7 +110,8 @@ void add_plan(CLI::App& app, PlanConfig& c) {
   p->add_option("--profile", c.profile, "machine profile JSON from `shardmm calibrate`");
   p->add_option("--rows", c.rows, "candidates to list")->check(CLI::PositiveNumber);
   p->add_option("--grid", c.grid,
-                "PxQ: inputs already block-cyclic on this grid (as bench's defaults)");
+                "PxQ: inputs already block-cyclic on this grid (as bench's defaults); PxQxR "
+                "(mesh x, y, z) with all three --layout-*");
   p->add_option("--nb", c.nb, "with --grid: block size of those bc(nb,nb) inputs")
       ->check(CLI::PositiveNumber);
   p->add_option("--layout-a", c.layout_a,

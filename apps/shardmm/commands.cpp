@@ -72,11 +72,16 @@ int run_plan(const PlanConfig& cfg) {
                                   : MachineProfile::from_json_file(cfg.profile);
   if (!cfg.grid.empty()) {  // what gemm's Auto sees for ScaLAPACK-style inputs on that grid
     const MeshShape g = MeshShape::parse(cfg.grid);
-    if (g.ndims() != 2 || g.size() != cfg.ranks)
+    // A 3-D mesh (2.5D's own layouts) has no block-cyclic default: every layout is given.
+    const bool laid_out = !cfg.layout_a.empty() && !cfg.layout_b.empty() && !cfg.layout_c.empty();
+    if (!(g.ndims() == 2 || (g.ndims() == 3 && laid_out)) || g.size() != cfg.ranks)
       throw InvalidArgument("plan --grid " + cfg.grid + ": need PxQ with P*Q = --ranks " +
-                            std::to_string(cfg.ranks));
+                            std::to_string(cfg.ranks) +
+                            " (or PxQxR with --layout-a, --layout-b and --layout-c)");
     const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
-    const MeshShape mesh({"x", "y"}, {g.sizes[0], g.sizes[1]});  // as bench names its mesh
+    const MeshShape mesh = g.ndims() == 2  // as bench names its mesh
+                               ? MeshShape({"x", "y"}, {g.sizes[0], g.sizes[1]})
+                               : MeshShape({"x", "y", "z"}, {g.sizes[0], g.sizes[1], g.sizes[2]});
     auto layout = [&](const std::string& spec, Op op, index_t rows, index_t cols) {
       if (op != Op::N) std::swap(rows, cols);  // as stored
       return spec.empty() ? Layout::block_cyclic(mesh, rows, cols, cfg.nb, cfg.nb)

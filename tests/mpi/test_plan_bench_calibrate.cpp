@@ -53,6 +53,29 @@ TEST(Plan, PrintsThePlannersTable) {
   }
 }
 
+// Inputs already in 2.5D's own layouts on a 3-D mesh (--grid PxQxR with every layout, as
+// scripts/lib/scaling_model.py prices such runs): Auto's choice on them, moving nothing more.
+TEST(Plan, PricesInputsOnAThreeDimensionalMesh) {
+  PlanRequest r;
+  r.m = r.n = r.k = 512, r.ranks = 8;
+  const PreferredLayouts p = preferred_layouts(r);
+  ASSERT_EQ(p.mesh.to_string(), "{x:2, y:2, z:2}");
+  cli::PlanConfig cfg = plan_config(512, 512, 512, 8);
+  cfg.grid = "2x2x2", cfg.json = true;
+  cfg.layout_a = "A" + p.A.spec().to_string(), cfg.layout_b = "B" + p.B.spec().to_string();
+  cfg.layout_c = "C" + p.C.spec().to_string();
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(returns([&cfg] { return cli::run_plan(cfg); }), 0);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  if (world_rank() == 0) {
+    const auto chosen = nlohmann::json::parse(out).at("chosen");
+    EXPECT_EQ(chosen.at("name").get<std::string>(), p.plan.name()) << out;
+    EXPECT_EQ(chosen.at("redist_words").get<double>(), 0.0) << out;
+  }
+  cfg.layout_c.clear();  // a 3-D mesh has no block-cyclic default
+  expect_same_error_everywhere<InvalidArgument>([&] { cli::run_plan(cfg); }, "PxQxR");
+}
+
 TEST(Plan, BadRequestsSameErrorEverywhere) {
   cli::PlanConfig cfg = plan_config(100000, 100000, 100000, 4);
   cfg.memory_limit = "12Q";
