@@ -74,7 +74,8 @@ int run_plan(const PlanConfig& cfg) {
     const MeshShape g = MeshShape::parse(cfg.grid);
     // A 3-D mesh (2.5D's own layouts) has no block-cyclic default: every layout is given.
     const bool laid_out = !cfg.layout_a.empty() && !cfg.layout_b.empty() && !cfg.layout_c.empty();
-    if (!(g.ndims() == 2 || (g.ndims() == 3 && laid_out)) || g.size() != cfg.ranks)
+    const bool shape_ok = g.ndims() == 2 || (g.ndims() == 3 && laid_out);
+    if (!shape_ok || g.size() != cfg.ranks)
       throw InvalidArgument("plan --grid " + cfg.grid + ": need PxQ with P*Q = --ranks " +
                             std::to_string(cfg.ranks) +
                             " (or PxQxR with --layout-a, --layout-b and --layout-c)");
