@@ -149,7 +149,7 @@ EXPOSED = (0.0, 0.25, 0.5, 0.75, 1.0)
 def fit(shardmm, points_by_net, profiles, tmp, fit_exposed=False):
     """(bandwidth factor, GEMM factor[, overlap_exposed]) minimising the RMS log time error:
     each in turn over its grid with the others held, until none moves, from a few starts (the
-    first is the profiles as they are); the best end wins."""
+    first are the profiles as they are); the best end wins."""
     cache = {}
 
     def evaluate(x):
@@ -172,8 +172,9 @@ def fit(shardmm, points_by_net, profiles, tmp, fit_exposed=False):
             if not moved:
                 return best
 
-    starts = [(1.0, 1.0, 0.25), (0.5, 1.4, 1.0), (0.35, 0.8, 0.5)] if fit_exposed else [(1.0, 1.0, None),
-                                                                                         (0.35, 0.8, None)]
+    # The profiles as they are, with the default overlap share and with none; then far ends.
+    starts = ([(1.0, 1.0, 0.25), (1.0, 1.0, 1.0), (0.5, 1.4, 1.0), (0.35, 0.8, 0.5)] if fit_exposed
+              else [(1.0, 1.0, None), (0.35, 0.8, None)])
     best = min((descend(tuple(x if x in g else g[0] for x, g in zip(s, grids))) for s in starts), key=evaluate)
     return cache[best][0], best, cache[best][1]
 
