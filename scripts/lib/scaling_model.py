@@ -222,7 +222,7 @@ def load_cluster(directory, run_gemm_rate=False, shared_links=False, network_pro
     run_gemm_rate: the profile's GEMM rates scaled so that f64's is the median rate the runs
     measured (local_gemm_gflops: every rank's share as one local GEMM, all ranks at once).
     shared_links: a bandwidth above the link's rate / ranks per host was measured by one pair
-    alone (calibrate before it measured all pairs at once); it is divided by the ranks per host.
+    alone (calibrate before it shared the links); it is divided by the ranks per host.
     network_profiles: {link rate: profile JSON}; the records of that rate are priced with it as
     it is (latency, bandwidth and GEMM rates), not with what they carry."""
     points_by_net, profiles, rates = {}, {}, {}
@@ -247,7 +247,7 @@ def load_cluster(directory, run_gemm_rate=False, shared_links=False, network_pro
 def share_links(points_by_net, profiles, hosts):
     """Each profile's bandwidth divided by the ranks per host of its runs: the profiles measured
     one pair of ranks alone, while in a run the ranks of a host share its link (what `calibrate`
-    now measures with every pair exchanging at once)."""
+    now measures with a ring shift across hosts)."""
     for net, pts in points_by_net.items():
         per_host = max(1, pts[0]["ranks"] // hosts[net]) if hosts.get(net) else 1
         profiles[net] = dict(profiles[net], bytes_per_s=profiles[net]["bytes_per_s"] / per_host)
