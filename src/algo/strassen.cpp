@@ -107,7 +107,8 @@ bool caps_step(const Problem& p, const Options& o) {
                        std::to_string(p.mesh.size()) + " ranks for " + std::to_string(p.m) + "x" +
                        std::to_string(p.n) + "x" + std::to_string(p.k));
   if (o.grid_k == winograd::kCapsGroups) return true;
-  return o.grid_k == 0 && fits && std::min({p.m, p.n, p.k}) >= strassen_crossover(o);
+  return o.grid_k == 0 &&
+         winograd::caps_by_rule(p.mesh.size(), p.m, p.n, p.k, strassen_crossover(o));
 }
 
 // The breadth-first step takes the caller's operands as they are and puts alpha op(A) op(B) +

@@ -88,13 +88,19 @@ inline std::int64_t caps_half(std::int64_t x, int ranks) {
   return (x + twice - 1) / twice * ranks;
 }
 
-/// Breadth-first steps by the default rule (Options::grid_k 0): one more while the ranks and
-/// shape allow it (caps_fits) and the smallest side reaches the crossover. Leaves the ranks
-/// and sides of the groups' products in the arguments.
+/// The default rule (Options::grid_k 0): a breadth-first step where the ranks and shape allow
+/// it (caps_fits) and the smallest side reaches the crossover.
+inline bool caps_by_rule(int ranks, std::int64_t m, std::int64_t n, std::int64_t k,
+                         std::int64_t crossover) {
+  return caps_fits(ranks, m, n, k) && std::min({m, n, k}) >= crossover;
+}
+
+/// Breadth-first steps by the default rule, one after another. Leaves the ranks and sides of
+/// the groups' products in the arguments.
 inline int caps_steps(int& ranks, std::int64_t& m, std::int64_t& n, std::int64_t& k,
                       std::int64_t crossover) {
   int steps = 0;
-  while (caps_fits(ranks, m, n, k) && std::min({m, n, k}) >= crossover) {
+  while (caps_by_rule(ranks, m, n, k, crossover)) {
     m = caps_half(m, ranks), n = caps_half(n, ranks), k = (k + 1) / 2;
     ranks /= kCapsGroups, ++steps;
   }

@@ -6,8 +6,9 @@
 // layouts can give); for each one, the inputs are put in its layouts and planned as gemm
 // plans them (front::request_for's description of the caller's layouts, front::resolve),
 // which may pick another plan there (the sharding rules on those very layouts, say). The
-// layouts whose plan moves nothing and is predicted fastest win. 2.5D always moves its inputs
-// onto its 3D mesh inside the run, so it has no such layouts. Pure: no communication.
+// layouts whose plan moves nothing and is predicted fastest win. 2.5D's are its 3D tiles
+// (algo::gemm25d_layouts), which it reads in place; Strassen's breadth-first step moves its
+// inputs, so it has none. Pure: no communication.
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,16 +80,16 @@ PreferredLayouts trial(const PlanRequest& base, const algo::Problem& p) {
   const front::Resolved how = front::resolve(p, q, o);
   const Options& x = how.options;
   if (how.remesh || (x.algorithm == Algorithm::Strassen && x.grid_k > 1)) return out;  // moves
+  // The layouts the run takes its operands in: 2.5D's 3D tiles, else the setup's.
+  algo::Layouts25D run;
   if (x.algorithm == Algorithm::Gemm25D) {
-    const algo::Layouts25D l =
-        algo::gemm25d_layouts(p.opA, p.opB, p.m, p.n, p.k, x.grid_m, x.grid_n, x.grid_k);
-    out.in_place =
-        l.A.same_distribution(p.A) && l.B.same_distribution(p.B) && l.C.same_distribution(p.C);
-    return out;
+    run = algo::gemm25d_layouts(p.opA, p.opB, p.m, p.n, p.k, x.grid_m, x.grid_n, x.grid_k);
+  } else {
+    const algo::Setup s = front::make_setup(p, x);
+    run = {s.A, s.B, s.C};
   }
-  const algo::Setup s = front::make_setup(p, how.options);
   out.in_place =
-      s.A.same_distribution(p.A) && s.B.same_distribution(p.B) && s.C.same_distribution(p.C);
+      run.A.same_distribution(p.A) && run.B.same_distribution(p.B) && run.C.same_distribution(p.C);
   return out;
 }
 

@@ -79,12 +79,11 @@ std::optional<MeshShape> remesh_for(const algo::Problem& p, const Candidate& c) 
   return std::nullopt;
 }
 
-// 2.5D: the words moving A and B into its 3D layouts and C out of its last one (nothing for
-// operands already there).
-double gemm25d_words(const algo::Problem& p, const Candidate& c) {
-  const algo::Layouts25D l = algo::gemm25d_layouts(p.opA, p.opB, p.m, p.n, p.k, c.pm, c.pn, c.pk);
-  const auto a = matrix::received_words(p.A, l.A), b = matrix::received_words(p.B, l.B),
-             r = matrix::received_words(l.C, p.C);
+// The busiest rank's words moving the caller's A and B into layouts A2 and B2 and C2 back.
+double busiest_moving(const algo::Problem& p, const Layout& A2, const Layout& B2,
+                      const Layout& C2) {
+  const auto a = matrix::received_words(p.A, A2), b = matrix::received_words(p.B, B2),
+             r = matrix::received_words(C2, p.C);
   double most = 0;
   for (std::size_t i = 0; i < a.size(); ++i) most = std::max(most, a[i] + b[i] + r[i]);
   return most;
@@ -96,16 +95,15 @@ double gemm25d_words(const algo::Problem& p, const Candidate& c) {
 // 2.5D's are priced as above.)
 double redistribution_words(const algo::Problem& p, const Candidate& c) {
   if (c.algorithm == Algorithm::Strassen) return -1;
-  if (c.algorithm == Algorithm::Gemm25D) return gemm25d_words(p, c);
+  if (c.algorithm == Algorithm::Gemm25D) {  // into its 3D layouts (nothing when there already)
+    const algo::Layouts25D l = algo::gemm25d_layouts(p.opA, p.opB, p.m, p.n, p.k, c.pm, c.pn, c.pk);
+    return busiest_moving(p, l.A, l.B, l.C);
+  }
   Options o;
   o.algorithm = c.algorithm, o.stationary = c.stationary, o.ring_form = c.ring_form;
   const auto shape = remesh_for(p, c);
   const algo::Setup s = make_setup(shape ? remeshed(p, *shape) : p, o);
-  const auto a = matrix::received_words(p.A, s.A), b = matrix::received_words(p.B, s.B),
-             r = matrix::received_words(s.C, p.C);
-  double most = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) most = std::max(most, a[i] + b[i] + r[i]);
-  return most;
+  return busiest_moving(p, s.A, s.B, s.C);
 }
 
 // The same, remembered per problem and candidate: a program calls gemm on the same layouts

@@ -46,9 +46,9 @@ void evaluate_caps(const PlanRequest& r, Candidate& c, bool outer = true) {
   g.ranks = Q, g.m = m1, g.n = n1, g.k = k1, g.current_pm = 1, g.current_pn = Q;
   const std::int64_t crossover =
       r.fast_crossover > 0 ? r.fast_crossover : r.profile.strassen_crossover;
-  const bool again = winograd::caps_fits(Q, m1, n1, k1) && std::min({m1, n1, k1}) >= crossover;
-  const int sub_k = again ? winograd::kCapsGroups : 1;  // the group takes another step
-  Candidate sub{Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, again ? Q / 7 : Q, sub_k};
+  const bool again = winograd::caps_by_rule(Q, m1, n1, k1, crossover);  // the group steps too
+  const int sub_k = again ? winograd::kCapsGroups : 1;
+  Candidate sub{Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, Q / sub_k, sub_k};
   // Another step has 7 x fewer ranks, so the recursion ends.
   if (again) evaluate_caps(g, sub, false);  // NOLINT(misc-no-recursion)
   else evaluate_distributed(g, sub);
