@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "algo/ring.hpp"
+#include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "core/blocking.hpp"
 #include "core/instantiate.hpp"
@@ -93,6 +94,7 @@ class SplitStream {
     sent_[0].wait();
     sent_[1].wait();
   }
+  bool test() { return comm::test_each({&sent_[0], &sent_[1], &recv_}); }
 
  private:
   static constexpr int kTag = 11;
@@ -215,6 +217,7 @@ class ChunkSwap {
     sent_[0].wait();
     sent_[1].wait();
   }
+  bool test() { return comm::test_each({&sent_[0], &sent_[1], &recv_[0], &recv_[1]}); }
 
  private:
   static constexpr int kTag = 7;
@@ -288,6 +291,12 @@ void swap_in_chunks(ChunkSwap<T>& xs, const TileGemm<T>& g, SplitStream<T>* ys, 
         if (o.overlap && j + 1 < n) ys->start(j + 1);
       });
     const T beta = j == 0 ? g.x.beta : T(1);  // C's beta goes into chunk 0's GEMMs
+    const blas::Progress progress(
+        [&] {  // the chunks in flight move during the GEMMs
+          const bool ys_done = ys == nullptr || ys->test();
+          return xs.test() && ys_done;
+        },
+        o.overlap);
     t.timed(&Timers::gemm, "gemm", j, [&] { xs.multiply_own(gj, j, beta); });
     t.timed(&Timers::comm, "wait", j, [&] { xs.wait(j); });
     t.timed(&Timers::gemm, "gemm", j, [&] { xs.multiply_peer(gj, j, beta); });

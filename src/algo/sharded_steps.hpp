@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "algo/algo.hpp"
+#include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "matrix/redistribute_plan.hpp"
 #include "memory/workspace.hpp"
@@ -111,7 +112,10 @@ void stream(const DistMatrix<T>& X, const Layout& to, Gather<T>& g, T* buf, Time
     Piece<T> p = g.at[static_cast<std::size_t>(v)];
     p.data = held;
     p.ld = std::max<index_t>(p.r1 - p.r0, 1);
-    use(p);
+    {
+      const blas::Progress progress([&] { return q.test(); });  // the next piece moves meanwhile
+      use(p);
+    }
     t.timed(&Timers::comm, [&] { q.wait(); });
     held = slot[(s + 1) % 2];
   }

@@ -1,6 +1,9 @@
 // The local kernel: typed wrappers over OpenBLAS. The only place that includes cblas.h.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+
 #include "shardmm/types.hpp"
 
 namespace shardmm::blas {
@@ -14,6 +17,48 @@ void gemm(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, const T* A, 
 /// C <- beta * C on an m x n column-major block (beta == 0 writes zeros without reading).
 template <Scalar T>
 void scale(index_t m, index_t n, T beta, T* C, index_t ldc);
+
+/// Messages in flight while this thread multiplies. Open MPI moves a large message (TCP, and
+/// shared memory's rendezvous) only inside MPI calls, a few fragments per call, so one GEMM of
+/// seconds with no MPI call in it holds the very transfers it was meant to hide. While a
+/// Progress is open, gemm() runs in blocks of C's columns (or rows, when C is taller than wide)
+/// of about block_flops() each and calls `poll` between blocks until it returns true (all
+/// arrived); the rest then goes in one call. Scopes nest (the innermost polls); the blocks
+/// change no element's arithmetic (each is the same dot products over the same k). A scope
+/// made with on = false (nothing overlaps: Options::overlap off) does nothing.
+class Progress {
+ public:
+  explicit Progress(std::function<bool()> poll, bool on = true);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  Progress(Progress&&) = delete;
+  Progress& operator=(Progress&&) = delete;
+  /// Polls once (unless everything has arrived or the scope is off); true when everything has
+  /// arrived.
+  bool poll();
+  /// The open scope of this thread, or nullptr.
+  static Progress* current();
+
+ private:
+  std::function<bool()> poll_;
+  Progress* outer_;
+  bool on_, done_ = false;
+};
+
+/// Flops (real multiply-adds x 2) of one block of a GEMM run under a Progress, and the
+/// narrowest block (columns or rows) it is cut into: by default 2^26 (about 7 ms of one core)
+/// and 128 (narrower blocks would slow OpenBLAS). set_blocking changes both (tests: small
+/// products in blocks).
+struct Blocking {
+  std::int64_t flops = std::int64_t{1} << 26;
+  index_t min_width = 128;
+};
+Blocking blocking();
+void set_blocking(Blocking b);
+
+/// Polls made by Progress scopes on this thread so far (tests check that a run polled).
+std::int64_t progress_polls();
 
 /// Number of threads OpenBLAS uses; set explicitly by the library and reported.
 int num_threads();

@@ -33,6 +33,12 @@ bool Requests::test() {
   return true;
 }
 
+bool test_each(std::initializer_list<Requests*> requests) {
+  bool all = true;
+  for (Requests* r : requests) all = r->test() && all;
+  return all;
+}
+
 void describe(trace::Span& span, MPI_Comm comm, const char* role, int rank) {
   if (!span) return;
   span.text("comm", trace::comm_label(comm));

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ class Requests {
   bool test();  ///< drives progress; true when all are complete
   [[nodiscard]] bool empty() const { return reqs.empty() && relays.empty(); }
 };
+
+/// test() on every one of them (each makes progress); true when all are complete.
+bool test_each(std::initializer_list<Requests*> requests);
 
 /// Adds a transfer's logical volume to traffic() and, when recording, the same numbers to the
 /// span's arguments (bytes_sent, bytes_received, messages): a trace's exchange spans add up to
