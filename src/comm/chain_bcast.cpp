@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/mpi_check.hpp"
+#include "comm/wait.hpp"
 #include "shardmm/error.hpp"
 
 namespace shardmm::comm {
@@ -127,8 +128,7 @@ void relay_all(Requests& q) {
         heads.push_back(r.arrivals[r.forwarded]);
         owners.push_back(&r);
       }
-    int i = MPI_UNDEFINED;
-    SHARDMM_MPI(MPI_Waitany(static_cast<int>(heads.size()), heads.data(), &i, MPI_STATUS_IGNORE));
+    const int i = wait_any(heads);
     if (i == MPI_UNDEFINED) throw Error("chain broadcast: no chunk left to wait for");
     Relay& r = *owners[static_cast<std::size_t>(i)];
     r.arrivals[r.forwarded] = MPI_REQUEST_NULL;  // completed and freed by MPI_Waitany

@@ -7,6 +7,7 @@
 #include "comm/chain_bcast.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/traffic.hpp"
+#include "comm/wait.hpp"
 #include "core/instantiate.hpp"
 #include "memory/workspace.hpp"
 
@@ -17,7 +18,7 @@ void Requests::wait() {
   trace::Span span("MPI_Waitall", trace::Cat::Wait);
   span.waits_for(flights);
   if (!relays.empty()) relay_all(*this);
-  SHARDMM_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
+  wait_all(reqs);  // spinning or sleeping (comm/wait.hpp)
   reqs.clear();
   if (!flights.empty()) trace::landed(flights);
 }

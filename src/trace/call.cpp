@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "comm/mpi_check.hpp"
+#include "comm/wait.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
 #include "trace/events.hpp"
@@ -61,6 +62,7 @@ Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option
     return;
   }
   try {
+    comm::read_wait_setting();  // SHARDMM_WAIT: how this call's ranks wait for messages
     const watchdog::Settings watch = watchdog::settings();
     file_ = trace_file(trace_file_option);
     if (!file_.empty() || watch.seconds > 0) {

@@ -1,8 +1,15 @@
 // Options that shape how a call runs rather than what it computes: the BLAS thread count is
-// set and reported.
+// set and reported; with Options::overlap the local GEMMs poll the messages in flight;
+// SHARDMM_WAIT says whether a rank spins or sleeps while it waits.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
 #include "blas/blas.hpp"
+#include "comm/collectives.hpp"
+#include "comm/wait.hpp"
 #include "mpi/gemm_check.hpp"
 
 using namespace shardmm;
@@ -33,6 +40,129 @@ TEST(Options, BlasThreadsAreSetAndReported) {
     EXPECT_LE(gemm_error(Op::N, Op::N, 1.0, x.A, x.B, 0.0, zero, x.C), 10.0);
   }
   blas::set_num_threads(before);
+}
+
+// An overlapping algorithm multiplies under a blas::Progress: its GEMMs run in blocks and
+// poll the transfers in flight (Open MPI moves a large message only inside MPI calls). Small
+// blocks here, so these small products are cut; without overlap nothing polls.
+struct Case {
+  const char* name;
+  Algorithm algorithm;
+  RingForm form;
+  const char *a, *b, *c;
+  bool has_overlap_option;
+};
+
+std::int64_t polls_of(const Case& cs, bool overlap) {
+  const Mesh mesh = cs.algorithm == Algorithm::Ring ? Mesh::line(MPI_COMM_WORLD, "X")
+                                                    : Mesh::grid2d(MPI_COMM_WORLD, "X", "Y");
+  DistMatrix<double> A{mesh, 300, 260, cs.a}, B{mesh, 260, 280, cs.b}, C{mesh, 300, 280, cs.c};
+  A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+  B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+  C.fill([](index_t i, index_t j) { return entry<double>(i, j, 3); });
+  const auto c0 = C.gather();
+  Options o;
+  o.algorithm = cs.algorithm;
+  o.ring_form = cs.form;
+  o.overlap = overlap;
+  const std::int64_t before = blas::progress_polls();
+  gemm(Op::N, Op::N, 0.5, A, B, -1.0, C, o);
+  const std::int64_t polls = blas::progress_polls() - before;
+  EXPECT_LE(gemm_error(Op::N, Op::N, 0.5, A, B, -1.0, c0, C), 10.0) << cs.name;
+  return polls;
+}
+
+TEST(Options, OverlappedGemmsPollTheMessagesInFlight) {
+  const blas::Blocking saved = blas::blocking();
+  blas::set_blocking({1 << 14, 16});
+  const Case cases[] = {
+      {"ring AG-A", Algorithm::Ring, RingForm::AllGatherA, "A[I_X,K]", "B[K,J_X]", "C[I,J_X]",
+       true},
+      {"ring AG-B", Algorithm::Ring, RingForm::AllGatherB, "A[I_X,K]", "B[K,J_X]", "C[I_X,J]",
+       true},
+      {"ring RS", Algorithm::Ring, RingForm::ReduceScatter, "A[I,K_X]", "B[K_X,J]", "C[I_X,J]",
+       true},
+      {"summa", Algorithm::Summa, RingForm::Auto, "A[I_X,K_Y]", "B[K_X,J_Y]", "C[I_X,J_Y]", true},
+      {"sharded", Algorithm::Sharded, RingForm::Auto, "A[I_X,K_Y]", "B[K_X,J_Y]", "C[I_X,J_Y]",
+       false},
+  };
+  for (const Case& cs : cases) {
+    const std::int64_t on = polls_of(cs, true);
+    if (world_size() > 1) {
+      EXPECT_GT(on, 0) << cs.name << ": nothing polled with overlap";
+    }
+    if (cs.has_overlap_option) {
+      EXPECT_EQ(polls_of(cs, false), 0) << cs.name << " without overlap";
+    }
+  }
+  blas::set_blocking(saved);
+}
+
+// SHARDMM_WAIT for the calls made while it is set (restores the previous value).
+class WaitEnv {
+ public:
+  explicit WaitEnv(const char* value) {
+    if (const char* v = std::getenv("SHARDMM_WAIT")) saved_ = v, had_ = true;
+    setenv("SHARDMM_WAIT", value, 1);
+  }
+  ~WaitEnv() {
+    if (had_) setenv("SHARDMM_WAIT", saved_.c_str(), 1);
+    else unsetenv("SHARDMM_WAIT");
+    comm::read_wait_setting();
+  }
+  WaitEnv(const WaitEnv&) = delete;
+  WaitEnv& operator=(const WaitEnv&) = delete;
+  WaitEnv(WaitEnv&&) = delete;
+  WaitEnv& operator=(WaitEnv&&) = delete;
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
+
+// Rank 1 sends 1000 doubles 30 ms late to rank 0, which waits for them: the sleeps rank 0
+// took while waiting (rank 0 also checks the values).
+std::int64_t late_message_sleeps() {
+  std::vector<double> buf(1000, world_rank() == 1 ? 2.5 : 0.0);
+  const std::int64_t before = comm::wait_sleeps();
+  comm::Requests q;
+  if (world_rank() == 0) comm::irecv(buf.data(), 1000, 1, 5, MPI_COMM_WORLD, q);
+  if (world_rank() == 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    comm::isend(buf.data(), 1000, 0, 5, MPI_COMM_WORLD, q);
+  }
+  q.wait();
+  if (world_rank() == 0) {
+    EXPECT_EQ(buf[999], 2.5);
+  }
+  return comm::wait_sleeps() - before;
+}
+
+TEST(Options, WaitModeFollowsTheEnvironment) {
+  for (const char* mode : {"sleep", "spin"}) {
+    const WaitEnv env(mode);
+    Operands x;
+    gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C);  // a call reads the setting
+    const bool sleeping = comm::wait_mode() == comm::WaitMode::Sleep;
+    EXPECT_EQ(sleeping, std::string(mode) == "sleep");
+    const std::vector<double> zero(std::size_t{96} * 72, 0.0);
+    EXPECT_LE(gemm_error(Op::N, Op::N, 1.0, x.A, x.B, 0.0, zero, x.C), 10.0) << mode;
+    if (world_size() < 2) continue;
+    const std::int64_t slept = late_message_sleeps();
+    if (world_rank() == 0 && sleeping) {
+      EXPECT_GT(slept, 10) << "a 30 ms wait in sleep mode";
+    } else if (world_rank() == 0) {
+      EXPECT_EQ(slept, 0) << "spin mode never sleeps";
+    }
+  }
+  const WaitEnv env("fast");
+  Operands x;
+  try {
+    gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C);
+    ADD_FAILURE() << "SHARDMM_WAIT=fast was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("SHARDMM_WAIT='fast'"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,100 @@
+#include "comm/wait.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "comm/mpi_check.hpp"
+#include "shardmm/error.hpp"
+
+namespace shardmm::comm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kSpinFirst = std::chrono::microseconds(50);
+constexpr auto kFirstNap = std::chrono::microseconds(20),
+               kLongestNap = std::chrono::microseconds(200);
+
+WaitMode g_mode = WaitMode::Spin;
+thread_local std::int64_t g_sleeps = 0;
+
+// The launcher's count of ranks on this node (Open MPI, MPICH's Hydra), 0 when unknown.
+long local_ranks() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (const char* v = std::getenv(name)) return std::strtol(v, nullptr, 10);
+  return 0;
+}
+
+long usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  return CPU_COUNT(&set);
+}
+
+// Sleep mode's loop: test until `done` says so; spin for the first 50 us, then sleep between
+// tests, each nap twice the last up to 200 us.
+template <class Test>
+void politely(Test&& done) {
+  const auto start = Clock::now();
+  auto nap = kFirstNap;
+  while (!done()) {
+    if (Clock::now() - start < kSpinFirst) continue;
+    std::this_thread::sleep_for(nap);
+    ++g_sleeps;
+    nap = std::min(nap * 2, kLongestNap);
+  }
+}
+
+}  // namespace
+
+void read_wait_setting() {
+  const char* env = std::getenv("SHARDMM_WAIT");
+  const std::string v = env != nullptr ? env : "";
+  if (v == "spin") g_mode = WaitMode::Spin;
+  else if (v == "sleep") g_mode = WaitMode::Sleep;
+  else if (v.empty() || v == "auto") {
+    const long ranks = local_ranks(), cpus = usable_cpus();
+    g_mode = ranks > 0 && cpus > 0 && ranks > cpus ? WaitMode::Sleep : WaitMode::Spin;
+  } else {
+    throw InvalidArgument("SHARDMM_WAIT='" + v + "': expected spin, sleep or auto");
+  }
+}
+
+WaitMode wait_mode() { return g_mode; }
+
+void wait_all(std::vector<MPI_Request>& reqs) {
+  const int n = static_cast<int>(reqs.size());
+  if (g_mode == WaitMode::Spin) {
+    SHARDMM_MPI(MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE));
+    return;
+  }
+  politely([&] {
+    int done = 0;
+    SHARDMM_MPI(MPI_Testall(n, reqs.data(), &done, MPI_STATUSES_IGNORE));
+    return done != 0;
+  });
+}
+
+int wait_any(std::vector<MPI_Request>& reqs) {
+  const int n = static_cast<int>(reqs.size());
+  int i = MPI_UNDEFINED;
+  if (g_mode == WaitMode::Spin) {
+    SHARDMM_MPI(MPI_Waitany(n, reqs.data(), &i, MPI_STATUS_IGNORE));
+    return i;
+  }
+  politely([&] {
+    int flag = 0;
+    SHARDMM_MPI(MPI_Testany(n, reqs.data(), &i, &flag, MPI_STATUS_IGNORE));
+    return flag != 0;
+  });
+  return i;
+}
+
+std::int64_t wait_sleeps() { return g_sleeps; }
+
+}  // namespace shardmm::comm
