@@ -61,6 +61,9 @@ class Mesh {
   [[nodiscard]] MPI_Comm comm() const;  ///< active ranks only (MPI_COMM_NULL when idle)
   [[nodiscard]] int rank() const;       ///< rank in comm() (-1 when idle)
   [[nodiscard]] int size() const { return shape().size(); }
+  /// True when the active ranks are on more than one node (MPI_COMM_TYPE_SHARED), so some of
+  /// their messages cross a network.
+  [[nodiscard]] bool spans_nodes() const;
   [[nodiscard]] const std::vector<int>& coords() const;
   [[nodiscard]] int coord(std::string_view axis) const;
   [[nodiscard]] int axis_size(std::string_view axis) const;

@@ -101,7 +101,7 @@ void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t
           [&] {
             return comm::test_each({&sent[0], &sent[1]});
           },
-          o.overlap);
+          polls(x.C.mesh(), o.overlap));
       if (cp > 0)
         block_product(x, cd, cmap, peer, lo, cp, pack, T(0), out[j % 2],
                       cd == 0 ? cp : std::max<index_t>(other, 1));
@@ -116,7 +116,7 @@ void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t
           [&] {
             return comm::test_each({&recv, &sent[0], &sent[1]});
           },
-          o.overlap);
+          polls(x.C.mesh(), o.overlap));
       if (cm > 0) block_product(x, cd, cmap, ring.r, lo, cm, pack, x.beta, cj, x.C.ld());
     });
     t.timed(&Timers::comm, "wait", j, [&] { recv.wait(); });
@@ -172,7 +172,7 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
           [&] {
             return comm::test_each({&recv, &sent[1 - w]});
           },
-          o.overlap);
+          polls(x.C.mesh(), o.overlap));
       block_product(x, cd, cmap, b, 0, cb, pack, last ? x.beta : T(0), out, ldo);
     });
     t.timed(&Timers::comm, "wait", s, [&] { recv.wait(); });

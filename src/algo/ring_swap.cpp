@@ -296,7 +296,7 @@ void swap_in_chunks(ChunkSwap<T>& xs, const TileGemm<T>& g, SplitStream<T>* ys, 
           const bool ys_done = ys == nullptr || ys->test();
           return xs.test() && ys_done;
         },
-        o.overlap);
+        polls(g.x.C.mesh(), o.overlap));
     t.timed(&Timers::gemm, "gemm", j, [&] { xs.multiply_own(gj, j, beta); });
     t.timed(&Timers::comm, "wait", j, [&] { xs.wait(j); });
     t.timed(&Timers::gemm, "gemm", j, [&] { xs.multiply_peer(gj, j, beta); });

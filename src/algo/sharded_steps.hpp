@@ -113,7 +113,7 @@ void stream(const DistMatrix<T>& X, const Layout& to, Gather<T>& g, T* buf, Time
     p.data = held;
     p.ld = std::max<index_t>(p.r1 - p.r0, 1);
     {
-      const blas::Progress progress([&] { return q.test(); });  // the next piece moves meanwhile
+      const blas::Progress progress([&] { return q.test(); }, polls(X.mesh()));  // next piece moves
       use(p);
     }
     t.timed(&Timers::comm, [&] { q.wait(); });

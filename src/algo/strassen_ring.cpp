@@ -149,7 +149,7 @@ void strassen_ring_run(const Operands<T>& x, RingForm form, const Options& o, Ti
           [&] {
             return comm::test_each({&sent, &recv[0], &recv[1]});
           },
-          o.overlap);
+          polls(x.C.mesh(), o.overlap));
       if (kr == 0) {
         if (s == 0) blas::scale(m, n, beta, x.C.data(), x.C.ld());
         return;

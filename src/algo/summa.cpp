@@ -320,7 +320,7 @@ void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const
     if (vb[b].deferred) vb[b] = B.pack_now(steps[s]);
     t.timed(&Timers::gemm, "gemm", s, [&] {
       panel_gemm(x, A, B, va[b], vb[b], steps[s], s == 0 ? x.beta : T(1),
-                 more && o.overlap ? &inflight[1 - b] : nullptr);
+                 more && polls(x.C.mesh(), o.overlap) ? &inflight[1 - b] : nullptr);
     });
   }
 }

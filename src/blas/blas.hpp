@@ -48,11 +48,13 @@ class Progress {
 
 /// Flops (real multiply-adds x 2) of one block of a GEMM run under a Progress, and the
 /// narrowest block (columns or rows) it is cut into: by default 2^26 (about 7 ms of one core)
-/// and 128 (narrower blocks would slow OpenBLAS). set_blocking changes both (tests: small
-/// products in blocks).
+/// and 128 (narrower blocks would slow OpenBLAS). `on_node`: the algorithms poll on one node
+/// too (algo::polls; by default only where messages cross a network). set_blocking changes
+/// them (tests: small products in blocks, on one machine).
 struct Blocking {
   std::int64_t flops = std::int64_t{1} << 26;
   index_t min_width = 128;
+  bool on_node = false;
 };
 Blocking blocking();
 void set_blocking(Blocking b);

@@ -144,6 +144,7 @@ struct Mesh::State {
   MeshShape shape;
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = -1;
+  bool spans_nodes = false;
   std::vector<int> coords;
   mutable std::map<std::vector<int>, MPI_Comm> axis_comms;
   mutable std::map<std::string, Mesh> derived;  // reshaped() and slice() results
@@ -187,6 +188,11 @@ Mesh::Mesh(MPI_Comm comm, MeshShape shape, bool allow_idle) : state_(std::make_s
   if (dup != MPI_COMM_NULL) {
     state_->rank = comm::comm_rank(dup);
     state_->coords = state_->shape.coords_of(state_->rank);
+    // Every rank's node holds all ranks, or every rank's node lacks some: no vote needed.
+    MPI_Comm node = MPI_COMM_NULL;
+    SHARDMM_MPI(MPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    state_->spans_nodes = comm::comm_size(node) < comm::comm_size(dup);
+    SHARDMM_MPI(MPI_Comm_free(&node));
   }
 }
 
@@ -201,6 +207,7 @@ Mesh Mesh::grid2d(MPI_Comm comm, const std::string& row_axis, const std::string&
 
 const MeshShape& Mesh::shape() const { return state_->shape; }
 bool Mesh::active() const { return state_->comm != MPI_COMM_NULL; }
+bool Mesh::spans_nodes() const { return state_->spans_nodes; }
 MPI_Comm Mesh::comm() const { return state_->comm; }
 int Mesh::rank() const { return state_->rank; }
 const std::vector<int>& Mesh::coords() const { return state_->coords; }
