@@ -21,8 +21,9 @@
 //   quarter, else 128.
 // Overlap: the broadcasts of panel s+1 (MPI_Ibcast, double-buffered) are in flight while
 //   panel s multiplies; the GEMM runs in pieces of one BLAS k block (no piece repacks what
-//   another packed) with MPI_Testall in between so the broadcasts progress, and each piece's
-//   GEMM in blocks with MPI_Testall between them (blas::Progress). Words received per rank: sum
+//   another packed) with MPI_Testall in between so the broadcasts progress; over a network
+//   each piece's GEMM also runs in blocks with MPI_Testall between them (blas::Progress), on
+//   one node a one-piece panel runs in two column halves. Words received per rank: sum
 //   over panels not owned locally of m_loc*w (A) and w*n_loc (B).
 #include <algorithm>
 #include <map>
@@ -278,21 +279,29 @@ std::vector<Piece> pieces(const Panel& p, bool a_in_place, bool b_in_place) {
 }
 
 // C_loc = alpha * op(A_panel) * op(B_panel) + beta * C_loc for one panel, piece by piece,
-// testing `next` (the next panel's broadcasts) between pieces and, under a blas::Progress,
-// between blocks of each piece's GEMM, so they progress.
+// testing `next` (the next panel's broadcasts) between pieces so they progress. Where messages
+// cross a network (`polls`) each piece's GEMM also runs in blocks polling `next`
+// (blas::Progress); elsewhere a one-piece panel goes in two column halves.
 template <Scalar T>
 void panel_gemm(const Operands<T>& x, const Side<T>& A, const Side<T>& B, const View<T>& va,
-                const View<T>& vb, const Panel& p, T beta, comm::Requests* next) {
+                const View<T>& vb, const Panel& p, T beta, comm::Requests* next, bool polls) {
+  const index_t m = x.C.local_rows(), n = x.C.local_cols();
+  bool done = next == nullptr;
   std::optional<blas::Progress> progress;
-  if (next != nullptr) progress.emplace([next] { return next->test(); });
+  if (!done && polls) progress.emplace([next] { return next->test(); });
   const auto list = pieces(p, va.in_place, vb.in_place);
+  const index_t halves = list.size() == 1 && !done && !polls && n >= 512 ? 2 : 1;
   for (const Piece& pc : list) {
     const T* a = A.at(va, p.segs[pc.seg], pc.off, pc.kk);
     const T* b = B.at(vb, p.segs[pc.seg], pc.off, pc.kk);
-    const T b0 = &pc == &list.front() ? beta : T(1);  // C's beta goes into its first update
-    blas::gemm(x.opA, x.opB, x.C.local_rows(), x.C.local_cols(), pc.w, x.alpha, a, va.ld, b, vb.ld,
-               b0, x.C.data(), x.C.ld());
-    if (progress) progress->poll();
+    for (index_t h = 0; h < halves; ++h) {
+      const index_t j0 = n * h / halves, nj = n * (h + 1) / halves - j0;
+      const T* bj = B.k_is_col ? b + j0 : b + j0 * vb.ld;
+      const T b0 = &pc == &list.front() ? beta : T(1);  // C's beta goes into its first update
+      blas::gemm(x.opA, x.opB, m, nj, pc.w, x.alpha, a, va.ld, bj, vb.ld, b0,
+                 x.C.data() + j0 * x.C.ld(), x.C.ld());
+      if (!done) done = next->test();
+    }
   }
 }
 
@@ -320,7 +329,7 @@ void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const
     if (vb[b].deferred) vb[b] = B.pack_now(steps[s]);
     t.timed(&Timers::gemm, "gemm", s, [&] {
       panel_gemm(x, A, B, va[b], vb[b], steps[s], s == 0 ? x.beta : T(1),
-                 more && polls(x.C.mesh(), o.overlap) ? &inflight[1 - b] : nullptr);
+                 more && o.overlap ? &inflight[1 - b] : nullptr, polls(x.C.mesh()));
     });
   }
 }
