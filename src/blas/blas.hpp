@@ -22,10 +22,11 @@ void scale(index_t m, index_t n, T beta, T* C, index_t ldc);
 /// shared memory's rendezvous) only inside MPI calls, a few fragments per call, so one GEMM of
 /// seconds with no MPI call in it holds the very transfers it was meant to hide. While a
 /// Progress is open, gemm() runs in blocks of C's columns (or rows, when C is taller than wide)
-/// of about block_flops() each and calls `poll` between blocks until it returns true (all
+/// of about blocking().flops each and calls `poll` between blocks until it returns true (all
 /// arrived); the rest then goes in one call. Scopes nest (the innermost polls); the blocks
 /// change no element's arithmetic (each is the same dot products over the same k). A scope
-/// made with on = false (nothing overlaps: Options::overlap off) does nothing.
+/// made with on = false (nothing overlaps, or nothing crosses a network: algo::polls) does
+/// nothing.
 class Progress {
  public:
   explicit Progress(std::function<bool()> poll, bool on = true);

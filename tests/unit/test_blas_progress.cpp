@@ -30,15 +30,6 @@ std::vector<T> filled(index_t rows, index_t cols, index_t ld, int which) {
   return out;
 }
 
-template <class T>
-struct Real {
-  using type = T;
-};
-template <class R>
-struct Real<std::complex<R>> {
-  using type = R;
-};
-
 struct Shape {
   index_t m, n, k;
 };
@@ -65,7 +56,7 @@ std::int64_t run(Op opA, Op opB, Shape s, int arrived_after) {
     err = std::max(err, double(std::abs(C[i] - ref[i])));
     norm = std::max(norm, double(std::abs(ref[i])));
   }
-  const double eps = std::numeric_limits<typename Real<T>::type>::epsilon();
+  const double eps = std::numeric_limits<real_t<T>>::epsilon();
   EXPECT_LE(err, 4.0 * double(s.k) * eps * std::max(norm, 1.0));
   return blas::progress_polls() - before;
 }
