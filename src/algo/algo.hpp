@@ -11,10 +11,13 @@
 
 #include <mpi.h>
 
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "blas/blas.hpp"
 #include "comm/agree.hpp"
+#include "comm/collectives.hpp"
 #include "core/fault.hpp"
 #include "core/instantiate.hpp"
 #include "shardmm/dist_matrix.hpp"
@@ -30,6 +33,19 @@ namespace shardmm::algo {
 inline bool polls(const Mesh& mesh, bool overlap = true) {
   return overlap && (mesh.spans_nodes() || blas::blocking().on_node);
 }
+
+/// While it lives, this thread's GEMMs poll `pending` (the requests in flight during an
+/// overlapped step) through a blas::Progress, where polls(mesh, overlap) says so.
+class Polling {
+ public:
+  Polling(const Mesh& mesh, bool overlap, std::initializer_list<comm::Requests*> pending)
+      : pending_(pending),
+        progress_([this] { return comm::test_each(pending_); }, polls(mesh, overlap)) {}
+
+ private:
+  std::vector<comm::Requests*> pending_;
+  blas::Progress progress_;
+};
 
 /// Global description of a call: shapes, ops and the caller's layouts (all ranks agree).
 struct Problem {

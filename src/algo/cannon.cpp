@@ -133,7 +133,7 @@ void cannon_run(const Operands<T>& x, const Setup&, const Options& o, Timers& t)
     }
     const index_t kk = a_k_col ? ta.cols : ta.rows;
     t.timed(&Timers::gemm, "gemm", s, [&] {
-      const blas::Progress progress([&] { return r.test(); }, polls(x.C.mesh(), o.overlap));
+      const Polling polling(x.C.mesh(), o.overlap, {&r});  // the shifts move meanwhile
       blas::gemm(x.opA, x.opB, x.C.local_rows(), x.C.local_cols(), kk, x.alpha, abuf[cur], ta.ld(),
                  bbuf[cur], tb.ld(), T(1), x.C.data(), x.C.ld());
     });

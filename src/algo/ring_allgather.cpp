@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "algo/ring.hpp"
-#include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "core/instantiate.hpp"
 #include "memory/workspace.hpp"
@@ -73,7 +72,7 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
     }
     if (!o.overlap) reqs.wait();
     t.timed(&Timers::gemm, "gemm", s, [&] {
-      const blas::Progress progress([&] { return reqs.test(); }, polls(X.mesh(), o.overlap));
+      const Polling polling(X.mesh(), o.overlap, {&reqs});  // the shift moves meanwhile
       for (std::size_t h = 0; h < streams.size(); ++h) {
         const int b = ring.at(-streams[h].dir * s);
         multiply_block(g, tile(h), packed_ld(k_is_col, map.local_extent(b), streams[h].kw), map, b,

@@ -12,7 +12,6 @@
 #include <algorithm>
 
 #include "algo/ring.hpp"
-#include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "core/blocking.hpp"
 #include "core/instantiate.hpp"
@@ -97,11 +96,7 @@ void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t
     const index_t cp = width(theirs, j), cm = width(mine, j), lo = j * w;
     t.timed(&Timers::comm, "wait", j, [&] { sent[j % 2].wait(); });  // out[j % 2] left 2 chunks ago
     t.timed(&Timers::gemm, "gemm", j, [&] {
-      const blas::Progress progress(
-          [&] {
-            return comm::test_each({&sent[0], &sent[1]});
-          },
-          polls(x.C.mesh(), o.overlap));
+      const Polling polling(x.C.mesh(), o.overlap, {&sent[0], &sent[1]});
       if (cp > 0)
         block_product(x, cd, cmap, peer, lo, cp, pack, T(0), out[j % 2],
                       cd == 0 ? cp : std::max<index_t>(other, 1));
@@ -112,11 +107,7 @@ void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t
     if (!o.overlap) recv.wait();
     T* cj = cd == 0 ? x.C.data() + lo : x.C.data() + lo * x.C.ld();
     t.timed(&Timers::gemm, "gemm", j, [&] {
-      const blas::Progress progress(
-          [&] {
-            return comm::test_each({&recv, &sent[0], &sent[1]});
-          },
-          polls(x.C.mesh(), o.overlap));
+      const Polling polling(x.C.mesh(), o.overlap, {&recv, &sent[0], &sent[1]});
       if (cm > 0) block_product(x, cd, cmap, ring.r, lo, cm, pack, x.beta, cj, x.C.ld());
     });
     t.timed(&Timers::comm, "wait", j, [&] { recv.wait(); });
@@ -168,11 +159,7 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
       if (!o.overlap) recv.wait();
     });
     t.timed(&Timers::gemm, "gemm", s, [&] {
-      const blas::Progress progress(
-          [&] {
-            return comm::test_each({&recv, &sent[1 - w]});
-          },
-          polls(x.C.mesh(), o.overlap));
+      const Polling polling(x.C.mesh(), o.overlap, {&recv, &sent[1 - w]});
       block_product(x, cd, cmap, b, 0, cb, pack, last ? x.beta : T(0), out, ldo);
     });
     t.timed(&Timers::comm, "wait", s, [&] { recv.wait(); });

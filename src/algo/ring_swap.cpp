@@ -9,6 +9,7 @@
 // Chunk width: Options::panel, else ring_chunk_width (core/blocking.hpp) from global extents,
 //   so both ranks cut the same chunks.
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "algo/ring.hpp"
@@ -94,7 +95,7 @@ class SplitStream {
     sent_[0].wait();
     sent_[1].wait();
   }
-  bool test() { return comm::test_each({&sent_[0], &sent_[1], &recv_}); }
+  bool test() { return comm::test_each(std::array{&sent_[0], &sent_[1], &recv_}); }
 
  private:
   static constexpr int kTag = 11;
@@ -217,7 +218,7 @@ class ChunkSwap {
     sent_[0].wait();
     sent_[1].wait();
   }
-  bool test() { return comm::test_each({&sent_[0], &sent_[1], &recv_[0], &recv_[1]}); }
+  bool test() { return comm::test_each(std::array{&sent_[0], &sent_[1], &recv_[0], &recv_[1]}); }
 
  private:
   static constexpr int kTag = 7;

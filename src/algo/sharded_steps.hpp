@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "algo/algo.hpp"
-#include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "matrix/redistribute_plan.hpp"
 #include "memory/workspace.hpp"
@@ -113,7 +112,7 @@ void stream(const DistMatrix<T>& X, const Layout& to, Gather<T>& g, T* buf, Time
     p.data = held;
     p.ld = std::max<index_t>(p.r1 - p.r0, 1);
     {
-      const blas::Progress progress([&] { return q.test(); }, polls(X.mesh()));  // next piece moves
+      const Polling polling(X.mesh(), true, {&q});  // the next piece moves meanwhile
       use(p);
     }
     t.timed(&Timers::comm, [&] { q.wait(); });

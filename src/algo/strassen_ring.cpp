@@ -145,11 +145,7 @@ void strassen_ring_run(const Operands<T>& x, RingForm form, const Options& o, Ti
     const index_t kr = ls.kmap.local_extent(r);
     const T beta = s == 0 ? x.beta : T(1);
     t.timed(&Timers::gemm, "gemm", s, [&] {
-      const blas::Progress progress(
-          [&] {
-            return comm::test_each({&sent, &recv[0], &recv[1]});
-          },
-          polls(x.C.mesh(), o.overlap));
+      const Polling polling(x.C.mesh(), o.overlap, {&sent, &recv[0], &recv[1]});
       if (kr == 0) {
         if (s == 0) blas::scale(m, n, beta, x.C.data(), x.C.ld());
         return;

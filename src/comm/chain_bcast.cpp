@@ -131,7 +131,7 @@ void relay_all(Requests& q) {
     const int i = wait_any(heads);
     if (i == MPI_UNDEFINED) throw Error("chain broadcast: no chunk left to wait for");
     Relay& r = *owners[static_cast<std::size_t>(i)];
-    r.arrivals[r.forwarded] = MPI_REQUEST_NULL;  // completed and freed by MPI_Waitany
+    r.arrivals[r.forwarded] = MPI_REQUEST_NULL;  // completed and freed by wait_any
     send_on(r, r.forwarded++, q);
   }
 }

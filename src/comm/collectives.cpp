@@ -34,7 +34,7 @@ bool Requests::test() {
   return true;
 }
 
-bool test_each(std::initializer_list<Requests*> requests) {
+bool test_each(std::span<Requests* const> requests) {
   bool all = true;
   for (Requests* r : requests) all = r->test() && all;
   return all;

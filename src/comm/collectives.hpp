@@ -6,7 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,7 +44,7 @@ class Requests {
 };
 
 /// test() on every one of them (each makes progress); true when all are complete.
-bool test_each(std::initializer_list<Requests*> requests);
+bool test_each(std::span<Requests* const> requests);
 
 /// Adds a transfer's logical volume to traffic() and, when recording, the same numbers to the
 /// span's arguments (bytes_sent, bytes_received, messages): a trace's exchange spans add up to

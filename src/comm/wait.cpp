@@ -58,8 +58,11 @@ void read_wait_setting() {
   if (v == "spin") g_mode = WaitMode::Spin;
   else if (v == "sleep") g_mode = WaitMode::Sleep;
   else if (v.empty() || v == "auto") {
-    const long ranks = local_ranks(), cpus = usable_cpus();
-    g_mode = ranks > 0 && cpus > 0 && ranks > cpus ? WaitMode::Sleep : WaitMode::Spin;
+    static const WaitMode automatic = [] {  // the node's ranks and CPUs do not change
+      const long ranks = local_ranks(), cpus = usable_cpus();
+      return ranks > 0 && cpus > 0 && ranks > cpus ? WaitMode::Sleep : WaitMode::Spin;
+    }();
+    g_mode = automatic;
   } else {
     throw InvalidArgument("SHARDMM_WAIT='" + v + "': expected spin, sleep or auto");
   }
