@@ -2,8 +2,9 @@
 // calibrate: ping-pong between rank 0 and the last rank (8 B for latency, 8 MiB for
 // bandwidth; medians), the bandwidth again with every rank shifting 8 MiB to the next rank
 // around a ring across hosts while it receives from the previous one (the profile's: what a
-// rank gets in a ring or chain broadcast while the ranks of a host share its link), a 512^3
-// local GEMM per type on every rank at once (the slowest), and Strassen's crossover (one
+// rank gets in a ring or chain broadcast while the ranks of a host share its link), about
+// 1 GFLOP of 512^3 local GEMMs per type on every rank at once (the slowest), and Strassen's
+// crossover (one
 // Winograd step against one GEMM, f64, growing n).
 #include "commands.hpp"
 
@@ -204,21 +205,29 @@ double pingpong(int peer, std::size_t bytes, int reps) {
   // NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
 }
 
+// GFLOP/s per rank of 512^3 GEMMs on every rank at once: the slowest rank's time for about
+// 1 GFLOP of them back to back (4 real, 1 complex), median of 3 after a warm-up. One GEMM is
+// a few ms, shorter than a scheduler slice: where ranks share cores, a single one timed alone
+// measured anything from the shared rate to a core's own (4.0-12.5 GFLOP/s f64 at 4 ranks per
+// core); 1 GFLOP is long enough for the ranks on a core to take turns as they do in a run.
 template <Scalar T>
 double gemm_gflops() {
   const index_t s = 512;
   const auto size = static_cast<std::size_t>(s * s);
+  const double flops = (is_complex_v<T> ? 8.0 : 2.0) * double(s * s * s);
+  const int count = is_complex_v<T> ? 1 : 4;
   std::vector<T> a(size, T(1)), b(size, T(1)), c(size, T(1));
   std::vector<double> times;
   for (int r = 0; r < 4; ++r) {
     SHARDMM_CLI_MPI(MPI_Barrier(MPI_COMM_WORLD));
     const double t0 = MPI_Wtime();
-    local_gemm(Op::N, Op::N, s, s, s, T(1), a.data(), s, b.data(), s, T(0), c.data(), s);
+    for (int g = 0; g < count; ++g)
+      local_gemm(Op::N, Op::N, s, s, s, T(1), a.data(), s, b.data(), s, T(0), c.data(), s);
     double t = MPI_Wtime() - t0, worst = 0;
     SHARDMM_CLI_MPI(MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
     if (r > 0) times.push_back(worst);
   }
-  return (is_complex_v<T> ? 8.0 : 2.0) * double(s * s * s) / median(times) * 1e-9;
+  return flops * count / median(times) * 1e-9;
 }
 
 // Seconds of the slowest rank for one gemm on an n^3 f64 product alone on each rank (every
