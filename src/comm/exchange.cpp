@@ -1,6 +1,9 @@
 // alltoallv: pack-free exchange of contiguous per-peer segments.
 //   fast path: MPI_Alltoallv over `comm` (counts fit in int and below max_message_elems()).
-//   split path: each segment goes as ceil(count / limit) Isend/Irecv pieces, tag = piece index.
+//   split path: each segment goes as ceil(count / limit) Isend/Irecv pieces, tag = piece index,
+//   all posted at once and completed by comm::wait_all. Also taken when any rank sleeps while
+//   it waits (SHARDMM_WAIT, comm/wait.hpp): MPI_Alltoallv would spin inside Open MPI, taking
+//   the shared cores from the TCP stacks that move the very data it waits for.
 #include "comm/exchange.hpp"
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 #include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/traffic.hpp"
+#include "comm/wait.hpp"
 #include "core/instantiate.hpp"
 
 namespace shardmm::comm {
@@ -43,6 +47,8 @@ bool RedistributionRole::layout_change() { return g_layout_change; }
 
 namespace {
 
+thread_local std::int64_t g_pointwise = 0;
+
 bool fits(const std::vector<std::int64_t>& v, std::int64_t limit) {
   return std::all_of(v.begin(), v.end(), [&](std::int64_t x) { return x <= limit; });
 }
@@ -66,7 +72,7 @@ void exchange_split(MPI_Comm comm, const T* send, const std::vector<std::int64_t
   };
   for (int r = 0; r < P; ++r) post(false, r, recv + rd[r], rc[r]);
   for (int r = 0; r < P; ++r) post(true, r, const_cast<T*>(send) + sd[r], sc[r]);
-  SHARDMM_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
+  wait_all(reqs);
 }
 
 }  // namespace
@@ -98,11 +104,13 @@ void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& se
                      std::to_string(moved.bytes_received) + " B in",
                  comm);
   const std::int64_t limit = max_message_elems();
-  // Every rank must take the same path: a rank whose own counts fit would otherwise enter
-  // MPI_Alltoallv while a peer posts point-to-point pieces (deadlock).
-  int split = fits(sc, limit) && fits(sd, limit) && fits(rc, limit) && fits(rd, limit) ? 0 : 1;
+  // Every rank must take the same path: a rank whose own counts fit, or that spins, would
+  // otherwise enter MPI_Alltoallv while a peer posts point-to-point pieces (deadlock).
+  const bool all_fit = fits(sc, limit) && fits(sd, limit) && fits(rc, limit) && fits(rd, limit);
+  int split = all_fit && wait_mode() == WaitMode::Spin ? 0 : 1;
   SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, &split, 1, MPI_INT, MPI_MAX, comm));
   if (split) {
+    ++g_pointwise;
     exchange_split(comm, send, sc, sd, recv, rc, rd);
     return;
   }
@@ -111,6 +119,8 @@ void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& se
   SHARDMM_MPI(MPI_Alltoallv(send, isc.data(), isd.data(), mpi_type<T>(), recv, irc.data(),
                             ird.data(), mpi_type<T>(), comm));
 }
+
+std::int64_t pointwise_exchanges() { return g_pointwise; }
 
 #define SHARDMM_INSTANTIATE(T)                                                     \
   template void alltoallv<T>(MPI_Comm, const T*, const std::vector<std::int64_t>&, \

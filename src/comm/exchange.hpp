@@ -1,5 +1,6 @@
 // All-to-all exchange with 64-bit counts: one MPI_Alltoallv when every count and displacement
-// fits a message, otherwise point-to-point pieces of at most max_message_elems() each.
+// fits a message and no rank sleeps while it waits (comm/wait.hpp), otherwise point-to-point
+// pieces of at most max_message_elems() each.
 #pragma once
 
 #include <mpi.h>
@@ -17,5 +18,8 @@ void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& se
                const std::vector<std::int64_t>& send_displs, T* recv,
                const std::vector<std::int64_t>& recv_counts,
                const std::vector<std::int64_t>& recv_displs);
+
+/// Exchanges this thread has sent as point-to-point pieces so far (tests: which path ran).
+[[nodiscard]] std::int64_t pointwise_exchanges();
 
 }  // namespace shardmm::comm

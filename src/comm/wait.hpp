@@ -1,4 +1,5 @@
-// How a rank waits for its messages (Requests::wait, the chain broadcast's relays).
+// How a rank waits for its messages (Requests::wait, the chain broadcast's relays, and in
+// sleep mode alltoallv's point-to-point exchange).
 // Spin: MPI_Waitall / MPI_Waitany, the quickest answer, with a core kept busy polling. Sleep:
 // MPI_Testall for 50 us, then sleeps of 20 us doubling to 200 us between tests. Where a node
 // runs more ranks than it has cores (a shared node, CI, a cluster simulated on one machine) a

@@ -9,6 +9,7 @@
 
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
+#include "comm/exchange.hpp"
 #include "comm/wait.hpp"
 #include "mpi/gemm_check.hpp"
 
@@ -140,6 +141,19 @@ std::int64_t late_message_sleeps() {
   return comm::wait_sleeps() - before;
 }
 
+// A redistribution: how many of its exchanges went point-to-point. Every entry that arrived is
+// checked against the generator.
+std::int64_t pointwise_redistribution() {
+  const Operands x;
+  DistMatrix<double> moved(x.mesh, 96, 80, "A[I_Y:bc8,K_X]");
+  const std::int64_t before = comm::pointwise_exchanges();
+  redistribute(x.A, moved);
+  for (index_t j = 0; j < moved.local_cols(); ++j)
+    for (index_t i = 0; i < moved.local_rows(); ++i)
+      EXPECT_EQ(moved.local(i, j), entry<double>(moved.global_row(i), moved.global_col(j), 1));
+  return comm::pointwise_exchanges() - before;
+}
+
 TEST(Options, WaitModeFollowsTheEnvironment) {
   for (const char* mode : {"sleep", "spin"}) {
     const WaitEnv env(mode);
@@ -156,6 +170,9 @@ TEST(Options, WaitModeFollowsTheEnvironment) {
     } else if (world_rank() == 0) {
       EXPECT_EQ(slept, 0) << "spin mode never sleeps";
     }
+    // Redistribution's exchange: point-to-point, waited for politely, when sleeping; else one
+    // MPI_Alltoallv, which spins inside MPI until it is done.
+    EXPECT_EQ(pointwise_redistribution(), sleeping ? 1 : 0) << mode;
   }
   const WaitEnv env("fast");
   Operands x;
