@@ -4,8 +4,7 @@
 // around a ring across hosts while it receives from the previous one (the profile's: what a
 // rank gets in a ring or chain broadcast while the ranks of a host share its link), about
 // 1 GFLOP of 512^3 local GEMMs per type on every rank at once (the slowest), and Strassen's
-// crossover (one
-// Winograd step against one GEMM, f64, growing n).
+// crossover (one Winograd step against one GEMM, f64, growing n).
 #include "commands.hpp"
 
 #include <mpi.h>
