@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/mpi_check.hpp"
+#include "comm/tags.hpp"
 #include "comm/wait.hpp"
 #include "shardmm/error.hpp"
 
@@ -29,7 +30,7 @@ std::int64_t g_chunk_bytes = initial_chunk();
 // Chain broadcasts on one communicator get consecutive tags from a counter cached on it (an
 // attribute, so a new communicator starts at 0 on every member). Two chains in flight on the
 // same communicator, with different roots, then never match each other's chunks.
-constexpr int kTagBase = 20000, kTags = 4096;  // 20000..24095, below MPI_TAG_UB's 32767
+// The tags are comm::tags::kChainBase onwards (comm/tags.hpp).
 
 int delete_counter(MPI_Comm /*comm*/, int /*key*/, void* value, void* /*extra*/) {
   delete static_cast<std::int64_t*>(value);
@@ -48,7 +49,7 @@ int next_tag(MPI_Comm comm) {
     counter = new std::int64_t{0};  // owned by the attribute: delete_counter frees it
     SHARDMM_MPI(MPI_Comm_set_attr(comm, key, counter));
   }
-  return kTagBase + static_cast<int>((*counter)++ % kTags);
+  return tags::kChainBase + static_cast<int>((*counter)++ % tags::kChainCount);
 }
 
 // Chunk c of relay r's message: where it starts and how many elements it holds.

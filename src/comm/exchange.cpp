@@ -1,6 +1,6 @@
 // alltoallv: pack-free exchange of contiguous per-peer segments.
 //   fast path: MPI_Alltoallv over `comm` (counts fit in int and below max_message_elems()).
-//   split path: each segment goes as ceil(count / limit) Isend/Irecv pieces (tags from 25000),
+//   split path: each segment goes as ceil(count / limit) Isend/Irecv pieces (comm/tags.hpp),
 //   all posted at once and completed by comm::wait_all. Also taken when any rank sleeps while
 //   it waits (SHARDMM_WAIT, comm/wait.hpp): MPI_Alltoallv would spin inside Open MPI, taking
 //   the shared cores from the TCP stacks that move the very data it waits for.
@@ -11,6 +11,7 @@
 
 #include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
+#include "comm/tags.hpp"
 #include "comm/traffic.hpp"
 #include "comm/wait.hpp"
 #include "core/instantiate.hpp"
@@ -53,10 +54,6 @@ bool fits(const std::vector<std::int64_t>& v, std::int64_t limit) {
   return std::all_of(v.begin(), v.end(), [&](std::int64_t x) { return x <= limit; });
 }
 
-// The pieces' tags, kTagBase + piece index (25000..30999): apart from the algorithms' own
-// (below 100), the chain broadcasts' (20000..24095) and the trace clock's (31249).
-constexpr int kTagBase = 25000, kTags = 6000;
-
 template <class T>
 void exchange_split(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& sc,
                     const std::vector<std::int64_t>& sd, T* recv,
@@ -67,7 +64,7 @@ void exchange_split(MPI_Comm comm, const T* send, const std::vector<std::int64_t
   auto post = [&](bool is_send, int peer, T* base, std::int64_t count) {
     for (std::int64_t off = 0, piece = 0; off < count; off += limit, ++piece) {
       const int n = static_cast<int>(std::min(limit, count - off));
-      const int tag = kTagBase + static_cast<int>(piece % kTags);
+      const int tag = tags::kExchangeBase + static_cast<int>(piece % tags::kExchangeCount);
       reqs.emplace_back();
       if (is_send)
         SHARDMM_MPI(MPI_Isend(base + off, n, mpi_type<T>(), peer, tag, comm, &reqs.back()));

@@ -10,12 +10,13 @@
 #include <utility>
 
 #include "comm/mpi_check.hpp"
+#include "comm/tags.hpp"
 #include "trace/events.hpp"
 
 namespace shardmm::trace {
 namespace {
 constexpr int kRounds = 10;
-constexpr int kTag = 31249;  // below the standard's smallest MPI_TAG_UB (32767)
+constexpr int kTag = comm::tags::kTraceClock;
 
 // Offset and error to each leading process measured so far, by its world rank.
 std::map<int, std::pair<double, double>>& measured() {
