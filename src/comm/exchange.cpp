@@ -99,17 +99,20 @@ void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& se
   trace::Span span("alltoallv", trace::Cat::Comm);
   tally(span, moved.bytes_sent, moved.bytes_received, moved.messages);
   describe(span, comm);
-  if (span.seen())
-    span.blocked("MPI_Alltoallv",
-                 std::to_string(moved.bytes_sent) + " B out, " +
-                     std::to_string(moved.bytes_received) + " B in",
-                 comm);
   const std::int64_t limit = max_message_elems();
   // Every rank must take the same path: a rank whose own counts fit, or that spins, would
   // otherwise enter MPI_Alltoallv while a peer posts point-to-point pieces (deadlock).
   const bool all_fit = fits(sc, limit) && fits(sd, limit) && fits(rc, limit) && fits(rd, limit);
   int split = all_fit && wait_mode() == WaitMode::Spin ? 0 : 1;
+  if (span.seen()) span.blocked("MPI_Allreduce", "agree the exchange's path", comm);
   SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, &split, 1, MPI_INT, MPI_MAX, comm));
+  // The hang reporter names the call the rank now waits in.
+  if (span.seen())
+    span.blocked(split ? "MPI_Waitall" : "MPI_Alltoallv",
+                 std::to_string(moved.bytes_sent) + " B out, " +
+                     std::to_string(moved.bytes_received) + " B in" +
+                     (split ? ", the exchange's point-to-point pieces" : ""),
+                 comm);
   if (split) {
     ++g_pointwise;
     exchange_split(comm, send, sc, sd, recv, rc, rd);

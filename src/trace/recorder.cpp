@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 #include <new>
+#include <string_view>
 #include <utility>
 
 #include "comm/mpi_check.hpp"
@@ -58,8 +59,14 @@ Event* event(int id) noexcept {
   return id >= 0 && static_cast<std::size_t>(id) < r.events.size() ? &r.events[id] : nullptr;
 }
 
+// A key given again (a span that blocks in one call, then in another) keeps its last value.
 void add(int id, Arg a) noexcept {
   if (Event* e = event(id)) try {
+      for (Arg& x : e->args)
+        if (std::string_view(x.key) == a.key) {
+          x = std::move(a);
+          return;
+        }
       e->args.push_back(std::move(a));
     } catch (const std::bad_alloc&) {  // NOLINT(bugprone-empty-catch): on purpose
       // the argument is lost, the span stays

@@ -1,12 +1,15 @@
 // Traces (Options::trace, SHARDMM_TRACE): the file parses as trace-event JSON, every rank has a
 // named track, spans nest on every track, the call's top-level span covers the time the report
 // measured within 5 % (and its phases cover the span), the exchange spans' bytes add up to the
-// report's counters exactly, and file I/O is traced too. Off, nothing is recorded or written.
+// report's counters exactly, and file I/O is traced too; an exchange names the MPI call it waits
+// in. Off, nothing is recorded or written.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "mpi_test_util.hpp"
 #include "npy_test_util.hpp"
@@ -126,6 +129,38 @@ TEST(Trace, VariableTracesFileIoAndGemm) {
     EXPECT_GT(tr::count(t, t.roots[0], "io") + tr::count(t, t.roots[1], "io"), 1);
   }
   EXPECT_EQ(npy::leftover_temps(), 0);
+}
+
+// A redistribution's exchange names the call its ranks wait in (the hang reporter's words):
+// MPI_Alltoallv when they spin, the point-to-point pieces' MPI_Waitall when they sleep
+// (SHARDMM_WAIT). The path's agreement, named first, is replaced, not kept beside it.
+TEST(Trace, ExchangeNamesTheCallItWaitsIn) {
+  Operands x;
+  for (const char* mode : {"sleep", "spin"}) {
+    SCOPED_TRACE(mode);
+    const std::string path = npy::file(std::string("exchange-") + mode + ".json");
+    DistMatrix<double> moved(x.mesh, kN, kN, "A[I_Y:bc8,J_X]");
+    ASSERT_EQ(setenv("SHARDMM_WAIT", mode, 1), 0);
+    ASSERT_EQ(setenv("SHARDMM_TRACE", path.c_str(), 1), 0);
+    redistribute(x.A, moved);
+    ASSERT_EQ(unsetenv("SHARDMM_TRACE"), 0);
+    ASSERT_EQ(unsetenv("SHARDMM_WAIT"), 0);
+    if (world_rank() != 0) continue;
+    const bool sleeping = std::string(mode) == "sleep";
+    for (const auto& [pid, t] : tr::load(path)) {
+      int exchanges = 0;
+      for (const tr::Span& s : t.spans) {
+        if (s.name != "alltoallv") continue;
+        ++exchanges;
+        EXPECT_EQ(s.args.value("op", ""), sleeping ? "MPI_Waitall" : "MPI_Alltoallv") << pid;
+        EXPECT_EQ(s.args.value("on", "").find("point-to-point") != std::string::npos, sleeping);
+      }
+      EXPECT_EQ(exchanges, 1) << "rank " << pid;
+    }
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text.find("agree the exchange's path"), std::string::npos);
+  }
 }
 
 // Off (no option, no variable) nothing records, and no file appears.
