@@ -156,7 +156,7 @@ Decision decide(const algo::Problem& p, const DistMatrix<T>& C, bool trivial,
   auto plan = [&] {
     fault::point("plan");
     if (trivial && options.algorithm == Algorithm::Auto) return;  // nothing to choose
-    const PlanRequest q = front::request_for(p, dtype_of<T>(), options);
+    const PlanRequest q = front::request_for(p, C.mesh(), dtype_of<T>(), options);
     d.how = front::resolve(p, q, options);
     if (d.how.remesh) return;
     d.setup = front::make_setup(p, d.how.options);
@@ -217,7 +217,7 @@ GemmReport gemm_dry_run(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix
                         const DistMatrix<T>& C, const Options& options) {
   const algo::Problem p = front::validate(opA, opB, A, B, C);
   const front::Resolved how =
-      front::resolve(p, front::request_for(p, dtype_of<T>(), options), options);
+      front::resolve(p, front::request_for(p, C.mesh(), dtype_of<T>(), options), options);
   const algo::Setup setup =
       front::make_setup(how.remesh ? front::remeshed(p, *how.remesh) : p, how.options);
   GemmReport rep;

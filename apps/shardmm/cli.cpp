@@ -122,6 +122,9 @@ void add_plan(CLI::App& app, PlanConfig& c) {
       ->check(CLI::IsMember(op_names()));
   p->add_option("--transb", c.transb, "N|T|C: op(B), for what --grid saves")
       ->check(CLI::IsMember(op_names()));
+  p->add_option("--hosts", c.hosts,
+                "hosts the ranks span: above 1 the GEMMs relay broadcasts as they run")
+      ->check(CLI::PositiveNumber);
   p->add_flag("--json", c.json, "print one JSON object (chosen, candidates, profile, lower bound)");
   p->add_flag("--allow-fast", c.allow_fast, "price Strassen beside the classical candidates");
 }

@@ -68,6 +68,7 @@ int run_plan(const PlanConfig& cfg) {
   r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
   if (!cfg.memory_limit.empty()) r.memory_limit = parse_bytes(cfg.memory_limit);
   r.allow_fast = cfg.allow_fast;
+  r.relays_in_gemm = cfg.hosts > 1;
   r.profile = cfg.profile.empty() ? MachineProfile::from_environment()
                                   : MachineProfile::from_json_file(cfg.profile);
   if (!cfg.grid.empty()) {  // what gemm's Auto sees for ScaLAPACK-style inputs on that grid

@@ -23,6 +23,9 @@ struct PlanConfig {
   /// With grid: the operands' layouts on that mesh instead (notation, e.g. A[I_x,J_y]; empty:
   /// bc(nb, nb)), as gemm's Auto sees them.
   std::string layout_a, layout_b, layout_c;
+  /// Hosts the ranks span: above 1 the GEMMs poll the messages in flight, as gemm does on a
+  /// mesh across nodes (PlanRequest::relays_in_gemm).
+  int hosts = 1;
 };
 
 /// Prints the candidate table and the choice on rank 0; no communication.

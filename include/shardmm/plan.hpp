@@ -86,6 +86,11 @@ struct PlanRequest {
   /// Per ring form (same index): whether it streams its non-circulating operand at p = 2
   /// (op(B) split along k for AllGatherA, op(A) for AllGatherB) instead of re-splitting it.
   std::array<bool, 3> ring_streamed{};
+  /// Whether a chain broadcast's relays go on while the ranks multiply: the GEMM polls the
+  /// messages in flight, as it does when the mesh spans nodes. Then each panel's pipeline fill
+  /// overlaps the next panel's transfer and a stream of panels pays it once; otherwise the
+  /// relays wait for the next MPI call and every panel pays it. gemm sets it from the mesh.
+  bool relays_in_gemm = false;
   /// Fast algorithms (Strassen) are candidates only when set (Options::allow_fast).
   bool allow_fast = false;
   /// Strassen's crossover (Options::fast_crossover); 0 = profile.strassen_crossover.

@@ -27,9 +27,10 @@ import statistics
 import subprocess
 import tempfile
 
-def plan(shardmm, m, n, k, ranks, profile, grid=None, nb=None, layouts=None):
+def plan(shardmm, m, n, k, ranks, profile, grid=None, nb=None, layouts=None, hosts=1):
+    # hosts > 1: the run's GEMMs relayed the chain broadcasts (its mesh spanned nodes)
     cmd = [shardmm, "plan", "--m", str(m), "--n", str(n), "--k", str(k), "--ranks", str(ranks),
-           "--profile", profile, "--json", "--rows", "200"]
+           "--profile", profile, "--json", "--rows", "200", "--hosts", str(hosts)]
     if grid:  # the run's inputs were on this grid (bc(nb,nb) unless layouts), as gemm's Auto saw them
         cmd += ["--grid", grid] + (["--nb", str(nb)] if nb else [])
         for flag, spec in zip(("--layout-a", "--layout-b", "--layout-c"), layouts or ()):
@@ -72,7 +73,9 @@ def bench_point(r):
     return {"case": "%dx%dx%d" % (r["m"], r["n"], r["k"]), "m": r["m"], "n": r["n"], "k": r["k"],
             "ranks": r["ranks"], "network": r["network"], "grid": mesh_grid(r["mesh"]), "nb": r.get("nb"),
             "layouts": None, "measured_s": r["median_s"], "measured_words": r["words_max"],
-            "ran": r.get("plan", "")}
+            # hosts 1: these runs (3 hosts) predate GEMMs that poll, so their relays waited for MPI
+            # calls, as on one host
+            "ran": r.get("plan", ""), "hosts": 1}
 
 
 def cluster_point(r, network):
@@ -87,7 +90,8 @@ def cluster_point(r, network):
     return {"case": r["case"] + " " + label, "m": r["m"], "n": r["n"], "k": r["k"],
             "ranks": r["ranks"], "network": network, "grid": grid, "nb": r["nb"],
             "layouts": r["layouts"].split() if native else None, "measured_s": r["shardmm_median_s"],
-            "measured_words": max(r["shardmm_words"]["received_words"]), "ran": r.get("plan", "")}
+            "measured_words": max(r["shardmm_words"]["received_words"]), "ran": r.get("plan", ""),
+            "hosts": r["network"].get("hosts", 1)}
 
 
 def near_square(p):
@@ -101,7 +105,7 @@ def predict_points(shardmm, points, profile_path):
     # One launcher per point, several at once: each spends most of its time starting MPI.
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         plans = list(pool.map(lambda r: plan(shardmm, r["m"], r["n"], r["k"], r["ranks"], profile_path, r["grid"],
-                                             r["nb"], r["layouts"]), points))
+                                             r["nb"], r["layouts"], r.get("hosts", 1)), points))
     out = []
     for r, p in zip(points, plans):
         # The candidate that ran, else the planner's choice now.
@@ -255,10 +259,11 @@ def share_links(points_by_net, profiles, hosts):
 
 def curves_for(shardmm, shapes, ref_path):
     curves = []
+    per_node = json.load(open(ref_path)).get("ranks_per_node", 1 << 30)  # one rank per core
     for shape in shapes.split(","):
         m, n, k = (int(x) for x in shape.split("x"))
         for e in range(1, 13):
-            p = plan(shardmm, m, n, k, 2 ** e, ref_path)
+            p = plan(shardmm, m, n, k, 2 ** e, ref_path, hosts=-(-2 ** e // per_node))
             c = p["chosen"]
             curves.append({"shape": shape, "ranks": 2 ** e, "predicted_s": c["seconds"], "chosen": c["name"],
                            "words": c["words"], "redist_words": c["redist_words"],

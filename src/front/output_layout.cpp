@@ -55,7 +55,7 @@ Layout gemm_output_layout(Op opA, Op opB, const DistMatrix<T>& A, const DistMatr
     const algo::Problem p = front::validate(opA, opB, A, B, c);
     if (p.m == 0 || p.n == 0 || p.k == 0) return c;  // gemm plans nothing
     const front::Resolved how =
-        front::resolve(p, front::request_for(p, dtype_of<T>(), options), options);
+        front::resolve(p, front::request_for(p, A.mesh(), dtype_of<T>(), options), options);
     if (how.remesh) return c;  // runs on another arrangement of the ranks: C moves anyway
     const Layout worked = front::make_setup(p, how.options).C;
     if (worked.same_distribution(c)) return c;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "algo/algo.hpp"
 #include "algo/sharded_plan.hpp"
 #include "algo/sharded_steps.hpp"
 #include "core/instantiate.hpp"
@@ -229,13 +230,14 @@ algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<
   return p;
 }
 
-PlanRequest request_for(const algo::Problem& p, Dtype dtype, const Options& o) {
+PlanRequest request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype, const Options& o) {
   PlanRequest q;
   q.m = p.m, q.n = p.n, q.k = p.k, q.ranks = p.mesh.size(), q.dtype = dtype;
   q.memory_limit = o.memory_limit;
   q.allow_fast = o.allow_fast;
   q.fast_crossover = o.fast_crossover;
   q.profile = MachineProfile::from_environment();
+  q.relays_in_gemm = mesh.active() && algo::polls(mesh);  // as the algorithms' GEMMs will
   describe_inputs(p, q);
   return q;
 }

@@ -21,9 +21,10 @@ template <Scalar T>
 algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
                        const Layout& C);
 
-/// The planner's request for this call: sizes, dtype, the memory limit, the machine profile
-/// (SHARDMM_PROFILE, read here once per call) and what the caller's layouts save.
-PlanRequest request_for(const algo::Problem& p, Dtype dtype, const Options& o);
+/// The planner's request for this call on `mesh` (the operands'): sizes, dtype, the memory
+/// limit, the machine profile (SHARDMM_PROFILE, read here once per call), whether the GEMMs
+/// relay broadcasts (the mesh spans nodes) and what the caller's layouts save.
+PlanRequest request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype, const Options& o);
 
 /// Fills the request's description of the caller's layouts (what they save): SUMMA on the
 /// caller's grid, rings on the caller's line, the sharding rules, every candidate's exact

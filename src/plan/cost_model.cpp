@@ -28,17 +28,20 @@ struct Costs {
   double fill_words = 0, fill_hops = 0;
 };
 
-// A stream of panel broadcasts over `ranks` ranks as comm::ibcast does them: each a chain
-// root -> root+1 -> ... in chunks of `elems` elements, the last rank having a panel ranks - 2
-// chunk times and hops after the first would (a panel under two chunks, or 2 ranks: one
-// MPI_Ibcast, priced by its words and one message). SUMMA and 2.5D keep the next panel's
-// broadcast in flight while they wait for this one (double-buffered), so each panel's fill
-// overlaps its successor's transfer and only the stream's first fill stays exposed.
-void add_chain_fill(Costs& x, double elems, double ranks, double elem) {
+// `count` panel broadcasts of `elems` elements each over `ranks` ranks as comm::ibcast does
+// them: a chain root -> root+1 -> ... in chunks, so the last rank has a panel one message time
+// plus ranks - 2 chunk times and hops after the root starts (a panel under two chunks, or
+// 2 ranks: one MPI_Ibcast, priced by its words and one message). SUMMA and 2.5D keep the next
+// panel in flight while they wait for this one; when the GEMM polls the relays
+// (PlanRequest::relays_in_gemm) each panel's fill overlaps its successor's transfer, and only
+// the stream's first fill stays exposed.
+void add_chain_fill(Costs& x, const PlanRequest& r, double count, double elems, double ranks) {
+  const double elem = double(dtype_size(r.dtype));
   const double chunk = std::max(1.0, std::floor(kChainChunkBytes / elem));
   if (ranks < 3 || elems < 2 * chunk) return;
-  x.fill_words += (ranks - 2) * chunk;
-  x.fill_hops += ranks - 2;
+  const double exposed = r.relays_in_gemm ? 1.0 : count;
+  x.fill_words += exposed * (ranks - 2) * chunk;
+  x.fill_hops += exposed * (ranks - 2);
 }
 
 // The candidate's pm x pn is the grid the caller's block-cyclic operands are already on.
@@ -96,8 +99,8 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
       const double width = std::min(w, std::max(1.0, std::min(kq, kp))), panels = up(k, width);
       x.messages = 2 * panels;
       // op(A)'s panels along the rows of q ranks, op(B)'s along the columns of p ranks.
-      add_chain_fill(x, ml * width, q, double(dtype_size(r.dtype)));
-      add_chain_fill(x, nl * width, p, double(dtype_size(r.dtype)));
+      add_chain_fill(x, r, panels, ml * width, q);
+      add_chain_fill(x, r, panels, nl * width, p);
     }
   }
   return x;
@@ -153,8 +156,8 @@ Costs gemm25d(const PlanRequest& r, const Candidate& c) {
   const double w = double(
       blocking::summa_panel_width(ml, nl, up(ks, pn), up(ks, pm), pn > 1 ? 2 : 0, pm > 1 ? 2 : 0));
   x.messages = 2 * up(ks, w) + pk;
-  add_chain_fill(x, ml * w, pn, double(dtype_size(r.dtype)));  // SUMMA per k-slice
-  add_chain_fill(x, nl * w, pm, double(dtype_size(r.dtype)));
+  add_chain_fill(x, r, up(ks, w), ml * w, pn);  // SUMMA per k-slice
+  add_chain_fill(x, r, up(ks, w), nl * w, pm);
   x.memory = ml * up(ks, pn) + up(ks, pm) * nl + 2 * ml * nl + 2 * w * (ml + nl);
   return x;
 }

@@ -305,7 +305,8 @@ TEST(OutputLayout, IsWhereThePlanWorksC) {
       const Layout L = gemm_output_layout(c.opA, c.opB, A, B);
       const algo::Problem p = front::validate(c.opA, c.opB, A, B, L);
       const Options none;
-      const front::Resolved how = front::resolve(p, front::request_for(p, Dtype::F64, none), none);
+      const front::Resolved how =
+          front::resolve(p, front::request_for(p, mesh, Dtype::F64, none), none);
       if (how.remesh) continue;  // C moves anyway (the rule's layout is kept)
       const algo::Setup setup = front::make_setup(p, how.options);
       EXPECT_TRUE(setup.C.same_distribution(L))

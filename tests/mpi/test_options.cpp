@@ -3,8 +3,12 @@
 // SHARDMM_WAIT says whether a rank spins or sleeps while it waits.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "blas/blas.hpp"
@@ -99,6 +103,40 @@ TEST(Options, OverlappedGemmsPollTheMessagesInFlight) {
     }
   }
   blas::set_blocking(saved);
+}
+
+// gemm prices a chain broadcast's pipeline fill as its GEMMs will relay it: every panel pays
+// it where nothing polls (one machine), once per stream of panels where the GEMMs poll the
+// messages in flight (a mesh across nodes, or blas::Blocking::on_node). With the suite's
+// calibrated 200 Mbit/s cluster, that takes 2048 x 1024 x 2048 on ScaLAPACK's 4x1 grid
+// (bc 256) from SUMMA A-stationary, which moves C, to C-stationary, which moves only B.
+TEST(Options, AutoPricesTheRelaysAsTheGemmsPollThem) {
+  if (world_size() != 4) GTEST_SKIP() << "the shape is priced for 4 ranks";
+  MachineProfile slow;
+  slow.latency_s = 2.19e-3, slow.bytes_per_s = 10.87e6;
+  slow.gflops[0] = 23.8, slow.gflops[1] = 11.5;  // f32, f64 per rank, as calibrated there
+  int pid = static_cast<int>(getpid());
+  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);  // one file, named by rank 0
+  const std::string path = "/tmp/shardmm-test-profile-" + std::to_string(pid) + ".json";
+  if (world_rank() == 0) std::ofstream(path) << slow.to_json();
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Mesh grid(MPI_COMM_WORLD, MeshShape({"x", "y"}, {4, 1}));
+  const DistMatrix<double> A(grid, Layout::block_cyclic(grid.shape(), 2048, 2048, 256, 256)),
+      B(grid, Layout::block_cyclic(grid.shape(), 2048, 1024, 256, 256)),
+      C(grid, Layout::block_cyclic(grid.shape(), 2048, 1024, 256, 256));
+  const blas::Blocking saved = blas::blocking();
+  ASSERT_EQ(setenv("SHARDMM_PROFILE", path.c_str(), 1), 0);
+  std::string chosen[2];
+  for (const bool polled : {false, true}) {
+    blas::set_blocking({saved.flops, saved.min_width, polled});
+    chosen[polled ? 1 : 0] = gemm_dry_run(Op::N, Op::N, A, B, C).detail;
+  }
+  ASSERT_EQ(unsetenv("SHARDMM_PROFILE"), 0);
+  blas::set_blocking(saved);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) std::remove(path.c_str());
+  EXPECT_NE(chosen[0].find("auto: summa(A) 4x1"), std::string::npos) << chosen[0];
+  EXPECT_NE(chosen[1].find("auto: summa(C) 4x1"), std::string::npos) << chosen[1];
 }
 
 // SHARDMM_WAIT for the calls made while it is set (restores the previous value).
