@@ -134,7 +134,9 @@ TEST(Options, AutoPricesTheRelaysAsTheGemmsPollThem) {
   ASSERT_EQ(unsetenv("SHARDMM_PROFILE"), 0);
   blas::set_blocking(saved);
   MPI_Barrier(MPI_COMM_WORLD);
-  if (world_rank() == 0) std::remove(path.c_str());
+  if (world_rank() == 0) {
+    EXPECT_EQ(std::remove(path.c_str()), 0) << path;
+  }
   EXPECT_NE(chosen[0].find("auto: summa(A) 4x1"), std::string::npos) << chosen[0];
   EXPECT_NE(chosen[1].find("auto: summa(C) 4x1"), std::string::npos) << chosen[1];
 }
