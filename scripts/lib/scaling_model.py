@@ -78,9 +78,11 @@ def bench_point(r):
             "ran": r.get("plan", ""), "hosts": 1}
 
 
-def cluster_point(r, network):
+def cluster_point(r, network, gemms_relay=False):
     """A bench-vs-scalapack record: shardmm's median, the most words a rank received (Open
-    MPI's monitoring), inputs in ScaLAPACK's bc(nb,nb) on its grid or native on bench's mesh."""
+    MPI's monitoring), inputs in ScaLAPACK's bc(nb,nb) on its grid or native on bench's mesh.
+    gemms_relay: the run's GEMMs polled the messages in flight (builds from d182c73 on), so
+    it is priced on its hosts; else as on one host (relays waiting for MPI calls)."""
     native = r["inputs"] == "native"
     mesh = r.get("operand_mesh") or ("" if native else r["grid"])
     grid = mesh_grid(mesh) if mesh.startswith("{") else mesh
@@ -91,7 +93,7 @@ def cluster_point(r, network):
             "ranks": r["ranks"], "network": network, "grid": grid, "nb": r["nb"],
             "layouts": r["layouts"].split() if native else None, "measured_s": r["shardmm_median_s"],
             "measured_words": max(r["shardmm_words"]["received_words"]), "ran": r.get("plan", ""),
-            "hosts": r["network"].get("hosts", 1)}
+            "hosts": r["network"].get("hosts", 1) if gemms_relay else 1}
 
 
 def near_square(p):
@@ -219,7 +221,8 @@ def record_profile(directory, net, r, network_profiles, shared_links):
     return prof
 
 
-def load_cluster(directory, run_gemm_rate=False, shared_links=False, network_profiles=None):
+def load_cluster(directory, run_gemm_rate=False, shared_links=False, network_profiles=None,
+                 gemms_relay=False):
     """bench-vs-scalapack records (DIR/*.jsonl) by file and calibration, each with its profile:
     DIR/profile-NAME.json for the file NAME.jsonl, else for its network's rate (profile-200mbit.
     json), with the latency and bandwidth the run itself was planned with (its record's network).
@@ -239,7 +242,7 @@ def load_cluster(directory, run_gemm_rate=False, shared_links=False, network_pro
             prof = record_profile(directory, net, r, network_profiles or {}, shared_links)
             group = "%s@%g" % (net, prof["bytes_per_s"])
             profiles[group] = prof
-            points_by_net.setdefault(group, []).append(cluster_point(r, net))
+            points_by_net.setdefault(group, []).append(cluster_point(r, net, gemms_relay))
             rates.setdefault(group, []).append(r.get("local_gemm_gflops"))
     for group in profiles:
         if run_gemm_rate and None not in rates[group]:
@@ -309,6 +312,9 @@ def main():
                     help="--cluster: price every record of link rate RATE (e.g. 200mbit) with the profile FILE "
                          "as it is, instead of the profile and network the record carries")
     ap.add_argument("--hosts", type=int, help="--measured: hosts the runs were on (for --shared-links)")
+    ap.add_argument("--gemms-relay", action="store_true",
+                    help="--cluster: the runs' GEMMs polled the messages in flight (builds from d182c73 "
+                         "on): chain broadcasts priced as relayed during them (shardmm plan --hosts)")
     ap.add_argument("--factors", metavar="BW,GEMM[,EXPOSED]",
                     help="no fit: these factors (and overlap_exposed), e.g. fitted on other runs")
     ap.add_argument("--reference", help="reference network profile JSON (for the curves)")
@@ -325,7 +331,7 @@ def main():
         if not all(network_profiles.values()):
             ap.error("--network-profile takes RATE=FILE")
         points_by_net, profiles = load_cluster(args.cluster, args.run_gemm_rate, args.shared_links,
-                                               network_profiles)
+                                               network_profiles, args.gemms_relay)
     else:
         points_by_net, profiles = load_measured(args.measured), {}
         for spec in args.profile:

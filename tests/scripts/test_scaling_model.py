@@ -4,8 +4,9 @@ a 4-rank run, drop-in (bc(64,64) on 2x2) and native (row blocks A[I_xy,J] on the
 priced by the real launcher (`shardmm plan --json`, its path the first argument). The words
 must be SUMMA's exact counts on the inputs as they are (priced without the native layouts,
 SUMMA on 4x1 would move them first); the fit must find the bandwidth factor the fixture's times
-were made with; a network profile prices every record of its rate as it is; a record without a
-profile is refused."""
+were made with; a network profile prices every record of its rate as it is; runs whose GEMMs
+relayed the broadcasts (--gemms-relay) are priced on their hosts, the others as on one; a record
+without a profile is refused."""
 import io
 import json
 import os
@@ -119,6 +120,30 @@ class ClusterMode(unittest.TestCase):
             self.assertEqual(profiles["tiny@4e+07"], ring)
             with self.assertRaises(SystemExit):  # another rate's records still need their own
                 scaling_model.load_cluster(d, network_profiles={"200mbit": os.path.join(d, "ring.json")})
+
+    def test_runs_whose_gemms_relay_are_priced_on_their_hosts(self):
+        # The suite's tall drop-in on 4 hosts x 2 ranks (nothing runs: the planner prices it).
+        # Its panels of B (2048 x 256 doubles) go down a chain of 8: relayed during the GEMMs,
+        # the chain's fill is paid once, not for each of the 8 panels.
+        with tempfile.TemporaryDirectory() as d:
+            r = dict(record("scalapack", 4.8, 3670016, "8x1, auto: summa(C) 8x1; C-stationary"),
+                     ranks=8, m=32768, n=2048, k=2048, grid="8x1", nb=256, operand_mesh="{x:8, y:1}")
+            r["network"] = {"rate": "200mbit", "hosts": 4, "ranks_per_host": 2}
+            with open(os.path.join(d, "tall.jsonl"), "w") as f:
+                f.write(json.dumps(r) + "\n")
+            with open(os.path.join(d, "profile-200mbit.json"), "w") as f:
+                fast = {"f32": 2000, "f64": 1000, "c64": 2000, "c128": 1000}  # the words dominate
+                json.dump(dict(PROFILE, bytes_per_s=1.087e7, latency_s=2.19e-3, gemm_gflops=fast), f)
+            seconds = {}
+            for relay in (False, True):
+                points, profiles = scaling_model.load_cluster(d, gemms_relay=relay)
+                (group, pts), = points.items()
+                self.assertEqual(pts[0]["hosts"], 4 if relay else 1)
+                pred, = scaling_model.predict_points(SHARDMM, pts, scaling_model.scaled_profile(profiles[group], 1, 1, d))
+                self.assertEqual(pred["chosen"], "summa(C) 8x1")
+                seconds[relay] = pred["predicted_s"]
+            # 6 chunks of 32768 doubles per panel: 7 of the 8 panels' fills are saved
+            self.assertAlmostEqual(seconds[False] - seconds[True], 7 * 6 * (32768 * 8 / 1.087e7 + 2.19e-3), places=6)
 
     def test_a_record_without_a_profile_is_refused(self):
         with tempfile.TemporaryDirectory() as d:
