@@ -66,6 +66,7 @@ PreferredLayouts preferred_inputs(const Cfg& cfg, Dtype dtype, Op opA, Op opB) {
   SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &r.ranks));
   r.memory_limit = o.memory_limit, r.allow_fast = o.allow_fast;
   r.profile = MachineProfile::from_environment();
+  r.relays_in_gemm = o.overlap && Mesh::line(MPI_COMM_WORLD).spans_nodes();  // as gemm will see
   return preferred_layouts(r, opA, opB);
 }
 

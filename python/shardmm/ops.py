@@ -90,16 +90,18 @@ def output_layout(A, B, transa="N", transb="N", algorithm="auto", memory_limit=N
 
 
 def plan(m, n, k, ranks=None, dtype="float64", memory_limit=None, grid=None, nb=64,
-         transa="N", transb="N", algorithm="auto", allow_fast=False, fast_crossover=None):
+         transa="N", transb="N", algorithm="auto", allow_fast=False, fast_crossover=None, hosts=1):
     """The planner's candidates and choice for an m x n x k product on `ranks` (default: the
     size of MPI.COMM_WORLD), without communicating: a dict with chosen (a candidate dict:
     name, algorithm, grid, words, redist_words, messages, flops, memory_bytes, seconds, fits),
     candidates (cheapest first), lower_bound (words per rank) and explain (the table). grid
     (pm, pn): plan as gemm does for operands already block-cyclic bc(nb, nb) on that grid.
     allow_fast: Strassen candidates too (auto may choose one); algorithm (a name): chosen is
-    that algorithm's cheapest candidate (strassen is then priced even without allow_fast)."""
+    that algorithm's cheapest candidate (strassen is then priced even without allow_fast).
+    hosts: the ranks span that many hosts (above 1, as gemm plans on a mesh across hosts: the
+    GEMMs relay the chain broadcasts, whose fill a stream of panels then pays once)."""
     ranks = MPI.COMM_WORLD.Get_size() if ranks is None else ranks
     pm, pn = (0, 0) if grid is None else grid
     limit = to_bytes(memory_limit) or 0
     return _native.plan(m, n, k, ranks, to_dtype(dtype), limit, pm, pn, nb, transa, transb,
-                        algorithm, bool(allow_fast), fast_crossover or 0)
+                        algorithm, bool(allow_fast), fast_crossover or 0, int(hosts))

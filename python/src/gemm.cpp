@@ -241,7 +241,7 @@ std::string output_spec(const Matrix& A, const Matrix& B, const std::string& tra
 py::dict plan(index_t m, index_t n, index_t k, int ranks, const py::handle& dtype,
               std::int64_t memory_limit, int pm, int pn, index_t nb, const std::string& transa,
               const std::string& transb, const std::string& algorithm, bool allow_fast,
-              std::int64_t fast_crossover) {
+              std::int64_t fast_crossover, int hosts) {
   const Algorithm wanted = parse_algorithm(algorithm);
   PlanRequest request;
   request.m = m, request.n = n, request.k = k;
@@ -251,6 +251,7 @@ py::dict plan(index_t m, index_t n, index_t k, int ranks, const py::handle& dtyp
   request.allow_fast = allow_fast || wanted == Algorithm::Strassen;
   request.fast_crossover = fast_crossover;
   request.profile = MachineProfile::from_environment();  // as gemm plans
+  request.relays_in_gemm = hosts > 1;                    // as gemm on a mesh across hosts
   if (pm > 0 || pn > 0)
     request = block_cyclic_request(request, parse_op(transa), parse_op(transb), pm, pn, nb);
   GemmPlan p = plan_gemm(request);
@@ -272,7 +273,8 @@ void bind_gemm(py::module_& m) {
         py::arg("transb"), py::arg("options"));
   m.def("plan", &plan, py::arg("m"), py::arg("n"), py::arg("k"), py::arg("ranks"), py::arg("dtype"),
         py::arg("memory_limit"), py::arg("pm"), py::arg("pn"), py::arg("nb"), py::arg("transa"),
-        py::arg("transb"), py::arg("algorithm"), py::arg("allow_fast"), py::arg("fast_crossover"));
+        py::arg("transb"), py::arg("algorithm"), py::arg("allow_fast"), py::arg("fast_crossover"),
+        py::arg("hosts"));
 }
 
 }  // namespace shardmm::python

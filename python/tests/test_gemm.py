@@ -144,6 +144,12 @@ def test_plan_and_dry_run(mesh):
     p = shardmm.plan(512, 512, 512, ranks=4, memory_limit="1G")
     assert p["chosen"]["fits"] and p["candidates"][0]["name"] == p["chosen"]["name"]
     assert p["lower_bound"] > 0 and p["chosen"]["name"] in p["explain"]
+    # SUMMA 8x1's panels of B go down a chain of 8: relayed during the GEMMs on several hosts,
+    # its fill is paid once, not per panel (the same words, a lower time)
+    one, four = (shardmm.plan(32768, 2048, 2048, ranks=8, grid=(8, 1), nb=256, hosts=h,
+                              algorithm="summa")["chosen"] for h in (1, 4))
+    assert one["name"] == four["name"] == "summa(C) 8x1" and one["words"] == four["words"]
+    assert four["seconds"] < one["seconds"]
     _, _, _, A, B, C = operands(mesh, "float64", "N", "N")
     if P > 1:
         assert shardmm.dry_run(A, B, C, algorithm="ring")["algorithm"] == "ring"

@@ -68,14 +68,14 @@ def ran_name(plan_text):
     return ran.group(1).strip() if ran else None
 
 
-def bench_point(r):
+def bench_point(r, hosts=1):
     """A `shardmm bench --json` record of Auto (bc(nb,nb) inputs on its mesh)."""
     return {"case": "%dx%dx%d" % (r["m"], r["n"], r["k"]), "m": r["m"], "n": r["n"], "k": r["k"],
             "ranks": r["ranks"], "network": r["network"], "grid": mesh_grid(r["mesh"]), "nb": r.get("nb"),
             "layouts": None, "measured_s": r["median_s"], "measured_words": r["words_max"],
-            # hosts 1: these runs (3 hosts) predate GEMMs that poll, so their relays waited for MPI
-            # calls, as on one host
-            "ran": r.get("plan", ""), "hosts": 1}
+            # hosts 1 unless --gemms-relay: docs/data/scaling's runs (3 hosts) predate GEMMs that
+            # poll, so their relays waited for MPI calls, as on one host
+            "ran": r.get("plan", ""), "hosts": hosts}
 
 
 def cluster_point(r, network, gemms_relay=False):
@@ -185,13 +185,13 @@ def fit(shardmm, points_by_net, profiles, tmp, fit_exposed=False):
     return cache[best][0], best, cache[best][1]
 
 
-def load_measured(path):
-    """bench --json records of Auto by network."""
+def load_measured(path, hosts=1):
+    """bench --json records of Auto by network, made on `hosts` hosts (as the model prices them)."""
     points_by_net = {}
     for line in open(path):
         r = json.loads(line)
         if r.get("algorithm") == "auto":
-            points_by_net.setdefault(r["network"], []).append(bench_point(r))
+            points_by_net.setdefault(r["network"], []).append(bench_point(r, hosts))
     return points_by_net
 
 
@@ -262,7 +262,8 @@ def share_links(points_by_net, profiles, hosts):
 
 def curves_for(shardmm, shapes, ref_path):
     curves = []
-    per_node = json.load(open(ref_path)).get("ranks_per_node", 1 << 30)  # one rank per core
+    with open(ref_path) as f:
+        per_node = json.load(f).get("ranks_per_node", 1 << 30)  # one rank per core
     for shape in shapes.split(","):
         m, n, k = (int(x) for x in shape.split("x"))
         for e in range(1, 13):
@@ -313,8 +314,9 @@ def main():
                          "as it is, instead of the profile and network the record carries")
     ap.add_argument("--hosts", type=int, help="--measured: hosts the runs were on (for --shared-links)")
     ap.add_argument("--gemms-relay", action="store_true",
-                    help="--cluster: the runs' GEMMs polled the messages in flight (builds from d182c73 "
-                         "on): chain broadcasts priced as relayed during them (shardmm plan --hosts)")
+                    help="the runs' GEMMs polled the messages in flight (builds from d182c73 on): chain "
+                         "broadcasts priced as relayed during them on the runs' hosts (shardmm plan "
+                         "--hosts; with --measured, --hosts says how many)")
     ap.add_argument("--factors", metavar="BW,GEMM[,EXPOSED]",
                     help="no fit: these factors (and overlap_exposed), e.g. fitted on other runs")
     ap.add_argument("--reference", help="reference network profile JSON (for the curves)")
@@ -333,7 +335,10 @@ def main():
         points_by_net, profiles = load_cluster(args.cluster, args.run_gemm_rate, args.shared_links,
                                                network_profiles, args.gemms_relay)
     else:
-        points_by_net, profiles = load_measured(args.measured), {}
+        if args.gemms_relay and not args.hosts:
+            ap.error("--measured with --gemms-relay needs --hosts (the runs' hosts)")
+        points_by_net = load_measured(args.measured, args.hosts if args.gemms_relay else 1)
+        profiles = {}
         for spec in args.profile:
             name, _, path = spec.partition("=")
             profiles[name] = json.load(open(path))

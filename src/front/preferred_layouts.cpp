@@ -66,6 +66,7 @@ PlanRequest bare(const PlanRequest& r) {
   q.m = r.m, q.n = r.n, q.k = r.k, q.ranks = r.ranks, q.dtype = r.dtype;
   q.memory_limit = r.memory_limit, q.profile = r.profile;
   q.allow_fast = r.allow_fast, q.fast_crossover = r.fast_crossover;
+  q.relays_in_gemm = r.relays_in_gemm;
   return q;
 }
 

@@ -237,7 +237,8 @@ PlanRequest request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype, c
   q.allow_fast = o.allow_fast;
   q.fast_crossover = o.fast_crossover;
   q.profile = MachineProfile::from_environment();
-  q.relays_in_gemm = mesh.active() && algo::polls(mesh);  // as the algorithms' GEMMs will
+  // As the algorithms' GEMMs will (none without overlap: no next panel is in flight then).
+  q.relays_in_gemm = mesh.active() && algo::polls(mesh, o.overlap);
   describe_inputs(p, q);
   return q;
 }
