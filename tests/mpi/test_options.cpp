@@ -3,12 +3,8 @@
 // SHARDMM_WAIT says whether a rank spins or sleeps while it waits.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <thread>
 
 #include "blas/blas.hpp"
@@ -16,6 +12,7 @@
 #include "comm/exchange.hpp"
 #include "comm/wait.hpp"
 #include "mpi/gemm_check.hpp"
+#include "mpi/npy_test_util.hpp"
 
 using namespace shardmm;
 using namespace shardmm::testing;
@@ -117,11 +114,8 @@ TEST(Options, AutoPricesTheRelaysAsTheGemmsPollThem) {
   MachineProfile slow;
   slow.latency_s = 2.19e-3, slow.bytes_per_s = 10.87e6;
   slow.gflops[0] = 23.8, slow.gflops[1] = 11.5;  // f32, f64 per rank, as calibrated there
-  int pid = static_cast<int>(getpid());
-  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);  // one file, named by rank 0
-  const std::string path = "/tmp/shardmm-test-profile-" + std::to_string(pid) + ".json";
-  if (world_rank() == 0) std::ofstream(path) << slow.to_json();
-  MPI_Barrier(MPI_COMM_WORLD);
+  const std::string path = npy::file("slow-profile.json");
+  npy::put_file(path, slow.to_json());  // rank 0 writes it, then every rank reads it
   const Mesh grid(MPI_COMM_WORLD, MeshShape({"x", "y"}, {4, 1}));
   const DistMatrix<double> A(grid, Layout::block_cyclic(grid.shape(), 2048, 2048, 256, 256)),
       B(grid, Layout::block_cyclic(grid.shape(), 2048, 1024, 256, 256)),
@@ -135,10 +129,6 @@ TEST(Options, AutoPricesTheRelaysAsTheGemmsPollThem) {
   }
   ASSERT_EQ(unsetenv("SHARDMM_PROFILE"), 0);
   blas::set_blocking(saved);
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (world_rank() == 0) {
-    EXPECT_EQ(std::remove(path.c_str()), 0) << path;
-  }
   EXPECT_NE(chosen[0].find("auto: summa(A) 4x1"), std::string::npos) << chosen[0];
   EXPECT_NE(chosen[1].find("auto: summa(C) 4x1"), std::string::npos) << chosen[1];
 }
@@ -225,5 +215,7 @@ TEST(Options, WaitModeFollowsTheEnvironment) {
     EXPECT_NE(std::string(e.what()).find("SHARDMM_WAIT='fast'"), std::string::npos) << e.what();
   }
 }
+
+const auto* const kTempDir = ::testing::AddGlobalTestEnvironment(new npy::TempDir);
 
 }  // namespace
