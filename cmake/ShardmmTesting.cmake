@@ -1,15 +1,25 @@
 # Test helpers.
 #   shardmm_add_unit_test(NAME SOURCES ... [LIBS ...])
 #   shardmm_add_mpi_test(NAME SOURCES ... [RANKS 1 2 3 4 6] [TIMEOUT s] [LIBS ...])
-# MPI tests run through mpiexec with --oversubscribe (and --allow-run-as-root as root),
+# MPI tests run through CMake's MPIEXEC_EXECUTABLE (with Open MPI: --oversubscribe, and
+# --allow-run-as-root as root),
 # OPENBLAS_NUM_THREADS=1, a timeout so a deadlock fails, and the label "mpi".
 
-set(SHARDMM_MPIEXEC_EXTRA_FLAGS --oversubscribe)
-execute_process(COMMAND id -u OUTPUT_VARIABLE _shardmm_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(_shardmm_uid STREQUAL "0")
-  list(APPEND SHARDMM_MPIEXEC_EXTRA_FLAGS --allow-run-as-root)
+# Open MPI refuses more ranks than cores and, as root, to start at all without these flags;
+# other MPIs (MPICH's Hydra) oversubscribe by default and reject them. SHARDMM_MPI_IS_OPENMPI
+# comes from cmake/ShardmmDependencies.cmake (mpiexec --version).
+set(SHARDMM_MPIEXEC_EXTRA_FLAGS "")
+if(SHARDMM_MPI_IS_OPENMPI)
+  list(APPEND SHARDMM_MPIEXEC_EXTRA_FLAGS --oversubscribe)
+  execute_process(COMMAND id -u OUTPUT_VARIABLE _shardmm_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(_shardmm_uid STREQUAL "0")
+    list(APPEND SHARDMM_MPIEXEC_EXTRA_FLAGS --allow-run-as-root)
+  endif()
 endif()
 
+if(NOT SHARDMM_BUILD_TESTS)
+  return()
+endif()
 find_package(GTest REQUIRED)
 
 # Test code is compiled at -O1 in optimised builds: half the compile time of -O3 (gtest's

@@ -4,13 +4,70 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SHARDMM_BUILD_DIR:-$ROOT/build}"
 JOBS="${SHARDMM_JOBS:-$(nproc)}"
-MPIRUN_FLAGS=(--oversubscribe)
-if [ "$(id -u)" -eq 0 ]; then MPIRUN_FLAGS+=(--allow-run-as-root); fi
+# Open MPI's mpirun needs --oversubscribe for more ranks than cores and, as root,
+# --allow-run-as-root; MPICH's (Hydra) needs neither and rejects both. Set again by
+# set_mpirun_flags once mpirun is installed.
+set_mpirun_flags() {
+  MPIRUN_FLAGS=()
+  if mpirun --version 2>/dev/null | grep -qE 'Open MPI|OpenRTE'; then
+    MPIRUN_FLAGS=(--oversubscribe)
+    if [ "$(id -u)" -eq 0 ]; then MPIRUN_FLAGS+=(--allow-run-as-root); fi
+  fi
+}
+MPIRUN_FLAGS=()
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 
+# configure_and_build [CMAKE_ARGS...]: configures BUILD_DIR (Release, warnings as errors) and
+# builds BUILD_TARGETS (default: all), printing a progress line every few seconds; a failure
+# prints the step's last lines and how to retry.
+BUILD_TARGETS=()
 configure_and_build() {
-  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DSHARDMM_WERROR=ON "$@" >/dev/null
-  cmake --build "$BUILD_DIR" -j "$JOBS" -- --no-print-directory >/dev/null
+  mkdir -p "$BUILD_DIR"
+  local log="$BUILD_DIR/build.log" retry="scripts/${0##*/} (the whole log: $BUILD_DIR/build.log)"
+  : >"$log"
+  run_with_progress "configure" "$log" "$retry" \
+    cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DSHARDMM_WERROR=ON "$@"
+  local targets=()
+  [ ${#BUILD_TARGETS[@]} -eq 0 ] || targets=(--target "${BUILD_TARGETS[@]}")
+  run_with_progress "build${BUILD_TARGETS[*]:+ ${BUILD_TARGETS[*]}}" "$log" "$retry" \
+    cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}" -- --no-print-directory
+  set_mpirun_flags
+}
+
+# run_with_progress LABEL LOG RETRY CMD...: runs CMD with its output appended to LOG; prints
+# "LABEL: <what it is doing> (N s)" every SHARDMM_PROGRESS_SECONDS (5) and "LABEL: done" at the
+# end. On failure: the log's last 20 lines, "LABEL failed", RETRY, and CMD's exit status.
+run_with_progress() {
+  local label=$1 log=$2 retry=$3
+  shift 3
+  local t0=$SECONDS last=$SECONDS every=${SHARDMM_PROGRESS_SECONDS:-5} status=0
+  echo "$label ..."
+  "$@" >>"$log" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if ((SECONDS - last >= every)); then
+      echo "$label: $(progress_line "$log") ($((SECONDS - t0)) s)"
+      last=$SECONDS
+    fi
+  done
+  wait "$pid" || status=$?
+  if [ "$status" -ne 0 ]; then
+    tail -n 20 "$log" | sed 's/^/  | /' >&2
+    echo "$label failed (exit $status); retry with: $retry" >&2
+    exit "$status"
+  fi
+  echo "$label: done in $((SECONDS - t0)) s"
+}
+
+# progress_line LOG: the log's last line that says what is happening, shortened (a make step's
+# percentage and source, apt's package being fetched, unpacked or set up).
+progress_line() {
+  grep -E '^\[ *[0-9]+%\]|^(Get|Hit):|^(Unpacking|Setting up|Selecting) |^-- ' "$1" 2>/dev/null | tail -n 1 |
+    sed -E -e 's#^\[ *([0-9]+%)\] (Building|Linking) [A-Z+]+ (object|shared library|static library|executable) #\1 \2 #' \
+      -e 's#CMakeFiles/[^ ]*\.dir/##; s#\.o$##' \
+      -e 's#^Get:[0-9]+ [^ ]+ [^ ]+ [^ ]+ ([^ ]+) .*#downloading \1#' \
+      -e 's#^(Unpacking|Setting up|Selecting previously unselected package) ([^ ]+).*#\L\1\E \2#' | cut -c1-100
 }
 
 # need_gnuplot: installs Debian's gnuplot-nox when gnuplot is missing (the plotting scripts).
