@@ -7,7 +7,7 @@
 // once, as the ranks do:
 //   for r in 1 2; do OPENBLAS_NUM_THREADS=1 build/bench_local_gemm > lg.$r.txt & done; wait
 #include <benchmark/benchmark.h>
-#include <cblas.h>
+#include SHARDMM_CBLAS_HEADER
 
 #include <algorithm>
 #include <chrono>

@@ -8,7 +8,7 @@
 //   for r in 1 2; do OPENBLAS_NUM_THREADS=1 build/bench_panel_width --benchmark_min_time=3
 //     --benchmark_filter=m:2048/ >pw.$r.txt & done; wait
 #include <benchmark/benchmark.h>
-#include <cblas.h>
+#include SHARDMM_CBLAS_HEADER
 
 #include <algorithm>
 #include <array>

@@ -19,14 +19,24 @@ export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 
 # configure_and_build [CMAKE_ARGS...]: configures BUILD_DIR (Release, warnings as errors) and
 # builds BUILD_TARGETS (default: all), printing a progress line every few seconds; a failure
-# prints the step's last lines and how to retry.
+# prints the step's last lines and how to retry. Knobs: SHARDMM_CCACHE [1].
 BUILD_TARGETS=()
 configure_and_build() {
   mkdir -p "$BUILD_DIR"
   local log="$BUILD_DIR/build.log" retry="scripts/${0##*/} (the whole log: $BUILD_DIR/build.log)"
   : >"$log"
+  # ccache, where installed (scripts/setup-deps test), keeps compiled objects across build
+  # folders and clones: a rebuild of unchanged sources is a cache hit. SHARDMM_CCACHE=0: off.
+  local launcher=()
+  if [ "${SHARDMM_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    # the tests' precompiled header (cmake/ShardmmTesting.cmake) is cacheable only so
+    export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+  else
+    launcher=(-UCMAKE_C_COMPILER_LAUNCHER -UCMAKE_CXX_COMPILER_LAUNCHER)
+  fi
   run_with_progress "configure" "$log" "$retry" \
-    cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DSHARDMM_WERROR=ON "$@"
+    cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DSHARDMM_WERROR=ON "${launcher[@]}" "$@"
   local targets=()
   [ ${#BUILD_TARGETS[@]} -eq 0 ] || targets=(--target "${BUILD_TARGETS[@]}")
   run_with_progress "build${BUILD_TARGETS[*]:+ ${BUILD_TARGETS[*]}}" "$log" "$retry" \
@@ -68,6 +78,40 @@ progress_line() {
       -e 's#CMakeFiles/[^ ]*\.dir/##; s#\.o$##' \
       -e 's#^Get:[0-9]+ [^ ]+ [^ ]+ [^ ]+ ([^ ]+) .*#downloading \1#' \
       -e 's#^(Unpacking|Setting up|Selecting previously unselected package) ([^ ]+).*#\L\1\E \2#' | cut -c1-100
+}
+
+# parse_combo "$@": takes --mpi openmpi|mpich, --blas openblas|blis and --scalapack on|off
+# from the front of the arguments (the rest is left in ARGS) and sets COMBO (empty for the
+# default Open MPI + OpenBLAS + ScaLAPACK, else e.g. "mpich-blis" or "openmpi-openblas-noscalapack")
+# and COMBO_CMAKE_ARGS, and exports SHARDMM_MPI / SHARDMM_BLAS for scripts/setup-deps. With
+# MPICH the Python package is left out: Debian's mpi4py is built on Open MPI.
+parse_combo() {
+  local mpi=openmpi blas=openblas scalapack=on
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --mpi | --blas | --scalapack)
+        [ $# -ge 2 ] || usage_error "$1 needs a value"
+        case $1 in --mpi) mpi=$2 ;; --blas) blas=$2 ;; --scalapack) scalapack=$2 ;; esac
+        shift 2
+        ;;
+      *) break ;;
+    esac
+  done
+  ARGS=("$@")
+  case $mpi in openmpi | mpich) ;; *) usage_error "--mpi must be openmpi or mpich, not '$mpi'" ;; esac
+  case $blas in openblas | blis) ;; *) usage_error "--blas must be openblas or blis, not '$blas'" ;; esac
+  case $scalapack in on | off) ;; *) usage_error "--scalapack must be on or off, not '$scalapack'" ;; esac
+  COMBO_CMAKE_ARGS=()
+  if [ "$mpi" = mpich ]; then
+    COMBO_CMAKE_ARGS+=(-DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich
+      -DMPIEXEC_EXECUTABLE=/usr/bin/mpiexec.mpich -DSHARDMM_PYTHON=OFF)
+  fi
+  if [ "$blas" = blis ]; then COMBO_CMAKE_ARGS+=(-DBLA_VENDOR=FLAME); else COMBO_CMAKE_ARGS+=(-DBLA_VENDOR=OpenBLAS); fi
+  if [ "$scalapack" = on ]; then COMBO_CMAKE_ARGS+=(-DSHARDMM_SCALAPACK=ON); else COMBO_CMAKE_ARGS+=(-DSHARDMM_SCALAPACK=OFF); fi
+  COMBO=""
+  [ "$mpi/$blas" = openmpi/openblas ] || COMBO="$mpi-$blas"
+  [ "$scalapack" = on ] || COMBO="$mpi-$blas-noscalapack"
+  export SHARDMM_MPI=$mpi SHARDMM_BLAS=$blas
 }
 
 # need_gnuplot: installs Debian's gnuplot-nox when gnuplot is missing (the plotting scripts).

@@ -11,7 +11,9 @@ namespace shardmm::cli {
 struct BenchConfig {
   index_t m = 2048, n = 2048, k = 2048;
   std::string dtype = "f64";
-  std::vector<std::string> algos = {"auto", "scalapack"};  ///< run in this order, same data
+  /// Run in this order, on the same data: Auto against ScaLAPACK, or against the P-core
+  /// ceiling in a build without ScaLAPACK.
+  std::vector<std::string> algos = {"auto", SHARDMM_HAVE_SCALAPACK ? "scalapack" : "cores"};
   std::string grid;  ///< "PxQ" operand mesh, or "PxQxC" 2.5D grid; empty: near-square
   index_t nb = 64;   ///< block size of the input layouts
   std::string layout_a, layout_b, layout_c;  ///< notation; empty: bc(nb,nb)

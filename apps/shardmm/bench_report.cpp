@@ -28,6 +28,7 @@ void print_header(const Context& c) {
               c.A.spec().to_string().c_str(), c.B.spec().to_string().c_str(),
               c.C.spec().to_string().c_str(), c.rate * 1e-9,
               lower_bound_words(cfg.m, cfg.n, cfg.k, c.mesh.size()));
+  std::printf("BLAS: %s, %d thread(s) per rank\n", blas_vendor().c_str(), blas_threads());
   std::printf("%-10s %9s %9s %9s %8s %6s %12s %12s %6s %7s %6s %6s %6s %9s %4s %8s\n", "algorithm",
               "median_s", "min_s", "max_s", "GFLOP/s", "%peak", "words_max", "words_mean", "/LB",
               "algo/LB", "gemm%", "comm%", "redis%", "peak_MiB", "thr", "check");

@@ -1,20 +1,28 @@
-// Process-wide resources the library uses outside any one call: OpenBLAS's thread count, the
+// Process-wide resources the library uses outside any one call: the BLAS's thread count, the
 // memory its large buffers (matrix tiles, work buffers) come from, and its local kernel.
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "shardmm/types.hpp"
 
 namespace shardmm {
 
-/// Threads OpenBLAS runs this process's local GEMMs with (gemm sets it from
+/// Threads the BLAS runs this process's local GEMMs with (gemm sets it from
 /// Options::blas_threads when that is positive and reports it in GemmReport::blas_threads).
+/// OpenBLAS, BLIS and MKL are known; another BLAS reads as 1.
 [[nodiscard]] int blas_threads();
 
-/// Sets OpenBLAS's thread count for this process, as Options::blas_threads does for one call
-/// and the calls after it. Throws InvalidArgument when n < 1.
+/// Sets the BLAS's thread count for this process (OpenBLAS, BLIS, MKL; another BLAS keeps its
+/// own), as Options::blas_threads does for one call and the calls after it. Throws
+/// InvalidArgument when n < 1.
 void set_blas_threads(int n);
+
+/// The BLAS the library runs on, by its own account: OpenBLAS's configuration string (e.g.
+/// "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64"), "BLIS 0.9.0", MKL's
+/// version string, or "unknown BLAS (no thread control)".
+[[nodiscard]] std::string blas_vendor();
 
 /// At least `bytes` of uninitialised memory placed like DistMatrix's owned tiles: from 2 MiB
 /// up 2 MiB-aligned and marked for transparent huge pages, below that 64-byte aligned. For an

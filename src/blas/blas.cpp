@@ -1,10 +1,15 @@
 #include "blas/blas.hpp"
 
+#ifdef SHARDMM_CBLAS_HEADER
+#include SHARDMM_CBLAS_HEADER  // cblas.h, or MKL's mkl_cblas.h (cmake/ShardmmDependencies.cmake)
+#else
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <climits>
 #include <complex>
+#include <type_traits>
 
 #include "core/instantiate.hpp"
 #include "shardmm/error.hpp"
@@ -22,9 +27,20 @@ CBLAS_TRANSPOSE to_cblas(Op op) {
   return CblasNoTrans;
 }
 
-blasint checked(index_t v) {
+// The BLAS's integer, as its own cblas_dgemm declares M (OpenBLAS's blasint, BLIS's f77_int,
+// MKL's MKL_INT): int in the LP64 builds shardmm links.
+template <class>
+struct FourthArg;
+template <class R, class A0, class A1, class A2, class A3, class... Rest>
+struct FourthArg<R(A0, A1, A2, A3, Rest...)> {
+  using type = std::remove_cv_t<A3>;
+};
+using blas_int = FourthArg<decltype(cblas_dgemm)>::type;
+static_assert(std::is_integral_v<blas_int>);
+
+blas_int checked(index_t v) {
   if (v < 0 || v > INT_MAX) throw InvalidArgument("BLAS dimension out of 32-bit range");
-  return static_cast<blasint>(v);
+  return static_cast<blas_int>(v);
 }
 
 thread_local Progress* g_progress = nullptr;
@@ -55,8 +71,8 @@ void kernel(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, const T* A
     span.arg("m", m).arg("n", n).arg("k", k).flops((complex ? 8.0 : 2.0) * static_cast<double>(m) *
                                                    static_cast<double>(n) * static_cast<double>(k));
   const auto ta = to_cblas(opA), tb = to_cblas(opB);
-  const blasint M = checked(m), N = checked(n), K = checked(k);
-  const blasint LDA = checked(std::max<index_t>(lda, 1)), LDB = checked(std::max<index_t>(ldb, 1)),
+  const blas_int M = checked(m), N = checked(n), K = checked(k);
+  const blas_int LDA = checked(std::max<index_t>(lda, 1)), LDB = checked(std::max<index_t>(ldb, 1)),
                 LDC = checked(std::max<index_t>(ldc, 1));
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasColMajor, ta, tb, M, N, K, alpha, A, LDA, B, LDB, beta, C, LDC);
@@ -139,9 +155,6 @@ void scale(index_t m, index_t n, T beta, T* C, index_t ldc) {
       for (index_t i = 0; i < m; ++i) col[i] *= beta;
   }
 }
-
-int num_threads() { return openblas_get_num_threads(); }
-void set_num_threads(int n) { openblas_set_num_threads(n); }
 
 #define SHARDMM_INSTANTIATE(T)                                                             \
   template void gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, \

@@ -1,8 +1,10 @@
-// The local kernel: typed wrappers over OpenBLAS. The only place that includes cblas.h.
+// The local kernel: typed wrappers over the BLAS the build found (OpenBLAS by default). blas.cpp
+// is the only place that includes cblas.h; threads.cpp the only one that knows BLAS vendors.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "shardmm/types.hpp"
 
@@ -63,8 +65,13 @@ void set_blocking(Blocking b);
 /// Polls made by Progress scopes on this thread so far (tests check that a run polled).
 std::int64_t progress_polls();
 
-/// Number of threads OpenBLAS uses; set explicitly by the library and reported.
+/// Threads the BLAS runs a local GEMM with (OpenBLAS, BLIS and MKL; 1 for a BLAS without
+/// thread control); set explicitly by the library and reported (threads.cpp).
 int num_threads();
+/// Sets them (OpenBLAS, BLIS, MKL; nothing for another BLAS).
 void set_num_threads(int n);
+/// The BLAS's own name and version (OpenBLAS's configuration string, "BLIS 0.9.0", MKL's
+/// version string), or "unknown BLAS (no thread control)".
+std::string vendor();
 
 }  // namespace shardmm::blas

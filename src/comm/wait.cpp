@@ -22,9 +22,11 @@ constexpr auto kFirstNap = std::chrono::microseconds(20),
 WaitMode g_mode = WaitMode::Spin;
 thread_local std::int64_t g_sleeps = 0;
 
-// The launcher's count of ranks on this node (Open MPI, MPICH's Hydra), 0 when unknown.
+// The launcher's count of ranks on this node (Open MPI; MPICH's and Intel MPI's Hydra;
+// MVAPICH), 0 when unknown: auto then spins, as it would on a node with a core per rank.
 long local_ranks() {
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+  for (const char* name :
+       {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "MV2_COMM_WORLD_LOCAL_SIZE"})
     if (const char* v = std::getenv(name)) return std::strtol(v, nullptr, 10);
   return 0;
 }

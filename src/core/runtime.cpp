@@ -13,6 +13,8 @@ namespace shardmm {
 
 int blas_threads() { return blas::num_threads(); }
 
+std::string blas_vendor() { return blas::vendor(); }
+
 void set_blas_threads(int n) {
   if (n < 1)
     throw InvalidArgument("BLAS thread count must be at least 1, not " + std::to_string(n));

@@ -296,9 +296,18 @@ std::string first_error(MPI_Comm comm, const std::string& local) {
 MPI_File open_file(MPI_Comm comm, const std::string& path, int amode) {
   trace::Span span("MPI_File_open", trace::Cat::Io);
   if (span.seen()) span.blocked("MPI_File_open", path, comm);
+  // ROMIO (MPICH's MPI-IO) sieves independent strided writes under fcntl locks, and a rank
+  // whose write fails (EFBIG, ENOSPC) returns holding its lock: the other ranks' writes then
+  // wait for ever. Writes go unsieved (a write per contiguous piece); other MPI-IOs ignore it.
+  MPI_Info info = MPI_INFO_NULL;
+  if ((amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR)) != 0) {
+    SHARDMM_MPI(MPI_Info_create(&info));
+    SHARDMM_MPI(MPI_Info_set(info, "romio_ds_write", "disable"));
+  }
   MPI_File fh = MPI_FILE_NULL;
   const std::string local =
-      mpi_io_error(MPI_File_open(comm, path.c_str(), amode, MPI_INFO_NULL, &fh), "MPI_File_open");
+      mpi_io_error(MPI_File_open(comm, path.c_str(), amode, info, &fh), "MPI_File_open");
+  if (info != MPI_INFO_NULL) SHARDMM_MPI(MPI_Info_free(&info));
   const std::string err = first_error(comm, local);
   if (!err.empty()) throw IoError("cannot open '" + path + "': " + err);
   return fh;

@@ -17,8 +17,6 @@ namespace {
 // default).
 constexpr double kChainChunkBytes = 256.0 * 1024;
 
-double up(double a, double b) { return std::ceil(a / b); }
-
 struct Costs {
   double words = 0, messages = 0, memory = 0;  // memory in elements
   bool overlapped = true;

@@ -3,9 +3,15 @@
 // a sum where the algorithm overlaps communication with the local GEMM.
 #pragma once
 
+#include <cmath>
+
 #include "shardmm/plan.hpp"
 
 namespace shardmm::plan {
+
+/// a / b rounded up: the pieces of size b that a splits into, the last one partial (uneven
+/// splits cost what their largest tile costs).
+inline double up(double a, double b) { return std::ceil(a / b); }
 
 /// Fills words, redist_words, messages, flops, memory_bytes and seconds of `c`.
 void evaluate(const PlanRequest& r, Candidate& c);

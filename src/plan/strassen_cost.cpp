@@ -18,8 +18,6 @@ namespace {
 // stream from memory, unlike the GEMMs; a conservative figure for one core of these VMs.
 constexpr double kAddBytesPerS = 6e9;
 
-double up(double a, double b) { return std::ceil(a / b); }
-
 // The breadth-first step (strassen_caps.cpp) on P = 7 Q ranks, priced as it runs:
 // - A and B into the quadrant-aligned layouts and C out of it: each rank's share of each,
 //   priced as all of it moving (the caller's layouts are any);

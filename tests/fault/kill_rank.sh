@@ -23,18 +23,31 @@ for name in ("A", "B"):
 PY
 expected=$(( $(stat -c %s "$dir/A.npy") ))  # C has the same shape, dtype and header length
 
-# Runs the command in the background, waits until its ranks (children of mpirun) exist, then
-# SIGKILLs the newest rank after $1 seconds and checks that mpirun exits non-zero within 60 s.
-# Returns mpirun's exit code, or 99 when the job ended before the kill landed (caller retries).
+# ranks_of JOB: the PIDs of the job's ranks, oldest first: the launcher's descendants running
+# $SHARDMM (Open MPI's mpirun forks them itself, MPICH's mpiexec through hydra_pmi_proxy).
+ranks_of() {
+  local pid p
+  for pid in $(pgrep -f "^$SHARDMM " || true); do
+    p=$pid
+    while [ -n "$p" ] && [ "$p" -gt 1 ]; do
+      if [ "$p" = "$1" ]; then echo "$pid"; break; fi
+      p=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')
+    done
+  done
+}
+
+# Runs the command in the background, waits until its 3 ranks exist, then SIGKILLs the newest
+# rank after $1 seconds and checks that the launcher exits non-zero within 60 s. Returns the
+# launcher's exit code, or 99 when the job ended before the kill landed (caller retries).
 kill_after() {
   local delay=$1
   shift
   "$MPIEXEC" "$@" &
   local job=$! tries=0
-  until [ "$(pgrep -c -P "$job")" -ge 3 ] || [ $tries -ge 200 ]; do sleep 0.05; tries=$((tries + 1)); done
+  until [ "$(ranks_of "$job" | wc -l)" -ge 3 ] || [ $tries -ge 200 ]; do sleep 0.05; tries=$((tries + 1)); done
   sleep "$delay"
   local victim
-  victim=$(pgrep -n -P "$job" || true)
+  victim=$(ranks_of "$job" | tail -n 1)
   if [ -z "$victim" ] || ! kill -9 "$victim" 2>/dev/null; then wait "$job"; return 99; fi
   local waited=0
   while kill -0 "$job" 2>/dev/null; do

@@ -53,7 +53,7 @@ TEST(CliBench, Defaults) {
   EXPECT_EQ(b.n, 2048);
   EXPECT_EQ(b.k, 2048);
   EXPECT_EQ(b.dtype, "f64");
-  EXPECT_EQ(b.algos, (Args{"auto", "scalapack"}));
+  EXPECT_EQ(b.algos, (Args{"auto", SHARDMM_HAVE_SCALAPACK ? "scalapack" : "cores"}));
   EXPECT_EQ(b.grid, "");
   EXPECT_EQ(b.nb, 64);
   EXPECT_EQ(b.layout_a + b.layout_b + b.layout_c, "");
