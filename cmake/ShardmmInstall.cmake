@@ -40,7 +40,15 @@ install(FILES ${PROJECT_BINARY_DIR}/shardmmConfig.cmake
 # shardmm-c carries what every consumer needs (shardmm's and MPI's include directories,
 # -lshardmm and MPI's C library: the public headers include <mpi.h>); shardmm adds the C++
 # flags (-std=c++20, no MPI C++ bindings) and shardmm-scalapack the drop-in and ScaLAPACK.
-set(SHARDMM_PC_MPI "mpi-c" CACHE STRING
+# Debian names MPI's C module mpi-c (Open MPI, the default MPI) or mpich; another MPI: none.
+if(SHARDMM_MPI_FLAVOR STREQUAL "openmpi")
+  set(_shardmm_pc_mpi mpi-c)
+elseif(SHARDMM_MPI_FLAVOR STREQUAL "mpich")
+  set(_shardmm_pc_mpi mpich)
+else()
+  set(_shardmm_pc_mpi "")
+endif()
+set(SHARDMM_PC_MPI "${_shardmm_pc_mpi}" CACHE STRING
   "pkg-config module of MPI's C bindings the .pc files require (empty: MPI's flags written in)")
 set(SHARDMM_PC_MPI_CFLAGS "")
 set(SHARDMM_PC_MPI_LIBS "")

@@ -22,6 +22,7 @@
 #include "commands.hpp"
 #include "mpi_util.hpp"
 #include "probe.hpp"
+#include "progress.hpp"
 #include "scalapack_ref.hpp"
 #include "shardmm/runtime.hpp"
 
@@ -303,6 +304,7 @@ void run_alternating(const BenchConfig& cfg, const Setup<T>& s,
                      std::vector<std::unique_ptr<Contender<T>>>& cs, bool progress, double before,
                      double abc) {
   const int total = cfg.warmup + cfg.reps;
+  ProgressLine line;  // redrawn on a terminal, a line per call in a log
   for (int r = 0; r < total; ++r)
     for (auto& c : cs) {
       if (r == 0 && cs.size() > 1 &&
@@ -321,11 +323,12 @@ void run_alternating(const BenchConfig& cfg, const Setup<T>& s,
         continue;
       }
       if (r >= cfg.warmup) c->row.times.push_back(t);
-      if (progress)
-        (void)std::fprintf(stderr, "\r%s: call %d/%d (%.3f s)   ", c->row.name.c_str(), r + 1,
-                           total, t);
+      char text[160];
+      (void)std::snprintf(text, sizeof text, "%s: call %d/%d (%.3f s)", c->row.name.c_str(), r + 1,
+                          total, t);
+      if (progress) line.update(text);
     }
-  if (progress) (void)std::fputc('\n', stderr);
+  line.finish();
 }
 
 // Words from shardmm's own counters, the probe check and peak memory.

@@ -9,11 +9,29 @@
 #include <string>
 #include <vector>
 
+#include "shardmm/plan.hpp"
+
 namespace shardmm::cli {
 namespace {
 
 const char* const kOps = "N|T|C: op(X) = X, X^T or X^H";
 std::vector<std::string> op_names() { return {"N", "T", "C", "n", "t", "c"}; }
+const char* const kBytesHelp =
+    "bytes per rank: 512M, 4MiB (powers of 1024: K, M, G, KiB, MiB, GiB), 4MB (powers of "
+    "1000: KB, MB, GB) or plain bytes";
+
+// A byte count as the library reads it (shardmm::parse_bytes): a bad one is a usage error.
+CLI::Validator bytes_check() {
+  return {[](const std::string& text) {
+            try {
+              (void)parse_bytes(text);
+              return std::string();
+            } catch (const std::exception& e) {
+              return std::string(e.what());
+            }
+          },
+          "BYTES"};
+}
 
 // --transa/--transb, --nb and --layout-a/-b/-c: how bench and multiply take and lay out the
 // operands. Cfg: BenchConfig or MultiplyConfig.
@@ -50,7 +68,8 @@ void add_algo_options(CLI::App* s, Cfg& c) {
   s->add_flag("--allow-fast", c.allow_fast,
               "auto may pick Strassen-Winograd (weaker error bound: docs/ALGORITHMS.md)");
   s->add_option("--memory-limit", c.memory_limit,
-                "per-rank memory limit for the planner, e.g. 512M");
+                std::string("per-rank memory limit for the planner, ") + kBytesHelp)
+      ->check(bytes_check());
   s->add_option("--blas-threads", c.blas_threads,
                 "OpenBLAS threads per rank (0: OPENBLAS_NUM_THREADS)")
       ->check(CLI::NonNegativeNumber);
@@ -106,7 +125,7 @@ void add_plan(CLI::App& app, PlanConfig& c) {
   p->add_option("--ranks", c.ranks, "number of ranks P")->required()->check(CLI::PositiveNumber);
   p->add_option("--dtype", c.dtype, "f32|f64|c64|c128")
       ->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
-  p->add_option("--memory-limit", c.memory_limit, "bytes per rank, e.g. 512M");
+  p->add_option("--memory-limit", c.memory_limit, kBytesHelp)->check(bytes_check());
   p->add_option("--profile", c.profile, "machine profile JSON from `shardmm calibrate`");
   p->add_option("--rows", c.rows, "candidates to list")->check(CLI::PositiveNumber);
   p->add_option("--grid", c.grid,
@@ -175,7 +194,9 @@ void add_multiply(CLI::App& app, MultiplyConfig& c) {
   p->add_option("--io", c.io, "out of core: read panels with mpiio (collective) or mmap")
       ->check(CLI::IsMember({"mpiio", "mmap"}));
   p->add_flag("--out-of-core", c.out_of_core, "stream from the files even when they fit");
-  p->add_flag("--progress", c.progress, "out of core: blocks done and an ETA on stderr");
+  p->add_flag("--progress", c.progress,
+              "stages (in core) or blocks done and an ETA (out of core) on stderr: redrawn on "
+              "a terminal, one line per update otherwise");
 }
 
 // Declares every subcommand and option of `shardmm` on `app`, bound to `c`.

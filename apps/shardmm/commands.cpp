@@ -25,27 +25,6 @@
 
 namespace shardmm::cli {
 
-std::int64_t parse_bytes(const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  const std::string unit = text.substr(used);
-  const double f = unit.empty()  ? 1
-                   : unit == "K" ? 1024.0
-                   : unit == "M" ? 1048576.0
-                   : unit == "G" ? 1073741824.0
-                                 : 0;
-  const double bytes = v * f;  // NaN, inf, < 1 byte and > int64 all fail the range test
-  // NOLINTNEXTLINE(readability-simplify-boolean-expr): De Morgan's form would let NaN through
-  if (used == 0 || f == 0 || !(bytes >= 1 && bytes < 9.2e18))
-    throw InvalidArgument("bad byte count '" + text + "' (e.g. 512M, 2G)");
-  return static_cast<std::int64_t>(bytes);
-}
-
 namespace {
 
 // The inputs' layouts preferred_layouts chooses, and the plan gemm runs on them.

@@ -42,7 +42,8 @@ struct CalibrateConfig {
 /// Measures latency, bandwidth and the local GEMM rate per type on the current ranks.
 int run_calibrate(const CalibrateConfig& cfg);
 
-/// "512M" -> 536870912; throws InvalidArgument.
-std::int64_t parse_bytes(const std::string& text);
+/// "512M" -> 536870912, "4MB" -> 4000000: the library's reader (shardmm/plan.hpp), the one
+/// every size option and SHARDMM_MEMORY_LIMIT go through.
+using shardmm::parse_bytes;
 
 }  // namespace shardmm::cli

@@ -1,7 +1,9 @@
 // multiply: check the output's destination and every input's header first (rank 0 looks at
 // the files, every rank gets the same answer), then read A, B (and C0) collectively into
 // their layouts, run gemm, and write C to a temporary file that is renamed onto the output only
-// after every rank succeeded. 1-D .npy operands follow numpy's matmul (multiply.hpp).
+// after every rank succeeded. 1-D .npy operands follow numpy's matmul (multiply.hpp). Rank 0
+// reports the read, multiply and write times and every rank's peak resident memory;
+// --progress shows the stages on stderr (progress.hpp).
 #include "multiply.hpp"
 
 #include <mpi.h>
@@ -10,10 +12,12 @@
 #include <complex>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "agree.hpp"
 #include "algo_options.hpp"
 #include "multiply_files.hpp"
+#include "progress.hpp"
 #include "shardmm/shardmm.hpp"
 
 namespace shardmm::cli {
@@ -186,9 +190,34 @@ void write_output(const MultiplyConfig& cfg, const Product& p, const DistMatrix<
   });
 }
 
+double mib(double elements, std::size_t size) {
+  return elements * static_cast<double>(size) / 1048576.0;
+}
+
+// Rank 0's account of the in-core run, as the out-of-core path gives one: the files read and
+// written with their times, and every rank's peak resident memory (collective: every rank
+// calls it).
+struct InCoreTimes {
+  double read = 0, gemm = 0, write = 0;
+  double read_mib = 0, write_mib = 0;
+};
+
+void report_in_core(const MultiplyConfig& cfg, const InCoreTimes& t, bool root) {
+  const std::vector<long long> rss = peak_rss_per_rank();
+  if (!root || cfg.quiet) return;
+  std::printf("rank 0: read %.1f MiB in %.3f s, multiplied in %.3f s, wrote %.1f MiB in %.3f s\n",
+              t.read_mib, t.read, t.gemm, t.write_mib, t.write);
+  std::printf("%s\n", peak_rss_line(rss).c_str());
+}
+
 template <Scalar T>
 int multiply_typed(const MultiplyConfig& cfg, const Product& p, const Options& o) {
   Mesh mesh = operand_mesh(cfg);
+  const bool root = mesh.rank() == 0;
+  ProgressLine progress;  // --progress, rank 0: one update per stage
+  auto stage = [&](const std::string& text) {
+    if (root && cfg.progress && !cfg.quiet) progress.update("multiply: " + text);
+  };
   auto layout = [&](const std::string& spec, index_t r, index_t c) {
     return spec.empty() ? Layout::block_cyclic(mesh.shape(), r, c, cfg.nb, cfg.nb)
                         : Layout(mesh.shape(), r, c, spec);
@@ -196,19 +225,35 @@ int multiply_typed(const MultiplyConfig& cfg, const Product& p, const Options& o
   DistMatrix<T> X(mesh, layout(p.layout1, p.s1.rows, p.s1.cols));
   DistMatrix<T> Y(mesh, layout(p.layout2, p.s2.rows, p.s2.cols));
   DistMatrix<T> C(mesh, layout(cfg.layout_c, p.m, p.n));
+  InCoreTimes t;
+  t.read_mib = mib(double(p.s1.rows) * double(p.s1.cols) + double(p.s2.rows) * double(p.s2.cols) +
+                       (cfg.c_in.empty() ? 0.0 : double(p.m) * double(p.n)),
+                   sizeof(T));
+  t.write_mib = mib(double(p.m) * double(p.n), sizeof(T));
+  stage("reading " + p.first + ", " + p.second + (cfg.c_in.empty() ? "" : ", " + cfg.c_in));
+  double t0 = MPI_Wtime();
   read_into(cfg, p.first, cfg.offset_a, X);  // raw operands are 2-D: first is A, second B
   read_into(cfg, p.second, cfg.offset_b, Y);
   if (!cfg.c_in.empty()) read_into(cfg, cfg.c_in, cfg.offset_c, C);
+  t.read = MPI_Wtime() - t0;
+  stage("multiplying " + dims(p.m, p.n) + " x " + std::to_string(p.k));
   const double beta = cfg.c_in.empty() ? 0.0 : cfg.beta_given ? cfg.beta : 1.0;
   const GemmReport r = gemm(p.op1, p.op2, T(static_cast<real_t<T>>(cfg.alpha)), X, Y,
                             T(static_cast<real_t<T>>(beta)), C, o);
+  t.gemm = r.seconds_total;
+  stage("writing " + cfg.output);
+  t0 = MPI_Wtime();
   write_output(cfg, p, C);
+  t.write = MPI_Wtime() - t0;
+  stage("done");
+  progress.finish();
   const std::string shape =
       p.out_ndims == 2 ? dims(p.m, p.n) : files::vector_shape(p.m, p.out_ndims);
-  if (mesh.rank() == 0 && !cfg.quiet)
+  if (root && !cfg.quiet)
     std::printf("wrote %s: %s %s = %s(A) %s(B) with %s in %.3f s\n", cfg.output.c_str(),
                 shape.c_str(), to_string(dtype_of<T>()).c_str(), cfg.transa.c_str(),
                 cfg.transb.c_str(), r.to_string().c_str(), r.seconds_total);
+  report_in_core(cfg, t, root);
   return 0;
 }
 

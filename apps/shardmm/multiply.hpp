@@ -40,7 +40,7 @@ struct MultiplyConfig {
   // streamed from the files.
   std::string io = "mpiio";  ///< how the out-of-core path reads: mpiio | mmap
   bool out_of_core = false;  ///< --out-of-core: stream even when everything fits
-  bool progress = false;     ///< --progress: blocks done and an ETA on stderr
+  bool progress = false;     ///< --progress: stages, or blocks done and an ETA, on stderr
 };
 
 /// The out-of-core run of a 2-D product (multiply_ooc.cpp): false when it fits in memory

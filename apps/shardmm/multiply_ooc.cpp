@@ -1,7 +1,8 @@
 // multiply's out-of-core run: with a memory limit (--memory-limit or SHARDMM_MEMORY_LIMIT) the
 // library plans the product; when it does not fit, gemm_files streams it from the files and
 // this prints which path ran, bytes read and written, I/O wait vs compute and each rank's peak
-// resident memory. --progress shows blocks done and an ETA on stderr.
+// resident memory. --progress shows blocks done and an ETA on stderr (a line per tenth of
+// the blocks when stderr is not a terminal).
 #include <fcntl.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "algo_options.hpp"
 #include "commands.hpp"
 #include "multiply.hpp"
+#include "progress.hpp"
 #include "shardmm/ooc.hpp"
 #include "shardmm/shardmm.hpp"
 
@@ -30,17 +32,26 @@ MatrixFile operand(const MultiplyConfig& cfg, const std::string& path, const std
                               cfg.order == "F", offset);
 }
 
+// --progress on rank 0: blocks done and an ETA (progress.hpp: redrawn on a terminal, a line
+// per tenth of the blocks in a log).
+struct Progress {
+  Clock::time_point t0 = Clock::now();
+  ProgressLine line;
+};
+
 void show_progress(index_t done, index_t total, void* user) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) return;
-  const double s =
-      std::chrono::duration<double>(Clock::now() - *static_cast<Clock::time_point*>(user)).count();
+  auto& p = *static_cast<Progress*>(user);
+  if (rank != 0 || !p.line.due(done, total)) return;
+  const double s = std::chrono::duration<double>(Clock::now() - p.t0).count();
   const double eta =
       done > 0 ? s * static_cast<double>(total - done) / static_cast<double>(done) : 0;
-  (void)std::fprintf(stderr, "\rout-of-core: %lld/%lld blocks, %.1f s, ETA %.1f s%s",
-                     static_cast<long long>(done), static_cast<long long>(total), s, eta,
-                     done == total ? "\n" : "");
+  char text[128];
+  (void)std::snprintf(text, sizeof text, "out-of-core: %lld/%lld blocks, %.1f s, ETA %.1f s",
+                      static_cast<long long>(done), static_cast<long long>(total), s, eta);
+  p.line.update(text);
+  if (done == total) p.line.finish();
 }
 
 double mib(std::int64_t b) { return static_cast<double>(b) / 1048576.0; }
@@ -59,9 +70,7 @@ void report(const FileGemmReport& r, const MultiplyConfig& cfg) {
               r.plan.to_string().c_str(), r.seconds);
   std::printf("rank 0: read %.1f MiB, wrote %.1f MiB, I/O wait %.3f s, compute %.3f s\n",
               mib(r.bytes_read), mib(r.bytes_written), r.io_wait_seconds, r.compute_seconds);
-  std::printf("peak RSS per rank (MiB):");
-  for (long long b : rss) std::printf(" %.1f", mib(b));
-  std::printf("\n");
+  std::printf("%s\n", peak_rss_line(rss).c_str());
 }
 
 }  // namespace
@@ -88,8 +97,8 @@ bool run_multiply_out_of_core(const MultiplyConfig& cfg) {
   FileGemmSettings s;
   s.io = parse_io_method(cfg.io);
   s.force_out_of_core = cfg.out_of_core;
-  Clock::time_point t0 = Clock::now();
-  if (cfg.progress && !cfg.quiet) s.progress = show_progress, s.progress_user = &t0;
+  Progress progress;
+  if (cfg.progress && !cfg.quiet) s.progress = show_progress, s.progress_user = &progress;
   const double beta = cfg.c_in.empty() ? 0.0 : cfg.beta_given ? cfg.beta : 1.0;
   report(gemm_files(MPI_COMM_WORLD, opA, a, opB, b, cfg.alpha, beta, c0, out, o, s), cfg);
   return true;

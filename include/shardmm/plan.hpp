@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shardmm/options.hpp"
@@ -131,7 +132,15 @@ Candidate cheapest_of(const PlanRequest& request, Algorithm algorithm, int pm = 
 /// Fills in the cost of one given candidate (words, messages, memory, time, fits).
 Candidate evaluate(const PlanRequest& request, Candidate candidate);
 
-/// The per-rank memory limit in force: request.memory_limit, else SHARDMM_MEMORY_LIMIT, else 0.
+/// The per-rank memory limit in force: request.memory_limit, else SHARDMM_MEMORY_LIMIT (read
+/// with parse_bytes), else 0.
 std::int64_t memory_limit(const PlanRequest& request);
+
+/// A byte count as people write one (--memory-limit, SHARDMM_MEMORY_LIMIT): a number, then
+/// optionally a unit. IEC and the short forms are powers of 1024: K = k = KiB = 2^10, M = MiB
+/// = 2^20, G = GiB = 2^30, T = TiB = 2^40; SI spellings are powers of 1000: KB = kB = 10^3,
+/// MB = 10^6, GB = 10^9, TB = 10^12; B or nothing: bytes. "1.5G" is allowed; the result must be
+/// at least 1 byte and fit int64. Throws InvalidArgument naming the text otherwise.
+std::int64_t parse_bytes(std::string_view text);
 
 }  // namespace shardmm

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -9,21 +10,24 @@
 #include "comm/tags.hpp"
 #include "comm/wait.hpp"
 #include "shardmm/error.hpp"
+#include "shardmm/plan.hpp"
 
 namespace shardmm::comm {
 
 namespace {
 
-// SHARDMM_BCAST_CHUNK when it is a whole number >= 0, else 256 KiB. noexcept: it initialises a
-// static.
+// SHARDMM_BCAST_CHUNK when it is 0 or a byte count (parse_bytes: 65536, 64K, 64KiB), else
+// 256 KiB. noexcept: it initialises a static.
 std::int64_t initial_chunk() noexcept {
   constexpr std::int64_t kDefault = std::int64_t{256} << 10;
-  if (const char* env = std::getenv("SHARDMM_BCAST_CHUNK")) {
-    char* end = nullptr;
-    const long long v = std::strtoll(env, &end, 10);
-    if (end != env && *end == '\0' && v >= 0) return v;
+  const char* env = std::getenv("SHARDMM_BCAST_CHUNK");
+  if (env == nullptr) return kDefault;
+  if (std::string_view(env) == "0") return 0;
+  try {
+    return parse_bytes(env);
+  } catch (...) {  // a bad value keeps the default, as before
+    return kDefault;
   }
-  return kDefault;
 }
 std::int64_t g_chunk_bytes = initial_chunk();
 

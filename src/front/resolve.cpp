@@ -69,10 +69,20 @@ double summa_words_in_place(const algo::Problem& p) {
   return most;
 }
 
+// The name of the line all of the caller's ranks make: its axis names run together ("xy" for
+// {x:2, y:2}), so "ring over xy (4)" says which ranks the ring spans and is never read as a
+// ring over the caller's x.
+std::string line_name(const MeshShape& mesh) {
+  std::string name;
+  for (const std::string& axis : mesh.names) name += axis;
+  return name;
+}
+
 // The mesh shape a candidate runs on when it is not the caller's: a line for the ring (a line
 // runs as it is), the candidate's grid for SUMMA, Cannon and Strassen.
 std::optional<MeshShape> remesh_for(const algo::Problem& p, const Candidate& c) {
-  if (c.algorithm == Algorithm::Ring && !is_line(p.mesh)) return MeshShape({"x"}, {c.pm});
+  if (c.algorithm == Algorithm::Ring && !is_line(p.mesh))
+    return MeshShape({line_name(p.mesh)}, {c.pm});
   const bool grid = c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon ||
                     (c.algorithm == Algorithm::Strassen && c.pk == 1);  // CAPS: any mesh
   if (grid && (p.mesh.ndims() != 2 || p.mesh.sizes[0] != c.pm || p.mesh.sizes[1] != c.pn))
@@ -164,6 +174,7 @@ void choose_algorithm(const algo::Problem& p, const PlanRequest& q, Resolved& r)
     r.options.grid_m = c.pm, r.options.grid_n = c.pn, r.options.grid_k = c.pk;
   if (c.algorithm == Algorithm::Strassen) r.options.grid_k = c.pk;  // 7: the breadth-first step
   r.remesh = remesh_for(p, c);  // the shape the redistribution was priced on
+  if (r.remesh && c.algorithm == Algorithm::Ring) r.options.ring_axis.clear();  // its one axis
 }
 
 // 2.5D without a grid: the planner's cheapest 2.5D grid (at least two k-slices) for the full

@@ -24,17 +24,11 @@ std::int64_t memory_limit(const PlanRequest& r) {
   if (r.memory_limit > 0) return r.memory_limit;
   const char* env = std::getenv("SHARDMM_MEMORY_LIMIT");
   if (!env || !*env) return 0;
-  char* end = nullptr;
-  const double v = std::strtod(env, &end);
-  const double unit = !end || !*end ? 1
-                      : *end == 'K' ? 1024.0
-                      : *end == 'M' ? 1048576.0
-                      : *end == 'G' ? 1073741824.0
-                                    : 0.0;
-  if (v <= 0 || unit == 0)
-    throw InvalidArgument("SHARDMM_MEMORY_LIMIT='" + std::string(env) +
-                          "': expected bytes, e.g. 512M");
-  return static_cast<std::int64_t>(v * unit);
+  try {
+    return parse_bytes(env);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(std::string("SHARDMM_MEMORY_LIMIT: ") + e.what());
+  }
 }
 
 Candidate evaluate(const PlanRequest& r, Candidate c) {

@@ -104,8 +104,11 @@ Mesh grid_mesh(const Grid& g) {
   return *owned;
 }
 
-void report_illegal(const Grid& grid, const char* routine, int position) {
-  std::string name = routine;  // PB_Cabort takes a char*
+void report_illegal(const Grid& grid, const char* routine, int position,
+                    const std::vector<std::string>& details) {
+  std::string name = routine, form = "%s";  // PB_Cwarn and PB_Cabort take a char*
+  for (const std::string& detail : details)
+    PB_Cwarn(grid.ctxt, -1, name.data(), form.data(), detail.c_str());
   PB_Cabort(grid.ctxt, name.data(), -position);
 }
 

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 #include "shardmm/mesh.hpp"
 
@@ -18,6 +19,8 @@ void Cblacs_abort(int ctxt, int error_code);
 // argument: libscalapack's prints the position and ends the program with Cblacs_abort; a
 // program may define its own (ScaLAPACK's testers do, to record INFO and return).
 void PB_Cabort(int ictxt, char* rout, int info);
+// PBLAS' warning: "PBLAS ERROR '<message>'" and the process's grid coordinates, on stderr.
+void PB_Cwarn(int ictxt, int line, char* rout, char* form, ...);
 }
 
 namespace shardmm::scalapack {
@@ -37,10 +40,12 @@ Grid grid_info(int ctxt);
 /// MPI attribute), so the cache dies with the grid (Cblacs_gridexit).
 Mesh grid_mesh(const Grid& grid);
 
-/// PBLAS' report of an illegal argument: PB_Cabort(ctxt, routine, -position), where position
-/// is the argument number, or argument*100 + entry for a descriptor entry. Returns only when
-/// the program's PB_Cabort returns.
-void report_illegal(const Grid& grid, const char* routine, int position);
+/// PBLAS' report of an illegal argument: PB_Cwarn(ctxt, routine, detail) for each of
+/// `details` (PBLAS' wording of what this process found wrong), then PB_Cabort(ctxt, routine,
+/// -position), where position is the argument number, or argument*100 + entry for a
+/// descriptor entry. Returns only when the program's PB_Cabort returns.
+void report_illegal(const Grid& grid, const char* routine, int position,
+                    const std::vector<std::string>& details = {});
 
 /// An error that is not the caller's argument (MPI failure, out of memory): printed with the
 /// routine name, then the BLACS abort every ScaLAPACK routine uses for fatal errors.

@@ -4,14 +4,19 @@
 
 #include <algorithm>
 #include <climits>
+#include <vector>
 
 namespace shardmm::scalapack {
 namespace {
 
-// Smallest code found so far (INT_MAX: none).
+// Every code found, in the order PBLAS checks (and warns), and the smallest (INT_MAX: none).
 struct Codes {
   int code = INT_MAX;
-  void add(int c) { code = std::min(code, c); }
+  std::vector<int> all;
+  void add(int c) {
+    code = std::min(code, c);
+    all.push_back(c);
+  }
   [[nodiscard]] int result() const { return code == INT_MAX ? 0 : code; }
 };
 
@@ -58,7 +63,67 @@ SubDim sub_dim(index_t extent, int first, int nb, int src, int nprocs, int begin
   return s;
 }
 
+std::string str(index_t v) { return std::to_string(v); }
+
+// "DESCA[MB_]" for entry `e` (0-based) of the type-2 form.
+std::string entry(const MatrixArg& x, int e) {
+  static const char* const names[kDescLength] = {
+      "DTYPE_", "CTXT_", "M_", "N_", "IMB_", "INB_", "MB_", "NB_", "RSRC_", "CSRC_", "LLD_"};
+  return std::string("DESC") + x.name + "[" + names[e] + "]";
+}
+
+// PB_Cchkmat's message for a descriptor entry's code (`e` 0-based).
+std::string describe_entry(const Grid& g, const MatrixArg& x, int e) {
+  const Desc& d = x.desc;
+  const std::string is = entry(x, e) + " = " + str(d[e]);
+  const bool empty = x.rows == 0 || x.cols == 0;
+  switch (e) {
+    case kDtype:
+      return "Illegal descriptor type " + str(d[e]) + " for matrix " + x.name +
+             ". PBLAS accepts: " + str(kBlockCyclic2D) + " or " + str(kBlockCyclic2DInb);
+    case kCtxt: return is + " does not match other operand's context = " + str(g.ctxt);
+    case kImb:
+    case kInb:
+    case kMb:
+    case kNb: return "Illegal " + is + ", " + entry(x, e) + " must be at least 1";
+    case kRsrc:
+    case kCsrc:
+      return "Illegal " + is + ", " + entry(x, e) + " must be either -1, or >= 0 and < " +
+             str(e == kRsrc ? g.nprow : g.npcol);
+    case kM:
+    case kN:
+      return empty ? is + ", it must be at least 0" : "Illegal " + is + ", it must be at least 1";
+    default: {  // kLld
+      const index_t np = local_extent(d[kM], d[kImb], d[kMb], g.myrow, d[kRsrc], g.nprow);
+      return is + ", it must be at least " + str(empty ? 1 : std::max<index_t>(1, np));
+    }
+  }
+}
+
+// PB_Cchkmat's message for a scalar's code: sub(X)'s extent, IX or JX.
+std::string describe_scalar(const MatrixArg& x, int position) {
+  const std::string name = x.name;
+  if (position == x.rows_pos && x.rows < 0)
+    return "Illegal number of rows of sub( " + name + " ) = " + str(x.rows) +
+           ", it must be at least 0";
+  if (position == x.cols_pos && x.cols < 0)
+    return "Illegal number of columns of sub( " + name + " ) = " + str(x.cols) +
+           ", it must be at least 0";
+  if (position == x.desc_pos - 2)
+    return x.i < 1 ? "Illegal I" + name + " = " + str(x.i) + ", I" + name + " must be at least 1"
+                   : "Operation out of bounds: M = " + str(x.rows) + ", I" + name + " = " +
+                         str(x.i) + ", " + entry(x, kM) + " = " + str(x.desc[kM]);
+  return x.j < 1 ? "Illegal J" + name + " = " + str(x.j) + ", J" + name + " must be at least 1"
+                 : "Operation out of bounds: N = " + str(x.cols) + ", J" + name + " = " + str(x.j) +
+                       ", " + entry(x, kN) + " = " + str(x.desc[kN]);
+}
+
 }  // namespace
+
+std::string describe_illegal(const Grid& grid, const MatrixArg& x, int code) {
+  if (code % 100 == 0) return describe_scalar(x, code / 100);
+  return describe_entry(grid, x, code % 100 - 1);
+}
 
 Desc normalized(const int* desc) {
   if (desc[kDtype] == kBlockCyclic2DInb) {
@@ -74,7 +139,9 @@ Desc normalized(const int* desc) {
   return {desc[kDtype], desc[kCtxt], 0, 0, 1, 1, 1, 1, 0, 0, 1};
 }
 
-int check_matrix(const Grid& g, const MatrixArg& x) {
+namespace {
+
+Codes checked(const Grid& g, const MatrixArg& x) {
   Codes c;
   if (x.rows < 0) c.add(x.rows_pos * 100);
   if (x.cols < 0) c.add(x.cols_pos * 100);
@@ -88,8 +155,14 @@ int check_matrix(const Grid& g, const MatrixArg& x) {
   } else {
     check_entries(g, x, at, c);
   }
-  return c.result();
+  return c;
 }
+
+}  // namespace
+
+int check_matrix(const Grid& g, const MatrixArg& x) { return checked(g, x).result(); }
+
+std::vector<int> illegal_codes(const Grid& g, const MatrixArg& x) { return checked(g, x).all; }
 
 DimSpec SubDim::spec(const std::string& label, const std::string& axis) const {
   if (replicated) return DimSpec{label, DimSpec::Kind::Replicated, {}, 0, 0};

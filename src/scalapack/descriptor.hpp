@@ -7,6 +7,8 @@
 #pragma once
 
 #include <array>
+#include <string>
+#include <vector>
 
 #include "scalapack/blacs.hpp"
 #include "shardmm/layout.hpp"
@@ -29,6 +31,7 @@ struct MatrixArg {
   int rows = 0, cols = 0;          ///< extent of sub(X), from M, N or K
   int rows_pos = 0, cols_pos = 0;  ///< positions of the scalars M/N/K giving rows and cols
   int desc_pos = 0;                ///< position of DESCX; IX and JX are 2 and 1 before it
+  const char* name = "A";          ///< X in PBLAS' messages ("A", "B" or "C")
 };
 
 /// PBLAS' checks of one matrix argument (as PB_Cchkmat): 0 when legal, otherwise the
@@ -36,6 +39,14 @@ struct MatrixArg {
 /// a type-1 descriptor's MB reports entry 5 (IMB), its RSRC 9, its LLD 11, as in PBLAS).
 /// LLD is checked against this process's local rows, so the result may differ by process.
 int check_matrix(const Grid& grid, const MatrixArg& x);
+
+/// Every code check_matrix finds, not only the smallest, in PBLAS' order: PB_Cchkmat warns
+/// about each (empty when legal).
+std::vector<int> illegal_codes(const Grid& grid, const MatrixArg& x);
+
+/// PBLAS' own message (as PB_Cchkmat words it) for `code`, one of illegal_codes(grid, x) on
+/// this process: "DESCA[LLD_] = 1, it must be at least 160".
+std::string describe_illegal(const Grid& grid, const MatrixArg& x, int code);
 
 /// sub(X) along one dimension of the grid.
 struct SubDim {

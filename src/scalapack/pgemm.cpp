@@ -5,8 +5,9 @@
 //   2. PBLAS' argument checks on the descriptors' type-2 form (a type-1 descriptor is one
 //      whose first block is MB x NB); the codes are agreed over the grid with one
 //      MPI_Allreduce (LLD is checked against each process's own local rows), so every
-//      process calls PB_Cabort with the same INFO and returns: nobody waits in a collective
-//      the others skipped, nothing is written;
+//      process calls PB_Cabort with the same INFO and returns (first each process prints
+//      PBLAS' own message, with PB_Cwarn, for every error it found, as PBLAS does): nobody waits in
+//      a collective the others skipped, nothing is written;
 //   3. quick returns: M = 0 or N = 0 do nothing; K = 0 or alpha = 0 scale sub(C) by beta
 //      locally (beta = 0 writes zeros, beta = 1 nothing);
 //   4. each operand is a DistMatrix view of the caller's local array (no copy): its layout
@@ -20,6 +21,8 @@
 #include <cctype>
 #include <climits>
 #include <complex>
+#include <string>
+#include <vector>
 
 #include "blas/blas.hpp"
 #include "comm/mpi_check.hpp"
@@ -54,6 +57,7 @@ Call parse(SHARDMM_PXGEMM_PARAMS(void)) {
       normalized(descb),    *ib,   *jb, notb ? x.k : x.n, notb ? x.n : x.k, notb ? kPosK : kPosN,
       notb ? kPosN : kPosK, kDescB};
   x.C = MatrixArg{normalized(descc), *ic, *jc, x.m, x.n, kPosM, kPosN, kDescC};
+  x.A.name = "A", x.B.name = "B", x.C.name = "C";
   return x;
 }
 
@@ -65,13 +69,32 @@ Op to_op(char t) {
   return t == 'C' && is_complex_v<T> ? Op::C : Op::T;
 }
 
-// PBLAS' smallest code on this process, then the smallest over the grid (0: legal).
-int agreed_code(const Grid& g, const Mesh& mesh, const Call& x) {
-  int code = !legal_op(x.ta) ? 100 : !legal_op(x.tb) ? 200 : INT_MAX;
+// PBLAS' smallest code on this process (INT_MAX: none) and PBLAS' messages for every error
+// found here (PBLAS warns about each, then reports the smallest code).
+struct Finding {
+  int code = INT_MAX;
+  std::vector<std::string> details;
+};
+
+Finding local_finding(const Grid& g, const Call& x) {
+  if (!legal_op(x.ta)) return {100, {std::string("Illegal TRANSA = ") + x.ta}};
+  if (!legal_op(x.tb)) return {200, {std::string("Illegal TRANSB = ") + x.tb}};
+  Finding f;
   for (const MatrixArg* arg : {&x.A, &x.B, &x.C})
-    if (const int c = check_matrix(g, *arg); c != 0) code = std::min(code, c);
-  SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, &code, 1, MPI_INT, MPI_MIN, mesh.comm()));
-  return code == INT_MAX ? 0 : code;
+    for (const int c : illegal_codes(g, *arg)) {
+      f.code = std::min(f.code, c);
+      f.details.push_back(describe_illegal(g, *arg, c));
+    }
+  return f;
+}
+
+// The smallest code over the grid (0: legal). The messages stay with the processes that found
+// errors; a process that found none only reports the agreed code, as it does with PBLAS.
+Finding agreed_finding(const Grid& g, const Mesh& mesh, const Call& x) {
+  Finding f = local_finding(g, x);
+  SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, &f.code, 1, MPI_INT, MPI_MIN, mesh.comm()));
+  if (f.code == INT_MAX) f.code = 0;
+  return f;
 }
 
 // Offset of sub(X)'s first local element in the caller's array (null stays null).
@@ -114,8 +137,8 @@ void run(const char* routine, const Grid& g, SHARDMM_PXGEMM_PARAMS(void)) {
   trace::Call traced(mesh.comm(), routine);  // "PDGEMM": its checks and its gemm, when traced
   const Call x = parse(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c,
                        ic, jc, descc);
-  if (const int code = agreed_code(g, mesh, x); code != 0)
-    return report_illegal(g, routine, code % 100 == 0 ? code / 100 : code);
+  if (const Finding f = agreed_finding(g, mesh, x); f.code != 0)
+    return report_illegal(g, routine, f.code % 100 == 0 ? f.code / 100 : f.code, f.details);
   if (x.m == 0 || x.n == 0) return;
   const T al = *static_cast<const T*>(alpha), be = *static_cast<const T*>(beta);
   T* const cc = static_cast<T*>(c);

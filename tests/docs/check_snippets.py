@@ -6,7 +6,8 @@ tested; a block without one fails, so a new block cannot drift untested:
 
   <!-- snippet: program[, ranks=N] -->     C / C++: a complete program; compiled and linked
                                            against the build's headers and libshardmm, and with
-                                           ranks=N run under mpiexec on N ranks (exit 0).
+                                           ranks=N run under mpiexec on N ranks (exit 0);
+                                           ranks="N M ...": run on each of those counts.
   <!-- snippet: fragment[, ranks=N] -->    C / C++: statements, wrapped in main() between
                                            MPI_Init and MPI_Finalize with shardmm's header and
                                            `m = 50, n = 30, k = 40` declared (all different, so a
@@ -22,9 +23,10 @@ tested; a block without one fails, so a new block cannot drift untested:
                                            sh / bash / console (its `$ ` lines): run with bash
                                            -e in a fresh directory that looks like the source
                                            tree (`build` -> the build directory, the source's
-                                           top-level entries linked), with `shardmm` and an
-                                           `mpirun` / `mpiexec` that oversubscribes first on
-                                           PATH and OPENBLAS_NUM_THREADS=1 (with --python: a
+                                           top-level entries linked), with an `mpirun` /
+                                           `mpiexec` that oversubscribes first on PATH and
+                                           OPENBLAS_NUM_THREADS=1; the launcher is not on PATH
+                                           (call it build/shardmm, as a user who built it does) (with --python: a
                                            `python3` that is that interpreter, PYTHONPATH the
                                            build's package); exit 0 passes.
                                            `sub OLD=NEW` replaces the whole word OLD (a size, say)
@@ -144,7 +146,6 @@ class Runner:
             shim = self.shims / name
             shim.write_text(f"#!/bin/sh\nexec '{args.mpiexec}' {mpi_flags} \"$@\"\n")
             shim.chmod(shim.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-        (self.shims / "shardmm").symlink_to(args.shardmm)
         self.env = dict(os.environ)
         self.env["PATH"] = f"{self.shims}{os.pathsep}{self.env.get('PATH', '')}"
         self.env["OPENBLAS_NUM_THREADS"] = "1"
@@ -228,10 +229,12 @@ class Runner:
         ok, _ = self.run(cc + [str(src), "-o", str(d / "snippet")] + libs, d, 300, log=log)
         if not ok or "ranks" not in opts:
             return ok, "compiled" if ok else "does not compile"
-        n = opts["ranks"]
-        ok, _ = self.run([self.a.mpiexec, "-n", n] + self.a.mpiexec_flag + [str(d / "snippet")], d,
-                         int(opts.get("timeout", 180)), log=log)
-        return ok, f"compiled, ran on {n} ranks" if ok else f"compiled, failed on {n} ranks"
+        for n in opts["ranks"].split():  # "2 4": on 2 ranks, then on 4
+            ok, _ = self.run([self.a.mpiexec, "-n", n] + self.a.mpiexec_flag + [str(d / "snippet")],
+                             d, int(opts.get("timeout", 180)), log=log)
+            if not ok:
+                return False, f"compiled, failed on {n} ranks"
+        return True, f"compiled, ran on {' and '.join(opts['ranks'].split())} ranks"
 
     # ---------------------------------------------------------------- shell
     def tree_dir(self, block):

@@ -2,11 +2,13 @@
 #   cmake --install <build> --prefix <work>/prefix, then, against that prefix,
 #   - tests/install/cmake_project (find_package, no C++ standard of its own) as a C and C++
 #     project and as a C-only and a C++-only one;
-#   - the same programs with plain gcc/g++ and pkg-config, as docs/USAGE.md shows:
+#   - the same programs with plain gcc/g++ and with mpicc/mpicxx and pkg-config, as
+#     docs/USAGE.md shows:
 #       g++ consumer.cpp $(pkg-config --cflags --libs shardmm)            (C++20 flags)
 #       gcc consumer.c $(pkg-config --cflags --libs shardmm-c)            (C API)
 #       gcc consumer_pdgemm.c $(pkg-config --cflags --libs shardmm-scalapack)
-#     (the C program without an rpath, run with LD_LIBRARY_PATH);
+#     with no flag of their own: each has a run path to the installed libdir (the .pc files'
+#     -Wl,-rpath) and runs with LD_LIBRARY_PATH unset;
 #   and runs every program under mpiexec on 2 ranks (each checks its result). Also checks
 #   that no installed library needs libmpi_cxx and that -std=c++20 is only in shardmm.pc.
 #   With PYTHON (the Python package is built): the installed package, imported from a
@@ -81,18 +83,38 @@ foreach(pc shardmm shardmm-c shardmm-scalapack)
 endforeach()
 set(src ${SOURCE_DIR}/src)
 set(bin ${WORK_DIR}/pkg-config)
-set(rpath "-Wl,-rpath,$(pkg-config --variable=libdir shardmm-c)")
+# The .pc files' own flags only (their -Wl,-rpath): every program runs with LD_LIBRARY_PATH unset.
 run("g++ + shardmm.pc" sh -xc
-    "g++ ${src}/consumer.cpp -o ${bin}/consumer_cxx $(pkg-config --cflags --libs shardmm) ${rpath}")
+    "g++ ${src}/consumer.cpp -o ${bin}/consumer_cxx $(pkg-config --cflags --libs shardmm)")
 run("gcc + shardmm-c.pc" sh -xc
     "gcc ${src}/consumer.c -o ${bin}/consumer_c $(pkg-config --cflags --libs shardmm-c)")
 run("gcc + shardmm-scalapack.pc" sh -xc
-    "gcc ${src}/consumer_pdgemm.c -o ${bin}/consumer_pdgemm $(pkg-config --cflags --libs shardmm-scalapack) ${rpath}")
-foreach(program consumer_cxx consumer_pdgemm)
-  run("pkg-config/${program} on 2 ranks" ${MPIEXEC} -n 2 ${MPIEXEC_FLAGS} ${bin}/${program})
+    "gcc ${src}/consumer_pdgemm.c -o ${bin}/consumer_pdgemm $(pkg-config --cflags --libs shardmm-scalapack)")
+set(pkg_config_programs consumer_cxx consumer_c consumer_pdgemm)
+# ... and with MPI's compiler wrappers, as docs/USAGE.md shows them.
+find_program(MPICC mpicc)
+find_program(MPICXX mpicxx)
+if(MPICC AND MPICXX)
+  run("mpicxx + shardmm.pc" sh -xc
+      "${MPICXX} ${src}/consumer.cpp -o ${bin}/mpicxx_consumer_cxx $(pkg-config --cflags --libs shardmm)")
+  run("mpicc + shardmm-c.pc" sh -xc
+      "${MPICC} ${src}/consumer.c -o ${bin}/mpicc_consumer_c $(pkg-config --cflags --libs shardmm-c)")
+  run("mpicc + shardmm-scalapack.pc" sh -xc
+      "${MPICC} ${src}/consumer_pdgemm.c -o ${bin}/mpicc_consumer_pdgemm $(pkg-config --cflags --libs shardmm-scalapack)")
+  list(APPEND pkg_config_programs mpicxx_consumer_cxx mpicc_consumer_c mpicc_consumer_pdgemm)
+else()
+  message(STATUS "mpicc / mpicxx not found: the pkg-config lines with MPI's wrappers are skipped")
+endif()
+foreach(program IN LISTS pkg_config_programs)
+  if(READELF)  # the run path names the installed libdir
+    run("readelf -d ${program}" ${READELF} -d ${bin}/${program})
+    if(NOT out MATCHES "(RUNPATH|RPATH)[^\n]*${prefix}/lib")
+      message(FATAL_ERROR "${program} has no run path to ${prefix}/lib:\n${out}")
+    endif()
+  endif()
+  run("pkg-config/${program} on 2 ranks (no LD_LIBRARY_PATH)" ${CMAKE_COMMAND} -E env
+      --unset=LD_LIBRARY_PATH ${MPIEXEC} -n 2 ${MPIEXEC_FLAGS} ${bin}/${program})
 endforeach()
-run("pkg-config/consumer_c on 2 ranks (LD_LIBRARY_PATH)" ${CMAKE_COMMAND} -E env
-    LD_LIBRARY_PATH=${prefix}/lib ${MPIEXEC} -n 2 ${MPIEXEC_FLAGS} ${bin}/consumer_c)
 
 run("the installed launcher" ${prefix}/bin/shardmm --help)
 

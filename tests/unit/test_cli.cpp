@@ -4,14 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli.hpp"
 #include "cli_parse_util.hpp"
 #include "shardmm/error.hpp"
+#include "shardmm/plan.hpp"
 #include "shardmm/version.hpp"
 
 namespace shardmm::cli {
@@ -256,6 +259,7 @@ TEST(CliApp, HelpShowsDefaults) {
 
 TEST(ParseBytes, Valid) {
   EXPECT_EQ(parse_bytes("100"), 100);
+  EXPECT_EQ(parse_bytes("100B"), 100);
   EXPECT_EQ(parse_bytes("4K"), 4096);
   EXPECT_EQ(parse_bytes("512M"), std::int64_t{512} << 20);
   EXPECT_EQ(parse_bytes("2G"), std::int64_t{2} << 30);
@@ -263,10 +267,49 @@ TEST(ParseBytes, Valid) {
   EXPECT_EQ(parse_bytes("64G"), std::int64_t{64} << 30);
 }
 
+// IEC spellings and the short ones are powers of 1024, SI spellings powers of 1000
+// (docs/USAGE.md, "Byte sizes").
+TEST(ParseBytes, SiAndIecSpellings) {
+  const std::int64_t Ki = 1024, K = 1000;
+  const std::pair<const char*, std::int64_t> cases[] = {{"4k", 4 * Ki},
+                                                        {"4K", 4 * Ki},
+                                                        {"4KiB", 4 * Ki},
+                                                        {"4KB", 4 * K},
+                                                        {"4kB", 4 * K},
+                                                        {"4M", 4 * Ki * Ki},
+                                                        {"4MiB", 4 * Ki * Ki},
+                                                        {"4MB", 4 * K * K},
+                                                        {"4G", 4 * Ki * Ki * Ki},
+                                                        {"4GiB", 4 * Ki * Ki * Ki},
+                                                        {"4GB", 4 * K * K * K},
+                                                        {"2T", 2 * Ki * Ki * Ki * Ki},
+                                                        {"2TiB", 2 * Ki * Ki * Ki * Ki},
+                                                        {"2TB", 2 * K * K * K * K},
+                                                        {"1.5MB", 1500000},
+                                                        {"0.5GiB", 512 * Ki * Ki},
+                                                        {"4096", 4096}};
+  for (const auto& [text, bytes] : cases) EXPECT_EQ(parse_bytes(text), bytes) << text;
+}
+
 TEST(ParseBytes, InvalidThrows) {
-  for (const char* bad : {"", "M", "abc", "12KB", "12 M", "-5", "-1G", "0", "0M", "0.4", "512X",
-                          "nan", "inf", "-inf", "1e30G", "1e300"})
+  for (const char* bad :
+       {"",     "M",   "abc", "12 M", "-5",   "-1G",   "0",      "0M",          "0.4",
+        "512X", "4mb", "4Mb", "4MIB", "4Mi",  "4KiBs", "1.2.3K", ".",           "0x10",
+        "+4M",  " 4M", "nan", "inf",  "-inf", "1e30G", "1e300",  "99999999999T"})
     EXPECT_THROW(parse_bytes(bad), InvalidArgument) << "'" << bad << "'";
+}
+
+// --memory-limit and SHARDMM_MEMORY_LIMIT read sizes alike (one parser).
+TEST(ParseBytes, MemoryLimitEnvironment) {
+  PlanRequest r;
+  ASSERT_EQ(setenv("SHARDMM_MEMORY_LIMIT", "4MB", 1), 0);
+  EXPECT_EQ(memory_limit(r), 4000000);
+  ASSERT_EQ(setenv("SHARDMM_MEMORY_LIMIT", "4MiB", 1), 0);
+  EXPECT_EQ(memory_limit(r), std::int64_t{4} << 20);
+  ASSERT_EQ(setenv("SHARDMM_MEMORY_LIMIT", "4 parsecs", 1), 0);
+  EXPECT_THROW(memory_limit(r), InvalidArgument);
+  ASSERT_EQ(unsetenv("SHARDMM_MEMORY_LIMIT"), 0);
+  EXPECT_EQ(memory_limit(r), 0);
 }
 
 }  // namespace
