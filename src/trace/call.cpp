@@ -55,6 +55,18 @@ std::string trace_file(const std::string& option) {
   return env != nullptr ? env : "";
 }
 
+void prepare_watch(MPI_Comm comm) {
+  watchdog::Settings watch;
+  try {
+    watch = watchdog::settings();
+  } catch (const InvalidArgument&) {
+    return;  // the first Call throws it, on every rank
+  }
+  if (watch.seconds <= 0 || comm == MPI_COMM_NULL) return;
+  CommFacts& f = facts(comm);
+  if (f.watch_dir.empty()) watch_dir(comm, f);
+}
+
 Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option)
     : exceptions_(std::uncaught_exceptions()) {
   if (g_depth++ > 0 || comm == MPI_COMM_NULL) {
