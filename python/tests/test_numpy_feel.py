@@ -96,7 +96,8 @@ def test_from_local_bad_tile_raises_everywhere():
     rows = shardmm.DistMatrix.empty(mesh, (8, 3)).local.shape[0]
     bad = WORLD.Get_rank() == P - 1
     tile = np.zeros((rows + 1 if bad else rows, 3))
-    with pytest.raises(shardmm.InvalidArgument, match=f"rank {P - 1}'s tile is {rows + 1}x3") as e:
+    got = WORLD.bcast(rows + 1, root=P - 1)  # the last rank's wrong row count
+    with pytest.raises(shardmm.InvalidArgument, match=f"rank {P - 1}'s tile is {got}x3") as e:
         shardmm.DistMatrix.from_local(mesh, tile, (8, 3))
     same_on_every_rank(str(e.value))
 
