@@ -26,9 +26,11 @@ if MPI.COMM_WORLD.Get_rank() == 0:
 """
 
 
-def run(cmd, env, what):
+def run(cmd, env, what, cwd):
+    """cmd in cwd (a directory without a shardmm package: `python -c` imports from its cwd)."""
     print("+", " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
     print(p.stdout)
     if p.returncode != 0:
         sys.exit(f"FAIL: {what} (exit {p.returncode})")
@@ -44,16 +46,16 @@ def main():
         env["PIP_NO_INDEX"] = "1"
         venv = os.path.join(tmp, "venv")
         vpy = os.path.join(venv, "bin", "python")
-        run([python, "-m", "venv", "--system-site-packages", venv], env, "python3 -m venv")
+        run([python, "-m", "venv", "--system-site-packages", venv], env, "python3 -m venv", tmp)
         pip = [vpy, "-m", "pip", "install", "--no-index", "--no-cache-dir", "--config-settings",
                f"build-dir={build}"]
-        run([*pip, source], env, "pip install .")
+        run([*pip, source], env, "pip install .", tmp)
         mpi = [mpiexec, "-n", "2", *sys.argv[5:], vpy, "-c", PROGRAM]
-        run([*mpi, venv], env, "import and multiply from the venv")
-        run([vpy, "-m", "pip", "uninstall", "-y", "shardmm"], env, "pip uninstall")
+        run([*mpi, venv], env, "import and multiply from the venv", tmp)
+        run([vpy, "-m", "pip", "uninstall", "-y", "shardmm"], env, "pip uninstall", tmp)
         user = dict(env, PYTHONUSERBASE=os.path.join(tmp, "user"))
-        run([*pip, "--user", source], user, "pip install --user .")
-        run([*mpi, user["PYTHONUSERBASE"]], user, "import and multiply from the user site")
+        run([*pip, "--user", source], user, "pip install --user .", tmp)
+        run([*mpi, user["PYTHONUSERBASE"]], user, "import and multiply from the user site", tmp)
     print("PASS: pip install . and pip install --user . into a venv")
     return 0
 
