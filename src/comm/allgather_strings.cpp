@@ -39,6 +39,7 @@ std::vector<std::string> allgather_strings(const Mesh& mesh, const std::string& 
                                MPI_CHAR, comm));
   }
   std::vector<std::string> out;
+  out.reserve(static_cast<std::size_t>(P));
   for (int r = 0; r < P; ++r)
     out.push_back(all.substr(static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]),
                              static_cast<std::size_t>(sizes[static_cast<std::size_t>(r)])));
