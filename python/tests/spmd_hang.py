@@ -7,7 +7,10 @@ the rank that did not arrive.
 
 Usage: spmd_hang.py MPIEXEC PYTHON CASE [MPIEXEC_FLAG...]
 CASE: gather (C.gather()), gather_root (C.gather(root=0)), gemm (gemm(A, B) without C),
-gemm_c (gemm(A, B, C)), from_global, matmul (shardmm.matmul on arrays), matmul_op (A @ B).
+gemm_c (gemm(A, B, C)), from_global, matmul (shardmm.matmul on arrays), matmul_op (A @ B);
+rank1_first_call: SHARDMM_WATCHDOG set only after the mesh and the matrices were made, rank 1
+alone makes the first watched call (gather(root=0)), which waits for the status directory
+rank 0 would choose: rank 1 must say it waits for rank 0, and end the job.
 Run with --child CASE (under mpiexec) it is the program itself."""
 import os
 import subprocess
@@ -25,13 +28,17 @@ def child(case):
 
     import shardmm
 
+    late = case == "rank1_first_call"
+    watch = os.environ.pop("SHARDMM_WATCHDOG") if late else None
     mesh = shardmm.Mesh(MPI.COMM_WORLD, {"x": 2})
     a = np.arange(48.0).reshape(8, 6)
     A = shardmm.DistMatrix.from_global(mesh, a)
     B = shardmm.DistMatrix.from_global(mesh, a.T)
     C, _ = shardmm.gemm(A, B)
-    if mesh.rank == 0:  # the mistake: only rank 0 makes the collective call
-        print(f"rank 0 alone enters {case} at {time.time():.3f}", flush=True)
+    if late:
+        os.environ["SHARDMM_WATCHDOG"] = watch  # the library reads it at each call
+    if mesh.rank == (1 if late else 0):  # the mistake: only one rank makes the collective call
+        print(f"rank {mesh.rank} alone enters {case} at {time.time():.3f}", flush=True)
         calls = {
             "gather": lambda: C.gather(),
             "gather_root": lambda: C.gather(root=0),
@@ -40,9 +47,10 @@ def child(case):
             "from_global": lambda: shardmm.DistMatrix.from_global(mesh, a),
             "matmul": lambda: shardmm.matmul(a, a.T, mesh=mesh),
             "matmul_op": lambda: A @ B,
+            "rank1_first_call": lambda: C.gather(root=0),
         }
         calls[case]()
-        print("rank 0 came back: the mistake went unnoticed", flush=True)
+        print(f"rank {mesh.rank} came back: the mistake went unnoticed", flush=True)
 
 
 def main():
@@ -66,19 +74,21 @@ def main():
         ended = time.time()
         print(out)
         entered = [float(line.split()[-1]) for line in out.splitlines()
-                   if line.startswith("rank 0 alone enters")]
+                   if " alone enters " in line]
         problems = []
         if rc == 0:
             problems.append("the job ended with status 0")
         if not entered:
-            problems.append("rank 0 never reached the mistake")
+            problems.append("no rank reached the mistake")
         elif ended - entered[0] > WATCHDOG + MARGIN:
             problems.append(f"the job ended {ended - entered[0]:.1f} s after the mistake "
                             f"(watchdog {WATCHDOG:g} s + {MARGIN:g} s)")
-        if "rank 1 did not arrive" not in out:
-            problems.append("the report does not name rank 1 as the rank that did not arrive")
+        named = ("[rank 1]: no progress" in out and "status directory from rank 0" in out
+                 if case == "rank1_first_call" else "rank 1 did not arrive" in out)
+        if not named:
+            problems.append("the report does not name the rank that did not arrive")
         if "came back" in out:
-            problems.append("rank 0 came back from the call")
+            problems.append("the rank came back from the call")
         if os.listdir(status):
             problems.append(f"status files left behind: {os.listdir(status)}")
         if problems:
