@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 PROGRAM = """
 import sys
@@ -29,9 +30,10 @@ if MPI.COMM_WORLD.Get_rank() == 0:
 def run(cmd, env, what, cwd):
     """cmd in cwd (a directory without a shardmm package: `python -c` imports from its cwd)."""
     print("+", " ".join(cmd), flush=True)
+    start = time.monotonic()
     p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
-    print(p.stdout)
+    print(p.stdout + f"({time.monotonic() - start:.1f} s)\n")
     if p.returncode != 0:
         sys.exit(f"FAIL: {what} (exit {p.returncode})")
 
