@@ -50,7 +50,7 @@ def default_layout(mesh):
 class DistMatrix:
     """An m x n matrix on a Mesh, in a layout written in the notation ("A[I_X,J_Y]", "bc(2,2)",
     docs/ARCHITECTURE.md). Make one with DistMatrix.empty, DistMatrix.from_global,
-    shardmm.read_npy, redistribute or gemm."""
+    DistMatrix.from_local, shardmm.read_npy, redistribute, gemm or A @ B."""
 
     def __init__(self, native, mesh):
         self._m = native
@@ -95,7 +95,7 @@ class DistMatrix:
             values = "" if v[2] is None else f" (checksum {v[2]:016x})"
             return f"{kind} {v[0][0]}x{v[0][1]} {v[1]}{values}"
 
-        (m, n), dtname, _ = same_everywhere(mesh.comm, "from_global", check, describe)
+        (m, n), dtname, _ = same_everywhere(mesh, "from_global", check, describe)
         M = cls.empty(mesh, (m, n), dtname, layout)
 
         def fill():
@@ -111,8 +111,50 @@ class DistMatrix:
             else:
                 local[...] = np.asarray(array)[np.ix_(rows, cols)]
 
-        agreed(mesh.comm, "from_global", fill)  # a callable may fail on some ranks only
+        agreed(mesh, "from_global", fill)  # a callable may fail on some ranks only
         return M
+
+    @classmethod
+    def from_local(cls, mesh, local, shape, layout=None, *, dtype=None):
+        """A `shape` (m, n) matrix from the tile each rank already holds: `local` is this
+        rank's part of it in `layout` (default as DistMatrix.empty), a 2-D array of the tile's
+        shape (DistMatrix.empty(mesh, shape, layout=layout).local.shape; its global indices are
+        global_rows() x global_cols()). The tile is copied; in an unreduced layout ("{U_X}")
+        each rank's tile is its partial sum (the matrix is their sum). Every rank must pass
+        the same shape, layout and dtype (dtype: the tiles' own, integers becoming float64,
+        unless given); a tile of the wrong shape raises InvalidArgument on every rank, naming the rank
+        and the shape its layout gives it. Collective (one agreement)."""
+        layout = default_layout(mesh) if layout is None else layout
+        M = cls.empty(mesh, to_shape(shape, "from_local: shape"), "float64", layout)
+        want = M.local.shape
+
+        def check():
+            a = np.asarray(local)
+            if a.ndim != 2 or a.shape != want:
+                raise _native.InvalidArgument(
+                    f"from_local: rank {mesh.rank}'s tile is {'x'.join(map(str, a.shape))} "
+                    f"({a.ndim}-D), and {M.layout} of a {M.shape[0]}x{M.shape[1]} matrix gives "
+                    f"it {want[0]}x{want[1]} (its rows: global_rows(), its columns: "
+                    f"global_cols() of DistMatrix.empty with that shape and layout)")
+            dt = to_dtype(dtype if dtype is not None else
+                          (a.dtype if a.dtype.kind in "fc" else "float64"))
+            if a.dtype.kind == "c" and dt.kind != "c":
+                raise _native.InvalidArgument(f"from_local: a complex tile as {dt}")
+            return dt.name
+
+        dtname = same_everywhere(mesh, "from_local", check, lambda v: v)
+        if dtname != "float64":
+            M = cls.empty(mesh, M.shape, dtname, layout)
+        M.local[...] = np.asarray(local)
+        return M
+
+    def __matmul__(self, other):
+        """A @ B: gemm(A, B)'s C, in the layout the planner picks (output_layout). Collective."""
+        if not isinstance(other, DistMatrix):
+            return NotImplemented
+        from .ops import gemm  # ops imports this module
+
+        return gemm(self, other)[0]
 
     @property
     def local(self):

@@ -1,24 +1,32 @@
-"""shardmm.gemm, shardmm.dry_run, shardmm.output_layout and shardmm.plan."""
+"""shardmm.gemm, shardmm.matmul, shardmm.dry_run, shardmm.output_layout and shardmm.plan."""
 
 import re
 
+import numpy as np
 from mpi4py import MPI
 
 from . import _native
 from ._agree import agreed
 from .matrix import DistMatrix, to_dtype
+from .mesh import Mesh
 
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40,
+          "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40,
+          "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
 
 
 def to_bytes(limit):
-    """None, an int of bytes, or a string like "512M" / "2G" (K, M, G: powers of 1024)."""
+    """None, an int of bytes, or a string: "512M" / "2G" (K, M, G, T: powers of 1024, as
+    the launcher's --memory-limit), "512MiB" / "2GiB" (IEC, the same) or "500MB" / "2GB"
+    (SI: powers of 1000)."""
     if limit is None or (isinstance(limit, int) and not isinstance(limit, bool)):
         return limit
-    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([KMG]?)\s*", str(limit))
-    if not m:
-        raise _native.InvalidArgument(f"bad memory_limit {limit!r} (bytes, or e.g. 512M, 2G)")
-    return int(float(m.group(1)) * _UNITS[m.group(2)])
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([A-Za-z]*)\s*", str(limit))
+    unit = m.group(2).upper() if m else None
+    if unit not in _UNITS:
+        raise _native.InvalidArgument(
+            f"bad memory_limit {limit!r} (bytes, or e.g. 512M, 2G, 512MiB, 2GiB, 500MB, 2GB)")
+    return int(float(m.group(1)) * _UNITS[unit])
 
 
 def _matrix(x, name):
@@ -34,7 +42,7 @@ def _output(mesh, a, b, transa, transb, options):
     agreement makes a failure (e.g. a machine profile one rank cannot read) raise on every
     rank."""
     made = []  # this rank's matrix (the agreement passes only None around)
-    agreed(mesh.comm, "gemm",
+    agreed(mesh, "gemm",
            lambda: made.append(_native.output_matrix(a, b, transa, transb, options)))
     return DistMatrix(made[0], mesh)
 
@@ -68,6 +76,38 @@ def gemm(A, B, C=None, alpha=1, beta=0, transa="N", transb="N", algorithm="auto"
     c = _matrix(C, "C")
     report = _native.gemm(a, b, c, complex(alpha), complex(beta), transa, transb, options)
     return C, report
+
+
+_WORLD_MESH = []  # the default mesh of matmul (made once, by every rank's first call)
+
+
+def default_mesh():
+    """A near-square 2D mesh of MPI.COMM_WORLD, made on the first call and kept."""
+    if not _WORLD_MESH:
+        _WORLD_MESH.append(Mesh(MPI.COMM_WORLD))
+    return _WORLD_MESH[0]
+
+
+def _operand_dtype(x):
+    """NumPy's dtype of an operand as from_global takes it: integers (and bools) are float64."""
+    dt = np.asarray(x).dtype
+    return dt if dt.kind in "fc" else np.dtype("float64")
+
+
+def matmul(a, b, *, mesh=None, root=None, **options):
+    """a @ b for NumPy arrays (any 2-D array-likes) that every rank holds alike, computed over
+    the ranks of `mesh` (default: a near-square 2D mesh of MPI.COMM_WORLD, made once): each rank
+    keeps its tiles (DistMatrix.from_global, which checks that the ranks passed the same
+    values), gemm multiplies with the planner's choice, and the product comes back as a NumPy
+    array (Fortran order) on every rank (root=None) or on rank `root` only (None elsewhere).
+    The dtype is NumPy's for a @ b, integers becoming float64. options: gemm's (algorithm,
+    memory_limit, ...). Collective."""
+    mesh = default_mesh() if mesh is None else mesh
+    dtype = np.result_type(_operand_dtype(a), _operand_dtype(b))
+    A = DistMatrix.from_global(mesh, a, dtype=dtype)
+    B = DistMatrix.from_global(mesh, b, dtype=dtype)
+    C, _ = gemm(A, B, **options)
+    return C.gather(root)
 
 
 def dry_run(A, B, C=None, transa="N", transb="N", algorithm="auto", memory_limit=None,

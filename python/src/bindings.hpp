@@ -62,6 +62,10 @@ T to_scalar(const std::complex<double>& value, const char* what) {
   }
 }
 
+/// gemm's keyword options (a dict: algorithm, memory_limit, panel, ...) as Options; throws
+/// InvalidArgument naming a bad key or value.
+Options to_options(const py::dict& options);
+
 /// "float32", "float64", "complex64", "complex128".
 std::string numpy_name(Dtype dtype);
 
@@ -70,5 +74,6 @@ void bind_mesh(py::module_& m);
 void bind_matrix(py::module_& m);
 void bind_gemm(py::module_& m);
 void bind_io(py::module_& m);
+void bind_files(py::module_& m);
 
 }  // namespace shardmm::python

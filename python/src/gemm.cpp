@@ -84,6 +84,8 @@ void set_option(Options& o, const std::string& key, const py::handle& value) {
                           "fast_crossover)");
 }
 
+}  // namespace
+
 Options to_options(const py::dict& options) {
   Options o;
   for (const auto& [key, value] : options)
@@ -94,6 +96,8 @@ Options to_options(const py::dict& options) {
     throw InvalidArgument("gemm: fast_crossover " + std::to_string(o.fast_crossover) + " < 0");
   return o;
 }
+
+namespace {
 
 py::dict report_dict(const GemmReport& r) {
   py::dict seconds;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "shardmm/collective.hpp"
 #include "shardmm/version.hpp"
 
 namespace shardmm::python {
@@ -24,6 +25,20 @@ Mesh make_mesh(std::int64_t fortran_comm, const std::vector<std::string>& names,
   MPI_Comm comm = MPI_Comm_f2c(static_cast<MPI_Fint>(fortran_comm));
   const py::gil_scoped_release release;
   return {comm, std::move(shape)};
+}
+
+// Every rank's bytes, by rank: the package's agreements (python/shardmm/_agree.py), watched
+// by SHARDMM_WATCHDOG as library calls.
+py::list allgather(const Mesh& mesh, const py::bytes& mine, const std::string& name) {
+  std::string text = mine;
+  std::vector<std::string> all;
+  {
+    const py::gil_scoped_release release;
+    all = allgather_strings(mesh, text, name.c_str());
+  }
+  py::list out;
+  for (const std::string& s : all) out.append(py::bytes(s));
+  return out;
 }
 
 py::tuple parse_shape(const std::string& text) {
@@ -45,6 +60,8 @@ void bind_mesh(py::module_& m) {
       .def("__str__", [](const Mesh& mesh) { return mesh.shape().to_string(); });
   m.def("parse_mesh_shape", &parse_shape, py::arg("text"),
         "'x=2,y=3' or '2x3' -> (names, sizes); raises InvalidArgument.");
+  m.def("allgather", &allgather, py::arg("mesh"), py::arg("mine"), py::arg("name"),
+        "Every rank's bytes (a list by rank); collective, watched like a library call.");
   m.def("factor_near_square", &factor_near_square, py::arg("P"), py::arg("ndims"),
         "P as ndims near-equal factors, largest first.");
 }
@@ -60,6 +77,7 @@ PYBIND11_MODULE(_native, m) {
   sp::bind_matrix(m);
   sp::bind_gemm(m);
   sp::bind_io(m);
+  sp::bind_files(m);
   m.def("blas_threads", &shardmm::blas_threads, "OpenBLAS threads of this process's local GEMMs.");
   m.def("set_blas_threads", &shardmm::set_blas_threads, sp::py::arg("n"),
         "Sets OpenBLAS's thread count for this process.");

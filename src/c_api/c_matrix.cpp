@@ -7,6 +7,7 @@
 #include "c_api/c_api.hpp"
 #include "comm/agree.hpp"
 #include "shardmm/gemm.hpp"
+#include "trace/call.hpp"
 
 namespace shardmm::c_api {
 namespace {
@@ -99,7 +100,9 @@ void agreed_arguments(shardmm_matrix A, shardmm_matrix B, shardmm_matrix C, F&& 
           [](const auto& M) { return M.mesh().active() ? M.mesh().comm() : MPI_COMM_NULL; },
           X->matrix);
   if (comm == MPI_COMM_NULL) return check();
+  trace::Call call(comm, "shardmm_gemm");  // watched: a rank that never calls is named
   comm::agreed(comm, "gemm arguments", check);
+  call.done();
 }
 
 void copy_text(const std::string& text, char* out, std::size_t size) {

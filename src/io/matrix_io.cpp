@@ -198,6 +198,7 @@ void check_writable(const DistMatrix<T>& src, const char* who) {
 }  // namespace
 
 NpyHeader read_npy_header(const std::string& path, MPI_Comm comm) {
+  trace::Call call(comm, "read_header");  // inside read_npy: one of its phases
   NpyHeader h;
   std::string err;
   if (comm::comm_rank(comm) == 0) {

@@ -9,6 +9,7 @@
 #include "comm/mpi_check.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
+#include "trace/call.hpp"
 
 namespace shardmm {
 
@@ -118,6 +119,7 @@ void DistMatrix<T>::set_zero() {
 template <Scalar T>
 std::vector<T> DistMatrix<T>::gather(int root) const {
   if (!mesh_.active()) return {};
+  trace::Call call(mesh_.comm(), "gather");  // watched: a rank that does not come is named
   const int P = mesh_.size(), me = mesh_.rank();
   const MeshShape& shape = layout_.mesh();
   // Every contributing cell sends its whole tile (packed) to root.
@@ -155,6 +157,7 @@ std::vector<T> DistMatrix<T>::gather(int root) const {
 template <Scalar T>
 void DistMatrix<T>::scatter(const std::vector<T>& global, int root) {
   if (!mesh_.active()) return;
+  trace::Call call(mesh_.comm(), "scatter");  // watched: a rank that does not come is named
   const int P = mesh_.size(), me = mesh_.rank();
   const MeshShape& shape = layout_.mesh();
   std::vector<std::int64_t> sc(P, 0), sd(P, 0), rc(P, 0), rd(P, 0);

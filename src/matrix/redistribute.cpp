@@ -215,11 +215,16 @@ RedistStats redistribute(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, 
 template <Scalar T>
 DistMatrix<T> redistribute(const DistMatrix<T>& src, const Layout& layout, RedistStats* stats) {
   std::optional<DistMatrix<T>> dst;  // allocated on every rank before anything moves
-  if (src.mesh().active())
+  std::optional<trace::Call> call;   // watched from the first agreement on
+  if (src.mesh().active()) {
+    call.emplace(src.mesh().comm(), "redistribute");
     comm::agreed(src.mesh().comm(), "redistribute", [&] { dst.emplace(src.mesh(), layout); });
-  else dst.emplace(src.mesh(), layout);
+  } else {
+    dst.emplace(src.mesh(), layout);
+  }
   const RedistStats s = redistribute(src, *dst, T(1), T(0));
   if (stats) *stats = s;
+  if (call) call->done();
   return std::move(*dst);
 }
 

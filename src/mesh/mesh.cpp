@@ -1,5 +1,6 @@
 // Mesh: rank <-> coordinates and cached per-axis-group communicators.
-//   construction: MPI_Comm_dup (+ MPI_Comm_split when surplus ranks are idle);
+//   construction: MPI_Comm_dup (+ MPI_Comm_split when surplus ranks are idle; with
+//   SHARDMM_WATCHDOG, one broadcast of the watchdog's status directory);
 //   axis_comm(axes): MPI_Comm_split of the mesh communicator, colour = coordinates on the
 //   other axes, key = flattened coordinate over `axes` (first axis major).
 #include "shardmm/mesh.hpp"
@@ -13,6 +14,8 @@
 
 #include "comm/mpi_check.hpp"
 #include "shardmm/error.hpp"
+#include "trace/call.hpp"
+#include "trace/trace.hpp"
 
 namespace shardmm {
 
@@ -193,6 +196,7 @@ Mesh::Mesh(MPI_Comm comm, MeshShape shape, bool allow_idle) : state_(std::make_s
     SHARDMM_MPI(MPI_Comm_split_type(dup, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
     state_->spans_nodes = comm::comm_size(node) < comm::comm_size(dup);
     SHARDMM_MPI(MPI_Comm_free(&node));
+    trace::prepare_watch(dup);  // SHARDMM_WATCHDOG: its status directory, while all ranks are here
   }
 }
 
@@ -231,6 +235,8 @@ MPI_Comm Mesh::axis_comm(const std::vector<std::string>& axes) const {
       colour = colour * shape().sizes[a] + coords()[a];
   for (int a : idx) key = key * shape().sizes[a] + coords()[a];
   MPI_Comm sub = MPI_COMM_NULL;
+  trace::Span span("axis_comm", trace::Cat::Wait);  // every rank of the mesh must come
+  if (span.seen()) span.blocked("MPI_Comm_split", "the communicator of an axis group", comm());
   SHARDMM_MPI(MPI_Comm_split(state_->comm, colour, key, &sub));
   SHARDMM_MPI(MPI_Comm_set_errhandler(sub, MPI_ERRORS_RETURN));
   state_->axis_comms.emplace(idx, sub);

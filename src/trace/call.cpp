@@ -25,22 +25,36 @@ int world_rank() {
 }
 
 // Collective, once per communicator: rank 0 makes the status directory; all learn its path.
-void watch_dir(MPI_Comm comm, CommFacts& f) {
+// Watched already (with no directory to share yet): a rank that waits here for a rank that
+// never comes (an SPMD mistake) says so and, with :abort, ends the job.
+void watch_dir(MPI_Comm comm, CommFacts& f, const watchdog::Settings& watch, const char* call) {
+  watchdog::begin_call(watch, {"", world_rank(), comm::comm_rank(comm), f.world});
+  watchdog::push(call, Cat::Call, -1);
+  watchdog::push("status directory", Cat::Wait, -1);
+  watchdog::blocked("MPI_Bcast",
+                    "the watchdog's status directory from rank " + std::to_string(f.world.front()),
+                    f.world, {f.world.front()});
   std::string dir;
-  if (comm::comm_rank(comm) == 0) {
-    const char* base = std::getenv("SHARDMM_WATCHDOG_DIR");
-    if (base == nullptr || *base == '\0') base = std::getenv("TMPDIR");
-    if (base == nullptr || *base == '\0') base = "/tmp";
-    std::string templ = std::string(base) + "/shardmm-watchdog-XXXXXX";
-    if (::mkdtemp(templ.data()) != nullptr) {
-      dir = templ;
-      watchdog::own(dir);
+  try {
+    if (comm::comm_rank(comm) == 0) {
+      const char* base = std::getenv("SHARDMM_WATCHDOG_DIR");
+      if (base == nullptr || *base == '\0') base = std::getenv("TMPDIR");
+      if (base == nullptr || *base == '\0') base = "/tmp";
+      std::string templ = std::string(base) + "/shardmm-watchdog-XXXXXX";
+      if (::mkdtemp(templ.data()) != nullptr) {
+        dir = templ;
+        watchdog::own(dir);
+      }
     }
+    int len = static_cast<int>(dir.size());
+    SHARDMM_MPI(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
+    dir.resize(static_cast<std::size_t>(len));
+    SHARDMM_MPI(MPI_Bcast(dir.data(), len, MPI_CHAR, 0, comm));
+  } catch (...) {
+    watchdog::end_call();
+    throw;
   }
-  int len = static_cast<int>(dir.size());
-  SHARDMM_MPI(MPI_Bcast(&len, 1, MPI_INT, 0, comm));
-  dir.resize(static_cast<std::size_t>(len));
-  SHARDMM_MPI(MPI_Bcast(dir.data(), len, MPI_CHAR, 0, comm));
+  watchdog::end_call();
   if (dir.empty())
     throw IoError("SHARDMM_WATCHDOG: rank 0 cannot create a status directory (set "
                   "SHARDMM_WATCHDOG_DIR to a writable directory)");
@@ -53,6 +67,20 @@ std::string trace_file(const std::string& option) {
   if (!option.empty()) return option;
   const char* env = std::getenv("SHARDMM_TRACE");
   return env != nullptr ? env : "";
+}
+
+void prepare_watch(MPI_Comm comm) {
+  watchdog::Settings watch;
+  try {
+    watch = watchdog::settings();
+  } catch (const InvalidArgument&) {
+    return;  // the first Call throws it, on every rank
+  }
+  // Inside a call (a mesh made by gemm), whose watching this must not disturb: the mesh's
+  // own calls would be its phases anyway.
+  if (watch.seconds <= 0 || comm == MPI_COMM_NULL || g_depth > 0) return;
+  CommFacts& f = facts(comm);
+  if (f.watch_dir.empty()) watch_dir(comm, f, watch, "mesh");
 }
 
 Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option)
@@ -76,7 +104,7 @@ Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option
         recorder().clear();
       }
       if (watch.seconds > 0) {
-        if (f.watch_dir.empty()) watch_dir(comm, f);
+        if (f.watch_dir.empty()) watch_dir(comm, f, watch, name);
         watchdog::begin_call(watch, {f.watch_dir, world_rank(), comm::comm_rank(comm), f.world});
       }
       comm_ = comm;

@@ -47,4 +47,12 @@ class Call {
 /// The trace file a call with `option` (Options::trace) writes: it, else SHARDMM_TRACE.
 std::string trace_file(const std::string& option);
 
+/// Collective over `comm` (a new mesh's communicator, as every rank makes it): when
+/// SHARDMM_WATCHDOG is set, rank 0 chooses the status directory of the calls on `comm` now, so
+/// that a call some ranks never make (an SPMD mistake) is reported in full, rank 0 naming the
+/// ranks that did not arrive (chosen by the call, a rank waiting there for a missing rank 0
+/// can report only itself). A malformed
+/// SHARDMM_WATCHDOG is left for the first call to report. Nothing inside a call.
+void prepare_watch(MPI_Comm comm);
+
 }  // namespace shardmm::trace

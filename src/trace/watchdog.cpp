@@ -129,8 +129,25 @@ std::vector<Report> collect(const Scope& sc, double since, double patience) {
   }
 }
 
+// Before the process ends by _Exit (no destructors): the status directories this rank made,
+// for any communicator (a mesh's made when the mesh was, the world's by a call on it).
+void remove_owned() {
+  State& s = state();
+  const std::scoped_lock lock(s.m);
+  std::error_code ec;
+  for (const std::string& d : s.owned) fs::remove_all(d, ec);
+}
+
 void fire(const Report& mine, const Scope& sc, const Settings& set, double idle) {
   say(mine.rank, format_line(mine, idle));
+  if (sc.dir.empty()) {  // the status directory is not chosen yet: this rank's line is all
+    say(mine.rank, "no status files yet (the call's rank 0 chooses their directory): only this "
+                   "rank reports");
+    if (!set.abort) return;
+    say(mine.rank, "ending the job (SHARDMM_WATCHDOG=...:abort)");
+    remove_owned();
+    std::_Exit(kExitStatus);
+  }
   write_status(sc, mine);
   std::error_code ec;
   if (sc.rank == 0) {
@@ -140,12 +157,14 @@ void fire(const Report& mine, const Scope& sc, const Settings& set, double idle)
     if (!set.abort) return;
     say(mine.rank, "ending the job (SHARDMM_WATCHDOG=...:abort)");
     fs::remove_all(sc.dir, ec);
+    remove_owned();
     std::_Exit(kExitStatus);
   }
   if (!set.abort) return;
   // Rank 0 reports first: it removes this rank's file once read (within 5 s).
   for (int i = 0; i < 50 && fs::exists(status_file(sc, mine.rank), ec); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  remove_owned();
   std::_Exit(kExitStatus);
 }
 
