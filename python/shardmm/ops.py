@@ -1,7 +1,5 @@
 """shardmm.gemm, shardmm.matmul, shardmm.dry_run, shardmm.output_layout and shardmm.plan."""
 
-import re
-
 import numpy as np
 from mpi4py import MPI
 
@@ -10,23 +8,13 @@ from ._agree import agreed
 from .matrix import DistMatrix, to_dtype
 from .mesh import Mesh
 
-_UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40,
-          "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40,
-          "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
-
-
 def to_bytes(limit):
-    """None, an int of bytes, or a string: "512M" / "2G" (K, M, G, T: powers of 1024, as
-    the launcher's --memory-limit), "512MiB" / "2GiB" (IEC, the same) or "500MB" / "2GB"
-    (SI: powers of 1000)."""
+    """None, an int of bytes, or a string read as the launcher's --memory-limit reads it
+    (shardmm::parse_bytes): "512M" / "2G" / "512MiB" (powers of 1024) or "500MB" / "2GB"
+    (powers of 1000)."""
     if limit is None or (isinstance(limit, int) and not isinstance(limit, bool)):
         return limit
-    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([A-Za-z]*)\s*", str(limit))
-    unit = m.group(2).upper() if m else None
-    if unit not in _UNITS:
-        raise _native.InvalidArgument(
-            f"bad memory_limit {limit!r} (bytes, or e.g. 512M, 2G, 512MiB, 2GiB, 500MB, 2GB)")
-    return int(float(m.group(1)) * _UNITS[unit])
+    return _native.parse_bytes(str(limit))
 
 
 def _matrix(x, name):

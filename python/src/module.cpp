@@ -13,6 +13,8 @@
 
 #include "bindings.hpp"
 #include "shardmm/collective.hpp"
+#include "shardmm/plan.hpp"
+#include "shardmm/runtime.hpp"
 #include "shardmm/version.hpp"
 
 namespace shardmm::python {
@@ -78,7 +80,11 @@ PYBIND11_MODULE(_native, m) {
   sp::bind_gemm(m);
   sp::bind_io(m);
   sp::bind_files(m);
-  m.def("blas_threads", &shardmm::blas_threads, "OpenBLAS threads of this process's local GEMMs.");
+  m.def("blas_threads", &shardmm::blas_threads, "The BLAS's threads for this process's local GEMMs.");
   m.def("set_blas_threads", &shardmm::set_blas_threads, sp::py::arg("n"),
-        "Sets OpenBLAS's thread count for this process.");
+        "Sets the BLAS's thread count for this process (OpenBLAS, BLIS, MKL).");
+  m.def("blas_vendor", &shardmm::blas_vendor, "The BLAS the library runs on, by its own account.");
+  m.def(
+      "parse_bytes", [](const std::string& text) { return shardmm::parse_bytes(text); },
+      sp::py::arg("text"), "A byte count as --memory-limit reads one (512M, 4MB, 4MiB).");
 }
