@@ -80,7 +80,8 @@ PYBIND11_MODULE(_native, m) {
   sp::bind_gemm(m);
   sp::bind_io(m);
   sp::bind_files(m);
-  m.def("blas_threads", &shardmm::blas_threads, "The BLAS's threads for this process's local GEMMs.");
+  m.def("blas_threads", &shardmm::blas_threads,
+        "The BLAS's threads for this process's local GEMMs.");
   m.def("set_blas_threads", &shardmm::set_blas_threads, sp::py::arg("n"),
         "Sets the BLAS's thread count for this process (OpenBLAS, BLIS, MKL).");
   m.def("blas_vendor", &shardmm::blas_vendor, "The BLAS the library runs on, by its own account.");

@@ -73,7 +73,7 @@ void kernel(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, const T* A
   const auto ta = to_cblas(opA), tb = to_cblas(opB);
   const blas_int M = checked(m), N = checked(n), K = checked(k);
   const blas_int LDA = checked(std::max<index_t>(lda, 1)), LDB = checked(std::max<index_t>(ldb, 1)),
-                LDC = checked(std::max<index_t>(ldc, 1));
+                 LDC = checked(std::max<index_t>(ldc, 1));
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasColMajor, ta, tb, M, N, K, alpha, A, LDA, B, LDB, beta, C, LDC);
   else if constexpr (std::is_same_v<T, double>)

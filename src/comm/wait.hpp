@@ -17,9 +17,10 @@ namespace shardmm::comm {
 enum class WaitMode { Spin, Sleep };
 
 /// SHARDMM_WAIT: `spin`, `sleep`, or `auto` (also when unset or empty): sleep when the launcher
-/// says this node runs more ranks (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS, MV2_COMM_WORLD_LOCAL_SIZE) than there are
-/// CPUs this process may run on, else spin. Read at every top-level library call (trace::Call);
-/// any other value throws InvalidArgument there, on every rank alike.
+/// says this node runs more ranks (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS,
+/// MV2_COMM_WORLD_LOCAL_SIZE) than there are CPUs this process may run on, else spin. Read at every
+/// top-level library call (trace::Call); any other value throws InvalidArgument there, on every
+/// rank alike.
 void read_wait_setting();
 [[nodiscard]] WaitMode wait_mode();
 
