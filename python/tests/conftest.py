@@ -3,13 +3,25 @@ tests are collective). A test that fails on any rank prints its report to stderr
 MPI.COMM_WORLD, so the job ends with a non-zero status at once instead of leaving the other
 ranks waiting in a collective. Only rank 0 prints pytest's progress and summary."""
 
+import shutil
 import sys
+import tempfile
 
 import pytest
 from mpi4py import MPI
 
 WORLD = MPI.COMM_WORLD
 P = WORLD.Get_size()
+
+
+@pytest.fixture(scope="module")
+def shared_dir():
+    """One directory every rank sees (rank 0 makes it)."""
+    path = WORLD.bcast(tempfile.mkdtemp(prefix="shardmm-py-") if WORLD.Get_rank() == 0 else None)
+    yield path
+    WORLD.Barrier()
+    if WORLD.Get_rank() == 0:
+        shutil.rmtree(path)
 
 
 @pytest.hookimpl(trylast=True)

@@ -1,24 +1,12 @@
 """The collective .npy and raw readers and writers against NumPy's own files."""
 
 import os
-import shutil
-import tempfile
 
 import numpy as np
 import pytest
 from helpers import WORLD, meshes, values
 
 import shardmm
-
-
-@pytest.fixture(scope="module")
-def shared_dir():
-    """One directory every rank sees (rank 0 makes it)."""
-    path = WORLD.bcast(tempfile.mkdtemp(prefix="shardmm-py-") if WORLD.Get_rank() == 0 else None)
-    yield path
-    WORLD.Barrier()
-    if WORLD.Get_rank() == 0:
-        shutil.rmtree(path)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "complex128"])

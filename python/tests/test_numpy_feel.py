@@ -2,8 +2,6 @@
 shardmm.multiply_files, read_npy of integer files, write_npy's C order, byte units."""
 
 import os
-import shutil
-import tempfile
 
 import numpy as np
 import pytest
@@ -11,16 +9,6 @@ from helpers import P, WORLD, assert_close, meshes, same_on_every_rank, values
 
 import shardmm
 from shardmm.ops import to_bytes
-
-
-@pytest.fixture(scope="module")
-def shared_dir():
-    """One directory every rank sees (rank 0 makes it)."""
-    path = WORLD.bcast(tempfile.mkdtemp(prefix="shardmm-py-") if WORLD.Get_rank() == 0 else None)
-    yield path
-    WORLD.Barrier()
-    if WORLD.Get_rank() == 0:
-        shutil.rmtree(path)
 
 
 def saved(shared_dir, name, array):
