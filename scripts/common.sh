@@ -30,8 +30,10 @@ configure_and_build() {
   local launcher=()
   if [ "${SHARDMM_CCACHE:-1}" != 0 ] && command -v ccache >/dev/null; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-    # the tests' precompiled header (cmake/ShardmmTesting.cmake) is cacheable only so
+    # the tests' precompiled header (cmake/ShardmmTesting.cmake) is cacheable only so; paths
+    # below the checkout count relative to it, so another clone or build folder hits too
     export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+    export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
   else
     launcher=(-UCMAKE_C_COMPILER_LAUNCHER -UCMAKE_CXX_COMPILER_LAUNCHER)
   fi

@@ -23,7 +23,7 @@ std::string printed(bool terminal, F&& write) {
     write(line);
   }
   std::string out(static_cast<std::size_t>(std::ftell(f)), '\0');
-  std::rewind(f);
+  EXPECT_EQ(std::fseek(f, 0, SEEK_SET), 0);
   out.resize(std::fread(out.data(), 1, out.size(), f));
   (void)std::fclose(f);
   return out;
