@@ -116,8 +116,8 @@ if(SHARDMM_SCALAPACK_LIBRARY)
     INTERFACE_LINK_LIBRARIES "${SHARDMM_SCALAPACK_LIBRARY};${SHARDMM_BLAS_LIBRARIES};MPI::MPI_C")
   set(_shardmm_scalapack_said "${SHARDMM_SCALAPACK_LIBRARY}")
 else()
-  set(_shardmm_scalapack_said "none (SHARDMM_SCALAPACK=${SHARDMM_SCALAPACK}): the drop-in, "
-    "--algo scalapack and the ScaLAPACK tests are left out")
+  string(CONCAT _shardmm_scalapack_said "none (SHARDMM_SCALAPACK=${SHARDMM_SCALAPACK}): the "
+    "drop-in, --algo scalapack and the ScaLAPACK tests are left out")
 endif()
 
 message(STATUS "shardmm: MPI ${MPI_CXX_VERSION} standard, ${_shardmm_mpi_version}, mpiexec ${MPIEXEC_EXECUTABLE}")

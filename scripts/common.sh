@@ -3,6 +3,7 @@
 # the argument helpers every script answers --help and rejects unknown options with.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SHARDMM_BUILD_DIR:-$ROOT/build}"
+SCRIPT_ARGS=("$@")  # the sourcing script's arguments: what a failed step says to run again
 JOBS="${SHARDMM_JOBS:-$(nproc)}"
 # Open MPI's mpirun needs --oversubscribe for more ranks than cores and, as root,
 # --allow-run-as-root; MPICH's (Hydra) needs neither and rejects both. Set again by
@@ -23,7 +24,8 @@ export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 BUILD_TARGETS=()
 configure_and_build() {
   mkdir -p "$BUILD_DIR"
-  local log="$BUILD_DIR/build.log" retry="scripts/${0##*/} (the whole log: $BUILD_DIR/build.log)"
+  local log="$BUILD_DIR/build.log"
+  local retry="scripts/${0##*/}${SCRIPT_ARGS[*]:+ ${SCRIPT_ARGS[*]}} (the whole log: $log)"
   : >"$log"
   # ccache, where installed (scripts/setup-deps test), keeps compiled objects across build
   # folders and clones: a rebuild of unchanged sources is a cache hit. SHARDMM_CCACHE=0: off.

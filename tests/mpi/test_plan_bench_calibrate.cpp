@@ -152,7 +152,9 @@ TEST(Bench, ScalapackColumnSaysTheBuildHasNone) {
   const int rc = returns([&cfg] { return cli::run_bench(cfg); });
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(rc, 0);
-  if (world_rank() == 0) EXPECT_NE(out.find("built without ScaLAPACK"), std::string::npos) << out;
+  if (world_rank() == 0) {
+    EXPECT_NE(out.find("built without ScaLAPACK"), std::string::npos) << out;
+  }
 }
 #endif
 
