@@ -144,6 +144,8 @@ void gemm(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, const T* A, 
   kernel(opA, opB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+const void* kernel_address() { return reinterpret_cast<const void*>(&cblas_dgemm); }
+
 template <Scalar T>
 void scale(index_t m, index_t n, T beta, T* C, index_t ldc) {
   if (beta == T(1)) return;

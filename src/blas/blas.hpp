@@ -70,6 +70,10 @@ std::int64_t progress_polls();
 int num_threads();
 /// Sets them (OpenBLAS, BLIS, MKL; nothing for another BLAS).
 void set_num_threads(int n);
+/// Where the library's cblas_dgemm is (threads.cpp asks the loader which library that is: the
+/// BLAS the GEMMs run on, whatever other BLAS a dependency such as ScaLAPACK loads beside it).
+const void* kernel_address();
+
 /// The BLAS's own name and version (OpenBLAS's configuration string, "BLIS 0.9.0", MKL's
 /// version string), or "unknown BLAS (no thread control)".
 std::string vendor();

@@ -8,6 +8,11 @@
 #include "shardmm/error.hpp"
 #include "shardmm/runtime.hpp"
 
+#if SHARDMM_TEST_WITH_SCALAPACK
+extern "C" int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc,
+                       const int* nprocs);
+#endif
+
 namespace {
 
 // What blas_vendor() starts with for the BLAS the build was configured with.
@@ -27,6 +32,15 @@ TEST(BlasVendor, IsTheConfiguredOne) {
     EXPECT_NE(name.find(want), std::string::npos) << name << " for " << SHARDMM_TEST_BLAS_VENDOR;
   }
 }
+
+#if SHARDMM_TEST_WITH_SCALAPACK
+// ScaLAPACK is loaded (a call keeps it among the program's libraries), and with it the
+// system's BLAS: the vendor named is still the configured one (the previous test).
+TEST(BlasVendor, ScalapackIsLoadedBeside) {
+  const int n = 10, nb = 3, me = 0, src = 0, procs = 2;
+  EXPECT_EQ(numroc_(&n, &nb, &me, &src, &procs), 6);  // blocks 0 and 2, and the last row
+}
+#endif
 
 TEST(BlasVendor, ThreadCountIsControlled) {
   if (expected_name().empty()) {
