@@ -47,8 +47,7 @@ Vendor vendor_of_kernel() {
       return Vendor::OpenBLAS;
     if (lib.find("blis") != std::string::npos && bli_thread_get_num_threads != nullptr)
       return Vendor::Blis;
-    if (lib.find("mkl") != std::string::npos && MKL_Get_Max_Threads != nullptr)
-      return Vendor::Mkl;
+    if (lib.find("mkl") != std::string::npos && MKL_Get_Max_Threads != nullptr) return Vendor::Mkl;
     return Vendor::Other;
   }();
   return v;
