@@ -190,10 +190,6 @@ void write_output(const MultiplyConfig& cfg, const Product& p, const DistMatrix<
   });
 }
 
-double mib(double elements, std::size_t size) {
-  return elements * static_cast<double>(size) / 1048576.0;
-}
-
 // Rank 0's account of the in-core run, as the out-of-core path gives one: the files read and
 // written with their times, and every rank's peak resident memory (collective: every rank
 // calls it).
@@ -226,10 +222,11 @@ int multiply_typed(const MultiplyConfig& cfg, const Product& p, const Options& o
   DistMatrix<T> Y(mesh, layout(p.layout2, p.s2.rows, p.s2.cols));
   DistMatrix<T> C(mesh, layout(cfg.layout_c, p.m, p.n));
   InCoreTimes t;
-  t.read_mib = mib(double(p.s1.rows) * double(p.s1.cols) + double(p.s2.rows) * double(p.s2.cols) +
-                       (cfg.c_in.empty() ? 0.0 : double(p.m) * double(p.n)),
-                   sizeof(T));
-  t.write_mib = mib(double(p.m) * double(p.n), sizeof(T));
+  const double elements = double(p.s1.rows) * double(p.s1.cols) +
+                          double(p.s2.rows) * double(p.s2.cols) +
+                          (cfg.c_in.empty() ? 0.0 : double(p.m) * double(p.n));
+  t.read_mib = mib(elements * sizeof(T));
+  t.write_mib = mib(double(p.m) * double(p.n) * sizeof(T));
   stage("reading " + p.first + ", " + p.second + (cfg.c_in.empty() ? "" : ", " + cfg.c_in));
   double t0 = MPI_Wtime();
   read_into(cfg, p.first, cfg.offset_a, X);  // raw operands are 2-D: first is A, second B

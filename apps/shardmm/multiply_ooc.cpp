@@ -54,22 +54,16 @@ void show_progress(index_t done, index_t total, void* user) {
   if (done == total) p.line.finish();
 }
 
-double mib(std::int64_t b) { return static_cast<double>(b) / 1048576.0; }
-
 // Rank 0 prints the run: path, plan, bytes, I/O wait vs compute, and every rank's VmHWM.
 void report(const FileGemmReport& r, const MultiplyConfig& cfg) {
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  std::vector<long long> rss(static_cast<std::size_t>(ranks));
-  const long long mine = r.peak_rss;
-  MPI_Gather(&mine, 1, MPI_LONG_LONG, rss.data(), 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-  if (rank != 0 || cfg.quiet) return;
+  const std::vector<long long> rss = gather_on_root(r.peak_rss);
+  if (rss.empty() || cfg.quiet) return;  // rank 0 alone holds the gathered values
   std::printf("wrote %s: %lldx%lld %s out of core (%s) in %.3f s\n", cfg.output.c_str(),
               static_cast<long long>(r.plan.m), static_cast<long long>(r.plan.n), cfg.io.c_str(),
               r.plan.to_string().c_str(), r.seconds);
   std::printf("rank 0: read %.1f MiB, wrote %.1f MiB, I/O wait %.3f s, compute %.3f s\n",
-              mib(r.bytes_read), mib(r.bytes_written), r.io_wait_seconds, r.compute_seconds);
+              mib(double(r.bytes_read)), mib(double(r.bytes_written)), r.io_wait_seconds,
+              r.compute_seconds);
   std::printf("%s\n", peak_rss_line(rss).c_str());
 }
 
@@ -114,7 +108,7 @@ void print_out_of_core_plan(index_t m, index_t n, index_t k, Dtype dtype, int ra
   std::printf("\nmemory: %s\n", p.out_of_core ? "out of core" : "in core");
   std::printf("  %s\n", p.to_string().c_str());
   std::printf("  per rank: read %.1f MiB, write %.1f MiB; passes over A %d, over B %d\n",
-              mib(p.bytes_read), mib(p.bytes_written), p.passes_a, p.passes_b);
+              mib(double(p.bytes_read)), mib(double(p.bytes_written)), p.passes_a, p.passes_b);
   std::printf("  predicted %.3g s at %.3g GB/s disk (%s)\n",
               predict_out_of_core_seconds(p, dtype, profile), profile.disk_bytes_per_s * 1e-9,
               profile.source.c_str());

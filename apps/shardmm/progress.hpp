@@ -65,9 +65,11 @@ class ProgressLine {
 
 /// Collective over MPI_COMM_WORLD: every rank's peak resident memory so far (getrusage's
 /// ru_maxrss, the kernel's VmHWM) in bytes, on rank 0 (empty elsewhere).
-inline std::vector<long long> peak_rss_per_rank() {
-  rusage ru{};
-  const long long mine = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss * 1024LL : 0;
+/// Bytes in MiB, for the reports.
+inline double mib(double bytes) { return bytes / 1048576.0; }
+
+/// Every rank's `mine`, gathered on rank 0 of MPI_COMM_WORLD (empty elsewhere).
+inline std::vector<long long> gather_on_root(long long mine) {
   int rank = 0, ranks = 1;
   SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &ranks));
@@ -77,12 +79,17 @@ inline std::vector<long long> peak_rss_per_rank() {
   return all;
 }
 
-/// "peak RSS per rank (MiB): 31.2 30.9" for peak_rss_per_rank()'s result.
+/// Every rank's peak resident memory in bytes (getrusage), on rank 0.
+inline std::vector<long long> peak_rss_per_rank() {
+  rusage ru{};
+  return gather_on_root(getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss * 1024LL : 0);
+}
+
 inline std::string peak_rss_line(const std::vector<long long>& bytes) {
   std::string s = "peak RSS per rank (MiB):";
   char buf[32];
   for (const long long b : bytes) {
-    (void)std::snprintf(buf, sizeof buf, " %.1f", static_cast<double>(b) / 1048576.0);
+    (void)std::snprintf(buf, sizeof buf, " %.1f", mib(static_cast<double>(b)));
     s += buf;
   }
   return s;
