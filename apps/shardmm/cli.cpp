@@ -191,8 +191,10 @@ void add_multiply(CLI::App& app, MultiplyConfig& c) {
   p->add_flag("--fortran-order,!--c-order", c.fortran_out, "npy output order (default Fortran)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   p->add_flag("--quiet", c.quiet, "print nothing");
-  p->add_option("--io", c.io, "out of core: read panels with mpiio (collective) or mmap")
-      ->check(CLI::IsMember({"mpiio", "mmap"}));
+  p->add_option("--io", c.io,
+                "streamed: read panels with posix (pread/pwrite threads), mpiio (collective) "
+                "or mmap")
+      ->check(CLI::IsMember({"posix", "mpiio", "mmap"}));
   p->add_flag("--out-of-core", c.out_of_core, "stream from the files even when they fit");
   p->add_flag("--progress", c.progress,
               "stages (in core) or blocks done and an ETA (out of core) on stderr: redrawn on "

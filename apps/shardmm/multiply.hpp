@@ -38,7 +38,7 @@ struct MultiplyConfig {
   std::string trace;         ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)
   // Out of core (docs/OUT_OF_CORE.md): with a memory limit, a product that does not fit runs
   // streamed from the files.
-  std::string io = "mpiio";  ///< how the out-of-core path reads: mpiio | mmap
+  std::string io = "posix";  ///< how the streamed path reads: posix | mpiio | mmap
   bool out_of_core = false;  ///< --out-of-core: stream even when everything fits
   bool progress = false;     ///< --progress: stages, or blocks done and an ETA, on stderr
 };

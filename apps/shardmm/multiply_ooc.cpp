@@ -1,8 +1,10 @@
-// multiply's out-of-core run: with a memory limit (--memory-limit or SHARDMM_MEMORY_LIMIT) the
-// library plans the product; when it does not fit, gemm_files streams it from the files and
-// this prints which path ran, bytes read and written, I/O wait vs compute and each rank's peak
-// resident memory. --progress shows blocks done and an ETA on stderr (a line per tenth of
-// the blocks when stderr is not a terminal).
+// multiply's streamed run: a 2-D product with Auto and the default layouts, or any product
+// that does not fit the memory limit (--memory-limit or SHARDMM_MEMORY_LIMIT), goes to
+// gemm_files, which streams it from the files: reads, GEMMs and writes overlap. This prints
+// which path ran, the bytes read and written, where each rank's time went (open, read wait,
+// GEMM, write wait, agreement, sync, rename) and each rank's peak resident memory.
+// --progress shows blocks done, MB/s read and written and an ETA on stderr (a line per tenth
+// of the blocks when stderr is not a terminal).
 #include <fcntl.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -39,32 +41,46 @@ struct Progress {
   ProgressLine line;
 };
 
-void show_progress(index_t done, index_t total, void* user) {
+void show_progress(const FileGemmProgress& g, void* user) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   auto& p = *static_cast<Progress*>(user);
-  if (rank != 0 || !p.line.due(done, total)) return;
-  const double s = std::chrono::duration<double>(Clock::now() - p.t0).count();
-  const double eta =
-      done > 0 ? s * static_cast<double>(total - done) / static_cast<double>(done) : 0;
-  char text[128];
-  (void)std::snprintf(text, sizeof text, "out-of-core: %lld/%lld blocks, %.1f s, ETA %.1f s",
-                      static_cast<long long>(done), static_cast<long long>(total), s, eta);
+  if (rank != 0 || !p.line.due(g.blocks_done, g.blocks_total)) return;
+  const double s = std::max(g.seconds, 1e-9);
+  const double eta = g.blocks_done > 0 ? s * static_cast<double>(g.blocks_total - g.blocks_done) /
+                                             static_cast<double>(g.blocks_done)
+                                       : 0;
+  char text[192];
+  (void)std::snprintf(text, sizeof text,
+                      "streamed: %lld/%lld blocks, read %.0f MB/s, written %.0f MB/s (rank 0), "
+                      "%.1f s, ETA %.1f s",
+                      static_cast<long long>(g.blocks_done), static_cast<long long>(g.blocks_total),
+                      double(g.bytes_read) / s * 1e-6, double(g.bytes_written) / s * 1e-6, s, eta);
   p.line.update(text);
-  if (done == total) p.line.finish();
+  if (g.blocks_done == g.blocks_total) p.line.finish();
 }
 
-// Rank 0 prints the run: path, plan, bytes, I/O wait vs compute, and every rank's VmHWM.
+// Rank 0 prints the run: path, plan, bytes, where the time went, and every rank's VmHWM.
 void report(const FileGemmReport& r, const MultiplyConfig& cfg) {
   const std::vector<long long> rss = gather_on_root(r.peak_rss);
   if (rss.empty() || cfg.quiet) return;  // rank 0 alone holds the gathered values
-  std::printf("wrote %s: %lldx%lld %s out of core (%s) in %.3f s\n", cfg.output.c_str(),
+  std::printf("wrote %s: %lldx%lld %s %s (%s) in %.3f s\n", cfg.output.c_str(),
               static_cast<long long>(r.plan.m), static_cast<long long>(r.plan.n), cfg.io.c_str(),
-              r.plan.to_string().c_str(), r.seconds);
-  std::printf("rank 0: read %.1f MiB, wrote %.1f MiB, I/O wait %.3f s, compute %.3f s\n",
-              mib(double(r.bytes_read)), mib(double(r.bytes_written)), r.io_wait_seconds,
-              r.compute_seconds);
+              r.plan.out_of_core ? "out of core" : "in core", r.plan.to_string().c_str(),
+              r.seconds);
+  std::printf("rank 0: read %.1f MiB, wrote %.1f MiB; %.3f s = open %.3f + read wait %.3f + "
+              "GEMM %.3f + write wait %.3f + agree %.3f + sync %.3f + rename %.3f + other %.3f\n",
+              mib(double(r.bytes_read)), mib(double(r.bytes_written)), r.seconds, r.open_seconds,
+              r.read_wait_seconds, r.compute_seconds, r.write_wait_seconds, r.agree_seconds,
+              r.sync_seconds, r.rename_seconds, r.other_seconds);
   std::printf("%s\n", peak_rss_line(rss).c_str());
+}
+
+// Streamed without a budget: Auto on the default layouts and grid (what else was asked for
+// runs on the layouts, in core).
+bool streams_in_core(const MultiplyConfig& cfg) {
+  return cfg.algo == "auto" && cfg.layout_a.empty() && cfg.layout_b.empty() &&
+         cfg.layout_c.empty() && cfg.grid.empty();
 }
 
 }  // namespace
@@ -73,7 +89,7 @@ bool run_multiply_out_of_core(const MultiplyConfig& cfg) {
   const Options o = algo_options(cfg, cfg.algo);
   PlanRequest q;
   q.memory_limit = o.memory_limit;
-  if (memory_limit(q) == 0 && !cfg.out_of_core) return false;  // no budget: the ordinary path
+  if (memory_limit(q) == 0 && !cfg.out_of_core && !streams_in_core(cfg)) return false;
   const MatrixFile a =
       describe_file(operand(cfg, cfg.a, cfg.shape_a, cfg.offset_a), MPI_COMM_WORLD);
   const MatrixFile b =
@@ -84,7 +100,7 @@ bool run_multiply_out_of_core(const MultiplyConfig& cfg) {
   const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
   const bool fortran = cfg.format == "raw" ? cfg.order == "F" : cfg.fortran_out;
   const OocPlan plan = plan_files(MPI_COMM_WORLD, opA, a, opB, b, c0, fortran, o, cfg.out_of_core);
-  if (!plan.out_of_core) return false;
+  if (!plan.out_of_core && !streams_in_core(cfg)) return false;
   MatrixFile out = cfg.format == "raw" ? MatrixFile::raw_file(cfg.output, a.dtype, 0, 0, fortran)
                                        : MatrixFile::npy(cfg.output);
   out.fortran_order = fortran;

@@ -18,13 +18,18 @@
 
 namespace shardmm {
 
-/// How the out-of-core path reads panels: collective MPI-IO (MPI_File_iread_at_all through a
-/// subarray file view; the default, what parallel file systems want) or mmap (each rank maps
-/// only the byte span of the panel it reads, with madvise hints, copied by a reader thread).
-enum class IoMethod { MpiIo, Mmap };
+/// How the streamed path reads panels (the result is written behind the compute either way):
+///  - Posix (the default): a reader thread preads each panel's runs into its buffer and a
+///    writer thread pwrites each finished block; neither blocks the GEMM;
+///  - MpiIo: collective MPI-IO (MPI_File_iread_at_all through a subarray file view), what
+///    parallel file systems with collective buffering want; Open MPI completes these reads
+///    inside the call, so they do not overlap the GEMM;
+///  - Mmap: each rank maps only the byte span of the panel it reads (madvise hints), copied
+///    by a reader thread; C's blocks are computed in place in the mapped output.
+enum class IoMethod { Posix, MpiIo, Mmap };
 
 std::string to_string(IoMethod io);
-IoMethod parse_io_method(std::string_view text);  ///< "mpiio" | "mmap"
+IoMethod parse_io_method(std::string_view text);  ///< "posix" | "mpiio" | "mmap"
 
 /// A matrix in a file. An .npy file's header gives dtype, shape and order (the fields are
 /// filled in by describe_file); a raw file is `data_offset` bytes that are skipped (another
@@ -60,27 +65,49 @@ struct OocPlan {
   int ranks = 1;
   index_t bm = 0, bn = 0, kb = 0;  ///< C block rows x cols, k-panel width (out of core)
   index_t blocks = 0;              ///< C blocks in all, dealt round-robin to the ranks
-  int passes_a = 0, passes_b = 0;  ///< times op(A) / op(B) is read whole
+  /// The predicted wall time of the streamed run on the busiest rank and its parts: the
+  /// GEMMs (at the panel width's efficiency) plus the copies that share their cores, the disk
+  /// time of every byte read and written (overlapped with the GEMMs: the run takes the larger),
+  /// and what cannot overlap (the first panels' read, the last block's write and sync).
+  double predicted_seconds = 0, predicted_compute = 0, predicted_disk = 0, predicted_edges = 0;
+  int passes_a = 0, passes_b = 0;                  ///< times op(A) / op(B) is read whole
   std::int64_t bytes_read = 0, bytes_written = 0;  ///< by the busiest rank
   std::string to_string() const;
 };
 
-/// What ran.
+/// What ran. The seconds of this rank: `seconds` is the whole call, split into its parts
+/// (their sum is `seconds`; `other_seconds` is what no part claims: setup, planning, buffers).
 struct FileGemmReport {
   OocPlan plan;
-  double seconds = 0, io_wait_seconds = 0, compute_seconds = 0;  ///< this rank
-  std::int64_t bytes_read = 0, bytes_written = 0;                ///< this rank
-  std::int64_t peak_rss = 0;                                     ///< this rank (VmHWM), bytes
+  double seconds = 0;
+  double open_seconds = 0;        ///< describing and opening the files, the output's reservation
+  double read_wait_seconds = 0;   ///< waiting for panels and C0 blocks not yet read
+  double compute_seconds = 0;     ///< the local GEMMs (and C0's scaling)
+  double write_wait_seconds = 0;  ///< waiting for block writes not yet done
+  double agree_seconds = 0;       ///< at each block's error agreement: waiting for other ranks
+  double sync_seconds = 0;        ///< the durability step: sync (fsync) before the rename
+  double rename_seconds = 0;      ///< closing, checking the size, renaming, agreeing on it
+  double other_seconds = 0;
+  double io_wait_seconds = 0;                      ///< read_wait_seconds + write_wait_seconds
+  std::int64_t bytes_read = 0, bytes_written = 0;  ///< this rank
+  std::int64_t peak_rss = 0;                       ///< this rank (VmHWM), bytes
+};
+
+/// Progress of a streamed product, as seen by the rank that reports it.
+struct FileGemmProgress {
+  index_t blocks_done = 0, blocks_total = 0;       ///< C blocks, all ranks
+  std::int64_t bytes_read = 0, bytes_written = 0;  ///< this rank so far
+  double seconds = 0;                              ///< since the call started
 };
 
 /// The settings of gemm_files besides Options.
 struct FileGemmSettings {
-  IoMethod io = IoMethod::MpiIo;
+  IoMethod io = IoMethod::Posix;
   /// Run the out-of-core path even when everything fits (testing, benchmarks).
   bool force_out_of_core = false;
-  /// Called on every rank after each slot of C blocks (one per rank) is written, with (blocks
-  /// done, blocks in all); it may communicate on the gemm's communicator (all ranks call it).
-  void (*progress)(index_t done, index_t total, void* user) = nullptr;
+  /// Called on every rank after each slot of C blocks (one per rank) is handed to the writer;
+  /// it may communicate on the gemm's communicator (all ranks call it at the same step).
+  void (*progress)(const FileGemmProgress& progress, void* user) = nullptr;
   void* progress_user = nullptr;
 };
 

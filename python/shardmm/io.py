@@ -89,14 +89,14 @@ def write_raw(path, M, order="F"):
 
 
 def multiply_files(a, b, out, *, mesh=None, c0=None, alpha=1, beta=None, transa="N",
-                   transb="N", order="C", memory_limit=None, io="mpiio", out_of_core=False,
+                   transb="N", order="C", memory_limit=None, io="posix", out_of_core=False,
                    **options):
     """out <- alpha op(a) op(b) + beta c0 for .npy files a, b (and c0), written to the .npy
     file `out` in `order` ("C" or "F"): the launcher's `shardmm multiply` from Python
     (docs/OUT_OF_CORE.md). Under a per-rank budget (memory_limit: bytes, or "512M", "2GiB";
     else SHARDMM_MEMORY_LIMIT) the operands stream from the files in panels when they do not
     fit; otherwise the in-core path runs. No rank holds a whole matrix. beta defaults to 1 with
-    c0, else 0. io: "mpiio" or "mmap" (how panels are read); out_of_core: stream even when
+    c0, else 0. io: "posix", "mpiio" or "mmap" (how panels are read); out_of_core: stream even when
     everything fits. options: gemm's (algorithm, ...). mesh: whose ranks run it (default:
     every rank of MPI.COMM_WORLD). Returns this rank's report: a dict (plan: the schedule's
     fields and its text; seconds, io_wait_seconds, compute_seconds, bytes_read, bytes_written,

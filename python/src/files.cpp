@@ -25,6 +25,7 @@ py::dict plan_dict(const OocPlan& p) {
   d["bytes_read"] = p.bytes_read;
   d["bytes_written"] = p.bytes_written;
   d["text"] = p.to_string();
+  d["predicted_seconds"] = p.predicted_seconds;
   return d;
 }
 
@@ -33,6 +34,13 @@ py::dict report_dict(const FileGemmReport& r) {
   d["plan"] = plan_dict(r.plan);
   d["seconds"] = r.seconds;
   d["io_wait_seconds"] = r.io_wait_seconds;
+  d["open_seconds"] = r.open_seconds;
+  d["read_wait_seconds"] = r.read_wait_seconds;
+  d["write_wait_seconds"] = r.write_wait_seconds;
+  d["agree_seconds"] = r.agree_seconds;
+  d["sync_seconds"] = r.sync_seconds;
+  d["rename_seconds"] = r.rename_seconds;
+  d["other_seconds"] = r.other_seconds;
   d["compute_seconds"] = r.compute_seconds;
   d["bytes_read"] = r.bytes_read;
   d["bytes_written"] = r.bytes_written;

@@ -19,7 +19,7 @@ extern "C" int shardmm_gemm_files(MPI_Comm comm, char transa, const char* a_path
     Options o;
     o.memory_limit = memory_limit;
     FileGemmSettings s;
-    s.io = io ? parse_io_method(io) : IoMethod::MpiIo;
+    s.io = io ? parse_io_method(io) : IoMethod::Posix;
     gemm_files(comm, ta, MatrixFile::npy(require(a_path, "a_path")), tb,
                MatrixFile::npy(require(b_path, "b_path")), {alpha_re, alpha_im}, {beta_re, beta_im},
                c0_path ? MatrixFile::npy(c0_path) : MatrixFile{}, out, o, s);

@@ -70,14 +70,37 @@ void product_dims(Op opA, const MatrixFile& A, Op opB, const MatrixFile& B, OocP
                             "') but op(B) is " + dims(kb, p.n) + " ('" + B.path + "')");
 }
 
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+template <Scalar T>
+void run_as(const ooc::Job& job, FileGemmReport& rep, bool stream) {
+  if (stream) ooc::stream_gemm<T>(job, rep);
+  else ooc::in_core_gemm<T>(job, rep);
+}
+
+void run_typed(const ooc::Job& job, FileGemmReport& rep, bool stream) {
+  switch (job.A.dtype) {
+    case Dtype::F32: return run_as<float>(job, rep, stream);
+    case Dtype::F64: return run_as<double>(job, rep, stream);
+    case Dtype::C64: return run_as<std::complex<float>>(job, rep, stream);
+    case Dtype::C128: return run_as<std::complex<double>>(job, rep, stream);
+  }
+}
+
 }  // namespace
 
-std::string to_string(IoMethod io) { return io == IoMethod::Mmap ? "mmap" : "mpiio"; }
+std::string to_string(IoMethod io) {
+  return io == IoMethod::Mmap ? "mmap" : io == IoMethod::Posix ? "posix" : "mpiio";
+}
 
 IoMethod parse_io_method(std::string_view text) {
   if (text == "mpiio") return IoMethod::MpiIo;
   if (text == "mmap") return IoMethod::Mmap;
-  throw InvalidArgument("unknown I/O method '" + std::string(text) + "': expected mpiio or mmap");
+  if (text == "posix") return IoMethod::Posix;
+  throw InvalidArgument("unknown I/O method '" + std::string(text) +
+                        "': expected posix, mpiio or mmap");
 }
 
 MatrixFile MatrixFile::npy(std::string path) {
@@ -109,8 +132,9 @@ MatrixFile describe_file(MatrixFile f, MPI_Comm comm) {
 }
 
 std::string OocPlan::to_string() const {
-  char buf[384];
-  if (!out_of_core) {
+  char buf[512];
+  const char* path = out_of_core ? "out-of-core" : "in-core";
+  if (bm == 0) {
     (void)std::snprintf(
         buf, sizeof buf, "in-core (%lld x %lld x %lld needs %lld of %lld bytes/rank)",
         static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
@@ -118,24 +142,39 @@ std::string OocPlan::to_string() const {
     return buf;
   }
   (void)std::snprintf(buf, sizeof buf,
-                      "out-of-core: %lld blocks of %lldx%lld, k-panels %lld, passes A %d B %d, "
+                      "%s, streamed: %lld blocks of %lldx%lld, k-panels %lld, passes A %d B %d, "
                       "read %lld B, written %lld B per rank (budget %lld, minimum %lld; "
-                      "in core needs %lld)",
-                      static_cast<long long>(blocks), static_cast<long long>(bm),
+                      "in core needs %lld); predicted %.3g s = max(GEMM+copies %.3g s, disk "
+                      "%.3g s) + first read and last write %.3g s",
+                      path, static_cast<long long>(blocks), static_cast<long long>(bm),
                       static_cast<long long>(bn), static_cast<long long>(kb), passes_a, passes_b,
                       static_cast<long long>(bytes_read), static_cast<long long>(bytes_written),
                       static_cast<long long>(budget), static_cast<long long>(min_budget),
-                      static_cast<long long>(in_core_bytes));
+                      static_cast<long long>(in_core_bytes), predicted_seconds, predicted_compute,
+                      predicted_disk, predicted_edges);
   return buf;
 }
+
+namespace {
+
+plan::OocProblem ooc_problem(index_t m, index_t n, index_t k, Dtype dtype, int ranks, bool with_c0,
+                             bool c0_staging, const MachineProfile& profile) {
+  plan::OocProblem q{m,     n, k,       static_cast<std::int64_t>(dtype_size(dtype)),
+                     ranks, 0, with_c0, with_c0 && c0_staging};
+  q.flops_per_s = profile.flops_per_s(dtype);
+  q.disk_bytes_per_s = profile.disk_bytes_per_s;
+  return q;
+}
+
+}  // namespace
 
 OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
                          std::int64_t budget, bool with_c0, bool c0_staging,
                          bool force_out_of_core) {
   OocPlan p;
   p.m = m, p.n = n, p.k = k, p.ranks = ranks;
-  plan::OocProblem q{m,     n, k,       static_cast<std::int64_t>(dtype_size(dtype)),
-                     ranks, 0, with_c0, with_c0 && c0_staging};
+  plan::OocProblem q =
+      ooc_problem(m, n, k, dtype, ranks, with_c0, c0_staging, MachineProfile::from_environment());
   PlanRequest r;
   r.memory_limit = budget;
   q.budget = memory_limit(r);
@@ -145,21 +184,31 @@ OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks
   if (!empty) p.in_core_bytes = plan::in_core_bytes(q, dtype);
   if (force_out_of_core && q.budget == 0)
     throw InvalidArgument("out-of-core: forcing the out-of-core path needs a memory limit");
-  if (empty || (!force_out_of_core && (q.budget == 0 || p.in_core_bytes <= q.budget))) {
+  if (empty) {
     p.passes_a = p.passes_b = 1;
-    p.bytes_read = (m * k + k * n + (with_c0 ? m * n : 0)) * q.elem / q.ranks;
-    p.bytes_written = m * n * q.elem / q.ranks;
+    p.bytes_written = m * n * q.elem / std::max(ranks, 1);
     return p;
   }
+  const bool fits = !force_out_of_core && (q.budget == 0 || p.in_core_bytes <= q.budget);
+  // In core, the product still streams (Auto): in at most what the in-core path would take.
+  if (fits)
+    q.budget = std::max(p.min_budget,
+                        q.budget == 0 ? p.in_core_bytes : std::min(q.budget, p.in_core_bytes));
   OocPlan s = plan::ooc_schedule(q);
+  s.budget = p.budget;
   s.in_core_bytes = p.in_core_bytes;
+  s.out_of_core = !fits;
   return s;
 }
 
 double predict_out_of_core_seconds(const OocPlan& plan, Dtype dtype,
                                    const MachineProfile& profile) {
-  return plan::ooc_seconds(plan, static_cast<std::int64_t>(dtype_size(dtype)),
-                           profile.flops_per_s(dtype), profile.disk_bytes_per_s);
+  plan::OocProblem q =
+      ooc_problem(plan.m, plan.n, plan.k, dtype, plan.ranks, false, false, profile);
+  OocPlan s = plan;
+  if (s.bm == 0) return 0;  // an empty product
+  plan::ooc_predict(q, s);
+  return s.predicted_seconds;
 }
 
 OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,
@@ -176,8 +225,8 @@ FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, co
                           std::complex<double> alpha, std::complex<double> beta,
                           const MatrixFile& c0, const MatrixFile& out, const Options& options,
                           const FileGemmSettings& settings) {
-  const auto t0 = std::chrono::steady_clock::now();
   ooc::Job job;
+  job.t0 = std::chrono::steady_clock::now();
   job.comm = comm, job.opA = opA, job.opB = opB, job.alpha = alpha, job.beta = beta;
   job.options = options, job.settings = settings;
   job.with_c0 = beta != std::complex<double>(0, 0);
@@ -201,24 +250,17 @@ FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, co
   });
   FileGemmReport rep;
   rep.plan = job.plan;
-  const bool ooc = job.plan.out_of_core;
-  switch (job.A.dtype) {
-    case Dtype::F32:
-      ooc ? ooc::stream_gemm<float>(job, rep) : ooc::in_core_gemm<float>(job, rep);
-      break;
-    case Dtype::F64:
-      ooc ? ooc::stream_gemm<double>(job, rep) : ooc::in_core_gemm<double>(job, rep);
-      break;
-    case Dtype::C64:
-      ooc ? ooc::stream_gemm<std::complex<float>>(job, rep)
-          : ooc::in_core_gemm<std::complex<float>>(job, rep);
-      break;
-    case Dtype::C128:
-      ooc ? ooc::stream_gemm<std::complex<double>>(job, rep)
-          : ooc::in_core_gemm<std::complex<double>>(job, rep);
-      break;
-  }
-  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rep.open_seconds = since(job.t0);
+  // Streamed unless the product is empty or, in core, the caller named an algorithm (that
+  // algorithm then runs on the operands read whole into layouts).
+  const bool stream =
+      job.plan.bm > 0 && (job.plan.out_of_core || options.algorithm == Algorithm::Auto);
+  run_typed(job, rep, stream);
+  rep.seconds = since(job.t0);
+  rep.io_wait_seconds = rep.read_wait_seconds + rep.write_wait_seconds;
+  rep.other_seconds = std::max(0.0, rep.seconds - rep.open_seconds - rep.read_wait_seconds -
+                                        rep.compute_seconds - rep.write_wait_seconds -
+                                        rep.agree_seconds - rep.sync_seconds - rep.rename_seconds);
   rep.peak_rss = peak_rss();
   return rep;
 }

@@ -1,15 +1,22 @@
-// Out-of-core result file. Rank 0 names "<out>.tmp.<hex>" in out's directory, writes the
-// .npy header at offset 0; every rank writes its C blocks through subarray views at the data
-// offset (independent writes). publish(): sync, close, check the size on rank 0, rename; any rank's
-// error removes the temporary file and leaves the destination as it was.
+// Out-of-core result file. Rank 0 names "<out>.tmp.<hex>" in out's directory and writes the
+// .npy header at offset 0; every rank writes its C blocks behind the compute (MPI-IO:
+// non-blocking independent writes through subarray views, two handles so one write is in
+// flight while the next block is handed over; mmap: in place, output.hpp) and starts the
+// kernel's writeback of each finished block. publish(): sync, close, check the size on rank 0,
+// rename; any rank's error removes the temporary file and leaves the destination as it was.
 #include "ooc/output.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 
 #include "comm/collectives.hpp"
-#include "comm/mpi_check.hpp"
 #include "io/file_transfer.hpp"
-#include "ooc/stream.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/io.hpp"
 #include "trace/trace.hpp"
@@ -18,30 +25,88 @@ namespace shardmm::ooc {
 
 namespace fs = std::filesystem;
 
-OutputFile::OutputFile(MPI_Comm comm, const MatrixFile& out)
-    : comm_(comm), out_(out), etype_(mpi_element(out.dtype)) {
+namespace {
+
+std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// Bytes [first, last) of stored sub-block s in file f (data offset included).
+std::pair<std::int64_t, std::int64_t> byte_span(const MatrixFile& f, const Sub& s) {
+  const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
+  const index_t ld = f.fortran_order ? f.rows : f.cols;
+  const index_t major0 = f.fortran_order ? s.c0 : s.r0, major1 = f.fortran_order ? s.c1 : s.r1;
+  const index_t minor0 = f.fortran_order ? s.r0 : s.c0, minor1 = f.fortran_order ? s.r1 : s.c1;
+  return {f.data_offset + (major0 * ld + minor0) * es,
+          f.data_offset + ((major1 - 1) * ld + minor1) * es};
+}
+
+// Reserves the file's whole size (a full disk or a file size limit fails here, before any
+// work); a file system without reservations gets the size alone.
+std::string reserve(int fd, std::int64_t size) {
+  if (size == 0) return "";
+  if (fd < 0) return "cannot open the temporary file to reserve its size";
+  const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+  if (rc == EOPNOTSUPP || rc == EINVAL)
+    return ::ftruncate(fd, static_cast<off_t>(size)) == 0 ? "" : errno_text("ftruncate");
+  if (rc == 0) return "";
+  return "reserving " + std::to_string(size) + " bytes: " + std::strerror(rc);
+}
+
+}  // namespace
+
+OutputFile::OutputFile(MPI_Comm comm, const MatrixFile& out, IoMethod io) : comm_(comm), out_(out) {
   tmp_ = io::temp_name(comm, out.path);
+  out_.data_offset = 0;
+  if (!out.raw)
+    out_.data_offset = static_cast<std::int64_t>(
+        make_npy_header(out.dtype, out.rows, out.cols, out.fortran_order).size());
   try {
-    fh_ = io::open_file(comm, tmp_, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL);
+    open(io == IoMethod::Mmap);
   } catch (const IoError& e) {
+    close();
     std::error_code ec;
     if (comm::comm_rank(comm) == 0) fs::remove(tmp_, ec);
     throw IoError("cannot write '" + out.path + "': " + e.what());
   }
-  out_.data_offset = 0;
-  if (!out.raw) {
-    const std::string header = make_npy_header(out.dtype, out.rows, out.cols, out.fortran_order);
-    out_.data_offset = static_cast<std::int64_t>(header.size());
-    if (comm::comm_rank(comm) == 0) {
-      MPI_Status st;
-      err_ = io::mpi_io_error(
-          MPI_File_write_at(fh_, 0, header.data(), static_cast<int>(header.size()), MPI_CHAR, &st),
-          "writing the header");
+}
+
+std::int64_t OutputFile::data_bytes() const {
+  return out_.rows * out_.cols * static_cast<std::int64_t>(dtype_size(out_.dtype));
+}
+
+// Rank 0 creates the file, writes the header and reserves the whole size; then every rank
+// opens it (and maps it).
+void OutputFile::open(bool map) {
+  const std::int64_t size = out_.data_offset + data_bytes();
+  std::string local;
+  if (comm::comm_rank(comm_) == 0) {
+    fd_ = ::open(tmp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd_ < 0) local = errno_text("open");
+    if (local.empty() && !out_.raw) {
+      const std::string h = make_npy_header(out_.dtype, out_.rows, out_.cols, out_.fortran_order);
+      if (::pwrite(fd_, h.data(), h.size(), 0) != static_cast<ssize_t>(h.size()))
+        local = errno_text("writing the header");
     }
+    if (local.empty()) local = reserve(fd_, size);
   }
+  std::string err = io::first_error(comm_, local);
+  if (err.empty() && comm::comm_rank(comm_) != 0) {
+    fd_ = ::open(tmp_.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd_ < 0) local = errno_text("open");
+  }
+  mapped_ = map;
+  if (err.empty() && map && size > 0 && fd_ >= 0) {
+    void* m =
+        ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (m == MAP_FAILED) local = errno_text("mmap");
+    else map_ = static_cast<char*>(m), map_len_ = static_cast<std::size_t>(size);
+  }
+  if (err.empty()) err = io::first_error(comm_, local);
+  if (!err.empty()) throw IoError(err);
 }
 
 OutputFile::~OutputFile() {
+  for (auto& w : write_)
+    if (w.valid()) w.wait();
   if (published_) return;
   close();
   std::error_code ec;
@@ -49,47 +114,107 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::close() {
-  if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);  // collective, errors reported by publish
+  if (map_len_ > 0) ::munmap(map_, map_len_);
+  map_len_ = 0;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
 }
 
-std::string OutputFile::write(const Sub& s, const void* buf) {
-  MPI_Datatype ftype = sub_filetype(out_, s, etype_);
-  std::string err = io::mpi_io_error(
-      MPI_File_set_view(fh_, out_.data_offset, etype_, ftype, "native", MPI_INFO_NULL),
-      "MPI_File_set_view");
-  if (ftype != etype_) SHARDMM_MPI(MPI_Type_free(&ftype));
-  const int count = err.empty() ? static_cast<int>(s.elems()) : 0;  // still join
-  MPI_Status st;
-  trace::Span span("MPI_File_write_at_all", trace::Cat::Io);
-  span.arg("bytes",
-           static_cast<std::int64_t>(count) * static_cast<std::int64_t>(dtype_size(out_.dtype)));
-  // Independent, not _all: Open MPI's two-phase collective write returns early on the rank that
-  // hits an error (EFBIG, ENOSPC), leaving the others in its exchange; errors are agreed later.
-  const int rc = count > 0 ? MPI_File_write_at(fh_, 0, buf, count, etype_, &st) : MPI_SUCCESS;
-  if (err.empty()) err = io::mpi_io_error(rc, "MPI_File_write_at");
-  if (count == 0) return err;
-  if (err.empty()) {
-    int done = 0;
-    SHARDMM_MPI(MPI_Get_count(&st, etype_, &done));
-    if (done != count)
-      err = "short write: " + std::to_string(done) + " of " + std::to_string(count) + " elements";
-    bytes_ += static_cast<std::int64_t>(done) * static_cast<std::int64_t>(dtype_size(out_.dtype));
+void* OutputFile::at(const Sub& s) const { return map_ + byte_span(out_, s).first; }
+
+void OutputFile::writeback(const Sub& s) {
+  if (fd_ < 0 || s.elems() == 0) return;
+  const auto [first, last] = byte_span(out_, s);
+#ifdef SYNC_FILE_RANGE_WRITE  // Linux: start writing these pages to the disk, do not wait
+  (void)::sync_file_range(fd_, first, last - first, SYNC_FILE_RANGE_WRITE);
+#else
+  (void)first, (void)last;
+#endif
+}
+
+void OutputFile::release(const Sub& s) {
+  if (s.elems() == 0 || map_len_ == 0) return;
+  bytes_ += s.elems() * static_cast<std::int64_t>(dtype_size(out_.dtype));
+  const int w = release_count_++ % 2;  // the writeback of the block before last is submitted
+  if (write_[w].valid()) (void)write_[w].get();
+  write_[w] = std::async(std::launch::async, [this, s] {
+    writeback(s);
+    return std::string();
+  });
+  const auto [first, last] = byte_span(out_, s);
+  const std::int64_t page = ::sysconf(_SC_PAGESIZE);
+  const std::int64_t lo = first / page * page,
+                     hi = std::min<std::int64_t>((last + page - 1) / page * page,
+                                                 static_cast<std::int64_t>(map_len_));
+  // Shared file pages: unmapped from this process, kept (dirty) in the page cache.
+  (void)::madvise(map_ + lo, static_cast<std::size_t>(hi - lo), MADV_DONTNEED);
+}
+
+// Writes stored sub-block s from buf (packed in the file's order): one pwrite per run.
+std::string write_runs(int fd, const MatrixFile& f, const Sub& s, const char* buf) {
+  const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
+  const index_t ld = f.fortran_order ? f.rows : f.cols;
+  const index_t major0 = f.fortran_order ? s.c0 : s.r0, major1 = f.fortran_order ? s.c1 : s.r1;
+  const index_t minor0 = f.fortran_order ? s.r0 : s.c0, minor1 = f.fortran_order ? s.r1 : s.c1;
+  const std::int64_t run = (minor1 - minor0) * es;
+  const bool whole = minor0 == 0 && minor1 == ld;  // the runs are contiguous in the file
+  const index_t runs = whole ? 1 : major1 - major0;
+  const std::int64_t len = whole ? run * (major1 - major0) : run;
+  for (index_t i = 0; i < runs; ++i) {
+    std::int64_t off = f.data_offset + ((major0 + i) * ld + minor0) * es, done = 0;
+    const char* from = buf + i * len;
+    while (done < len) {
+      const ssize_t w = ::pwrite(fd, from + done, static_cast<std::size_t>(len - done), off + done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return w < 0 ? errno_text("pwrite") : "short write: the disk took 0 bytes";
+      done += w;
+    }
   }
-  if (err_.empty()) err_ = err;
-  return err;
+  return "";
 }
 
-void OutputFile::publish() {
+void OutputFile::start_write(int slot, const Sub& s, const void* buf) {
+  pending_[slot] = s;
+  if (s.elems() == 0) return;
+  // The writer thread also starts the block's writeback: submitting it may block on the
+  // disk's queue, which must not stall the GEMM.
+  write_[slot] = std::async(std::launch::async, [this, s, buf] {
+    std::string e = write_runs(fd_, out_, s, static_cast<const char*>(buf));
+    if (e.empty()) writeback(s);
+    return e;
+  });
+}
+
+std::string OutputFile::wait_write(int slot) {
+  if (!write_[slot].valid()) return err_;
+  trace::Span span("write wait", trace::Cat::Io);
+  const std::string e = write_[slot].get();
+  if (e.empty()) {
+    bytes_ += pending_[slot].elems() * static_cast<std::int64_t>(dtype_size(out_.dtype));
+  } else if (err_.empty()) {
+    err_ = e;
+  }
+  return err_;
+}
+
+double OutputFile::publish() {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto& w : write_)  // mapped: writebacks still being submitted
+    if (w.valid()) {
+      const std::string e = w.get();
+      if (err_.empty()) err_ = e;
+    }
   std::string err = err_;
-  const std::string synced = io::mpi_io_error(MPI_File_sync(fh_), "MPI_File_sync");
-  if (err.empty()) err = synced;
-  const std::string closed = io::mpi_io_error(MPI_File_close(&fh_), "MPI_File_close");
-  if (err.empty()) err = closed;
+  if (map_len_ > 0 && ::munmap(map_, map_len_) != 0 && err.empty()) err = errno_text("munmap");
+  map_len_ = 0;
+  if (fd_ >= 0 && ::fsync(fd_) != 0 && err.empty()) err = errno_text("fsync");
+  if (fd_ >= 0 && ::close(fd_) != 0 && err.empty()) err = errno_text("close");
+  fd_ = -1;
+  const double sync_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   err = io::first_error(comm_, err);
   if (err.empty() && comm::comm_rank(comm_) == 0) {
-    const std::int64_t want =
-        out_.data_offset +
-        out_.rows * out_.cols * static_cast<std::int64_t>(dtype_size(out_.dtype));
+    const std::int64_t want = out_.data_offset + data_bytes();
     std::error_code ec;
     const auto size = static_cast<std::int64_t>(fs::file_size(tmp_, ec));
     if (ec) err = "cannot stat '" + tmp_ + "': " + ec.message();
@@ -102,6 +227,7 @@ void OutputFile::publish() {
   err = io::first_error(comm_, err);
   if (!err.empty()) throw IoError("cannot write '" + out_.path + "': " + err);  // ~ removes tmp
   published_ = true;
+  return sync_s;
 }
 
 }  // namespace shardmm::ooc

@@ -1,8 +1,9 @@
-// The two panel readers. MPI-IO: per slot a file handle whose view is the panel's subarray,
-// read with MPI_File_iread_at_all (collective, non-blocking), so the read of panel s+1 runs
-// while panel s multiplies. mmap: a reader thread maps the panel's byte span of the file in
-// windows of at most kWindow bytes (MADV_SEQUENTIAL | MADV_WILLNEED), copies the panel's runs
-// out and unmaps each window, so mapped pages never hold more than a window per slot.
+// The panel readers. MPI-IO: per slot a file handle whose view is the panel's subarray, read
+// with MPI_File_iread_at_all (collective, non-blocking), so the read of panel s+1 runs while
+// panel s multiplies. posix: a reader thread preads the panel's runs. mmap: a reader thread
+// maps the panel's byte span of the file in windows of at most kWindow bytes
+// (MADV_SEQUENTIAL | MADV_WILLNEED), copies the panel's runs out and unmaps each window, so
+// mapped pages never hold more than a window per slot.
 #include "ooc/panel_reader.hpp"
 
 #include <fcntl.h>
@@ -178,10 +179,40 @@ std::string copy_mapped(int fd, const MatrixFile& f, const Sub& s, char* out) {
   return "";
 }
 
-class MmapReader final : public PanelReader {
+// Copies the runs of `s` (file order) from the file into `out` with pread: one call per run,
+// one for the whole sub-block when its runs are contiguous in the file.
+std::string copy_pread(int fd, const MatrixFile& f, const Sub& s, char* out) {
+  const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
+  const index_t major0 = f.fortran_order ? s.c0 : s.r0, major1 = f.fortran_order ? s.c1 : s.r1;
+  const index_t minor0 = f.fortran_order ? s.r0 : s.c0, minor1 = f.fortran_order ? s.r1 : s.c1;
+  const index_t extent = f.fortran_order ? f.rows : f.cols;
+  const bool whole = minor0 == 0 && minor1 == extent;
+  const std::int64_t run = (minor1 - minor0) * es;
+  const index_t runs = whole ? 1 : major1 - major0;
+  const std::int64_t len = whole ? run * (major1 - major0) : run;
+  for (index_t i = 0; i < runs; ++i, out += len) {
+    const std::int64_t off = f.data_offset + ((major0 + i) * extent + minor0) * es;
+    std::int64_t done = 0;
+    while (done < len) {
+      const ssize_t r = ::pread(fd, out + done, static_cast<std::size_t>(len - done), off + done);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return std::string("pread failed: ") + std::strerror(errno);
+      if (r == 0)
+        return "short read: the file ends at byte " + std::to_string(off + done) +
+               ", the panel needs " + std::to_string(off + len) + " (the file was truncated?)";
+      done += r;
+    }
+  }
+  return "";
+}
+
+using CopyFn = std::string (*)(int, const MatrixFile&, const Sub&, char*);
+
+// A reader thread per started slot that copies the panel with `copy` (mmap or pread).
+class ThreadReader final : public PanelReader {
  public:
-  MmapReader(const MatrixFile& f, MPI_Comm comm) : f_(f) {
-    install_sigbus_handler();
+  ThreadReader(const MatrixFile& f, MPI_Comm comm, CopyFn copy) : f_(f), copy_(copy) {
+    if (copy == copy_mapped) install_sigbus_handler();
     fd_ = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
     std::string err = fd_ < 0 ? std::string("open failed: ") + std::strerror(errno) : "";
     err = io::first_error(comm, err);
@@ -190,15 +221,15 @@ class MmapReader final : public PanelReader {
       throw IoError("cannot read '" + f.path + "': " + err);
     }
   }
-  ~MmapReader() override {
+  ~ThreadReader() override {
     for (auto& job : job_)
       if (job.valid()) job.wait();
     ::close(fd_);
   }
-  MmapReader(const MmapReader&) = delete;
-  MmapReader& operator=(const MmapReader&) = delete;
-  MmapReader(MmapReader&&) = delete;
-  MmapReader& operator=(MmapReader&&) = delete;
+  ThreadReader(const ThreadReader&) = delete;
+  ThreadReader& operator=(const ThreadReader&) = delete;
+  ThreadReader(ThreadReader&&) = delete;
+  ThreadReader& operator=(ThreadReader&&) = delete;
 
   void start(int slot, const Sub& s, void* buf) override {
     if (s.elems() == 0) {
@@ -208,7 +239,7 @@ class MmapReader final : public PanelReader {
     bytes_ += s.elems() * static_cast<std::int64_t>(dtype_size(f_.dtype));
     job_[slot] = std::async(std::launch::async, [this, s, buf] {
       try {
-        return copy_mapped(fd_, f_, s, static_cast<char*>(buf));
+        return copy_(fd_, f_, s, static_cast<char*>(buf));
       } catch (const std::exception& e) {
         return std::string(e.what());
       }
@@ -219,6 +250,7 @@ class MmapReader final : public PanelReader {
 
  private:
   MatrixFile f_;
+  CopyFn copy_;
   int fd_ = -1;
   std::future<std::string> job_[2];
 };
@@ -248,7 +280,8 @@ MPI_Datatype sub_filetype(const MatrixFile& f, const Sub& s, MPI_Datatype etype)
 }
 
 std::unique_ptr<PanelReader> make_reader(IoMethod io, const MatrixFile& f, MPI_Comm comm) {
-  if (io == IoMethod::Mmap) return std::make_unique<MmapReader>(f, comm);
+  if (io == IoMethod::Mmap) return std::make_unique<ThreadReader>(f, comm, copy_mapped);
+  if (io == IoMethod::Posix) return std::make_unique<ThreadReader>(f, comm, copy_pread);
   return std::make_unique<MpiIoReader>(f, comm);
 }
 

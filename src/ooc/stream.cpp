@@ -3,7 +3,9 @@
 // output's sub-block in file order. D = alpha opL(L) opR(R) + beta C0 with L, R the files of A
 // and B (swapped for C^T). D's blocks are dealt round-robin; every rank runs the same number
 // of steps (block slots x k-panels, empty where it has no block) so the collective reads and
-// writes match. Step s reads panel s+1 (the other slot) while panel s multiplies.
+// writes match. Three things move at once: step s reads panel s+1 (the other read slot) while
+// panel s multiplies, and the previous block is being written (MPI-IO: in flight from the
+// other D buffer; mmap: the GEMM wrote it in place and the kernel writes it back).
 #include <algorithm>
 #include <chrono>
 #include <vector>
@@ -13,7 +15,9 @@
 #include "comm/mpi_check.hpp"
 #include "core/instantiate.hpp"
 #include "io/file_transfer.hpp"
+#include "ooc/buffer.hpp"
 #include "ooc/output.hpp"
+#include "ooc/panel_op.hpp"
 #include "ooc/stream.hpp"
 #include "shardmm/error.hpp"
 #include "trace/trace.hpp"
@@ -21,33 +25,14 @@
 namespace shardmm::ooc {
 namespace {
 
-// op on a column-major buffer: BLAS's three and a conjugate without transpose.
-enum class Eff { N, T, C, Conj };
-
-Eff flip(Eff e) {  // op(X^T) in terms of X
-  switch (e) {
-    case Eff::N: return Eff::T;
-    case Eff::T: return Eff::N;
-    case Eff::C: return Eff::Conj;
-    case Eff::Conj: return Eff::C;
-  }
-  return e;
-}
-
-Eff eff(Op op) { return op == Op::N ? Eff::N : op == Op::T ? Eff::T : Eff::C; }
-
-struct Side {
-  const MatrixFile* file = nullptr;
-  Eff op = Eff::N;  // applied to the stored matrix
-  [[nodiscard]] bool stored_transposed() const { return op == Eff::T || op == Eff::C; }
-};
-
 index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
+
+std::string first_of(const std::string& a, const std::string& b) { return a.empty() ? b : a; }
 
 template <Scalar T>
 class Streamer {
@@ -64,42 +49,26 @@ class Streamer {
     ranks_ = comm::comm_size(job.comm), me_ = comm::comm_rank(job.comm);
     slots_ = ceil_div(tm_ * tn_, ranks_);
     staging_ = job.with_c0 && job.C0.fortran_order != job.out.fortran_order;
+    mapped_ = job.settings.io == IoMethod::Mmap;
     alpha_ = convert(job.alpha), beta_ = convert(job.beta);
   }
 
   void run() {
-    comm::agreed(job_.comm, "out-of-core buffers", [&] {
-      d_.resize(static_cast<std::size_t>(bm_ * bn_));
-      if (staging_) stage_.resize(d_.size());
-      for (auto& b : lbuf_) b.resize(static_cast<std::size_t>(bm_ * job_.plan.kb));
-      for (auto& b : rbuf_) b.resize(static_cast<std::size_t>(bn_ * job_.plan.kb));
-    });
+    auto t = Clock::now();
+    allocate();
     auto lr = make_reader(job_.settings.io, *L_.file, job_.comm);
     auto rr = make_reader(job_.settings.io, *R_.file, job_.comm);
-    std::unique_ptr<PanelReader> cr;
-    if (job_.with_c0) cr = make_reader(job_.settings.io, job_.C0, job_.comm);
-    OutputFile out(job_.comm, job_.out);
-    const index_t steps = slots_ * panels_;
-    if (steps > 0) start(0, *lr, *rr);
-    std::string local, err;  // this rank's first error; the agreed one
-    for (index_t s = 0; s < steps && err.empty(); ++s) {
-      const index_t slot = s / panels_, panel = s % panels_;
-      if (panel == 0) local = first_of(local, load_c0(slot, cr.get()));
-      if (s + 1 < steps) start(s + 1, *lr, *rr);
-      local = first_of(local, multiply(s, *lr, *rr));
-      if (panel + 1 < panels_) continue;
-      const auto t = Clock::now();
-      local = first_of(local, out.write(out_sub(block_of(slot)), d_.data()));
-      rep_.io_wait_seconds += since(t);
-      err = io::first_error(job_.comm, local);  // every rank stops at the same block
-      if (job_.settings.progress)
-        job_.settings.progress(std::min((slot + 1) * ranks_, tm_ * tn_), tm_ * tn_,
-                               job_.settings.progress_user);
-    }
+    if (job_.with_c0) cr_ = make_reader(job_.settings.io, job_.C0, job_.comm);
+    OutputFile out(job_.comm, job_.out, job_.settings.io);
+    rep_.open_seconds += since(t);
+    lr_ = lr.get(), rr_ = rr.get(), out_ = &out;
+    const std::string err = stream();
     if (!err.empty()) throw IoError("out-of-core gemm: " + err);  // readers, out: closed
-    rep_.bytes_read = lr->bytes() + rr->bytes() + (cr ? cr->bytes() : 0);
+    rep_.bytes_read = read_bytes();
     rep_.bytes_written = out.bytes();
-    out.publish();
+    t = Clock::now();
+    rep_.sync_seconds = out.publish();
+    rep_.rename_seconds = since(t) - rep_.sync_seconds;
   }
 
  private:
@@ -108,8 +77,60 @@ class Streamer {
       return T(static_cast<real_t<T>>(v.real()), static_cast<real_t<T>>(v.imag()));
     else return static_cast<T>(v.real());
   }
-  static std::string first_of(const std::string& a, const std::string& b) {
-    return a.empty() ? b : a;
+
+  void allocate() {
+    comm::agreed(job_.comm, "out-of-core buffers", [&] {
+      const auto block = static_cast<std::size_t>(bm_ * bn_);
+      if (!mapped_)
+        for (auto& d : dbuf_) d.resize(block);
+      if (staging_ || (mapped_ && job_.with_c0)) stage_.resize(block);
+      for (auto& b : lbuf_) b.resize(static_cast<std::size_t>(bm_ * job_.plan.kb));
+      for (auto& b : rbuf_) b.resize(static_cast<std::size_t>(bn_ * job_.plan.kb));
+    });
+  }
+
+  [[nodiscard]] std::int64_t read_bytes() const {
+    return lr_->bytes() + rr_->bytes() + (cr_ ? cr_->bytes() : 0);
+  }
+
+  // Every step of every block slot; returns the agreed error ("" when all went well).
+  std::string stream() {
+    const index_t steps = slots_ * panels_;
+    if (steps > 0) timed_read_start(0);
+    std::string local, err;  // this rank's first error; the agreed one
+    for (index_t s = 0; s < steps && err.empty(); ++s) {
+      const index_t slot = s / panels_, panel = s % panels_;
+      if (panel == 0) {
+        if (!mapped_ && slot >= 2)
+          local = first_of(local, timed_wait_write(static_cast<int>(slot % 2)));
+        local = first_of(local, begin_block(slot));
+      }
+      if (s + 1 < steps) timed_read_start(s + 1);
+      local = first_of(local, multiply(s));
+      if (panel + 1 < panels_) continue;
+      finish_block(slot);
+      const auto t = Clock::now();
+      err = io::first_error(job_.comm, local);  // every rank stops at the same block
+      rep_.agree_seconds += since(t);
+      report_progress(slot);
+    }
+    if (!err.empty() || mapped_) return err;
+    for (int w = 0; w < 2; ++w) local = first_of(local, timed_wait_write(w));
+    const auto t = Clock::now();
+    err = io::first_error(job_.comm, local);
+    rep_.agree_seconds += since(t);
+    return err;
+  }
+
+  void report_progress(index_t slot) {
+    if (!job_.settings.progress) return;
+    FileGemmProgress p;
+    p.blocks_total = tm_ * tn_;
+    p.blocks_done = std::min((slot + 1) * ranks_, p.blocks_total);
+    p.bytes_read = read_bytes();
+    p.bytes_written = out_->bytes();
+    p.seconds = since(job_.t0);
+    job_.settings.progress(p, job_.settings.progress_user);
   }
 
   // This rank's D block in slot `slot`: [i0, i1) x [j0, j1), or empty.
@@ -128,8 +149,14 @@ class Streamer {
     return std::min(job_.plan.k, (panel + 1) * job_.plan.kb);
   }
 
+  void timed_read_start(index_t s) {
+    const auto t = Clock::now();
+    start(s);
+    rep_.read_wait_seconds += since(t);
+  }
+
   // Starts step s's reads: the L panel (D rows x k range) and the R panel (k range x D cols).
-  void start(index_t s, PanelReader& lr, PanelReader& rr) {
+  void start(index_t s) {
     const Sub d = block_of(s / panels_);
     const index_t k0 = (s % panels_) * job_.plan.kb, k1 = k_end(s % panels_);
     Sub l, r;
@@ -138,79 +165,94 @@ class Streamer {
       r = R_.stored_transposed() ? Sub{d.c0, d.c1, k0, k1} : Sub{k0, k1, d.c0, d.c1};
     }
     const int slot = static_cast<int>(s % 2);
-    lr.start(slot, l, lbuf_[slot].data());
-    rr.start(slot, r, rbuf_[slot].data());
+    lr_->start(slot, l, lbuf_[slot].data());
+    rr_->start(slot, r, rbuf_[slot].data());
   }
 
-  // Waits for step s's panels and accumulates D += alpha opL opR.
-  std::string multiply(index_t s, PanelReader& lr, PanelReader& rr) {
+  // Waits for step s's panels and accumulates D += alpha opL opR (D <- alpha opL opR on the
+  // block's first panel when no C0 was loaded: nothing to clear first).
+  std::string multiply(index_t s) {
     const trace::Span step("panel", trace::Cat::Step, s);  // step s: this rank's block x k-panel
     const int slot = static_cast<int>(s % 2);
     auto t = Clock::now();
     std::string err = [&] {
       trace::Span reading("read wait", trace::Cat::Wait);
       if (reading.seen()) reading.blocked("MPI_Wait", "the panels' collective reads", job_.comm);
-      std::string e = lr.wait(slot);
-      return first_of(e, rr.wait(slot));
+      std::string e = lr_->wait(slot);
+      return first_of(e, rr_->wait(slot));
     }();
-    rep_.io_wait_seconds += since(t);
+    rep_.read_wait_seconds += since(t);
     const Sub d = block_of(s / panels_);
     if (d.elems() == 0 || !err.empty()) return err;
     t = Clock::now();
-    const index_t mb = d.r1 - d.r0, nb = d.c1 - d.c0,
-                  kb = k_end(s % panels_) - (s % panels_) * job_.plan.kb;
+    const index_t panel = s % panels_;
+    const index_t mb = d.r1 - d.r0, nb = d.c1 - d.c0, kb = k_end(panel) - panel * job_.plan.kb;
     index_t ldl = 0, ldr = 0;
-    const Op ol = buffer_op(L_, lbuf_[slot], mb, kb, ldl);
-    const Op orr = buffer_op(R_, rbuf_[slot], kb, nb, ldr);
-    blas::gemm(ol, orr, mb, nb, kb, alpha_, lbuf_[slot].data(), ldl, rbuf_[slot].data(), ldr, T(1),
-               d_.data(), std::max<index_t>(mb, 1));
+    const Op ol = buffer_op(L_, lbuf_[slot].data(), mb, kb, ldl);
+    const Op orr = buffer_op(R_, rbuf_[slot].data(), kb, nb, ldr);
+    const T beta = panel == 0 && !loaded_ ? T(0) : T(1);
+    blas::gemm(ol, orr, mb, nb, kb, alpha_, lbuf_[slot].data(), ldl, rbuf_[slot].data(), ldr, beta,
+               d_, std::max<index_t>(ldd_, 1));
     rep_.compute_seconds += since(t);
     return "";
   }
 
-  // The BLAS op and leading dimension of a panel buffer holding the stored sub-block (in the
-  // file's order) of a rows x cols panel; a conjugate without transpose is applied in place.
-  static Op buffer_op(const Side& side, std::vector<T>& buf, index_t rows, index_t cols,
-                      index_t& ld) {
-    const bool st = side.stored_transposed();
-    const index_t srows = st ? cols : rows, scols = st ? rows : cols;  // stored sub-block
-    Eff e = side.file->fortran_order ? side.op : flip(side.op);
-    ld = std::max<index_t>(side.file->fortran_order ? srows : scols, 1);
-    if (e == Eff::Conj) {
-      if constexpr (is_complex_v<T>)
-        for (index_t i = 0; i < rows * cols; ++i) buf[i] = std::conj(buf[i]);
-      e = Eff::N;
-    }
-    return e == Eff::N ? Op::N : e == Eff::T ? Op::T : Op::C;
-  }
-
-  // Slot start: D's block <- beta C0 (read through `cr`) or zero.
-  std::string load_c0(index_t slot, PanelReader* cr) {
+  // Slot start: where D's block lives (a write buffer, or in place in the mapped output) and,
+  // with C0, D's block <- beta C0 (read through cr_; every rank joins the collective read).
+  std::string begin_block(index_t slot) {
     const Sub d = block_of(slot);
     const index_t mb = d.r1 - d.r0, nb = d.c1 - d.c0;
-    if (!cr) {
-      std::fill(d_.begin(), d_.end(), T(0));
-      return "";
-    }
-    const auto t = Clock::now();
-    cr->start(0, out_sub(d), staging_ ? stage_.data() : d_.data());
-    std::string err = cr->wait(0);
-    rep_.io_wait_seconds += since(t);
+    d_ = mapped_ ? (d.elems() > 0 ? static_cast<T*>(out_->at(out_sub(d))) : nullptr)
+                 : dbuf_[slot % 2].data();
+    ldd_ = mapped_ ? md_ : mb;
+    loaded_ = cr_ != nullptr;
+    if (!cr_) return "";
+    auto t = Clock::now();
+    const bool via_stage = staging_ || mapped_;
+    cr_->start(0, out_sub(d), via_stage ? stage_.data() : d_);
+    std::string err = cr_->wait(0);
+    rep_.read_wait_seconds += since(t);
+    if (d.elems() == 0 || !err.empty()) return err;
+    t = Clock::now();
     if (staging_)  // stage_ holds D's block row-major
       for (index_t j = 0; j < nb; ++j)
-        for (index_t i = 0; i < mb; ++i) d_[i + j * mb] = stage_[i * nb + j];
-    blas::scale(mb, nb, beta_, d_.data(), std::max<index_t>(mb, 1));
+        for (index_t i = 0; i < mb; ++i) d_[i + j * ldd_] = stage_[i * nb + j];
+    else if (via_stage)
+      for (index_t j = 0; j < nb; ++j) std::copy_n(stage_.data() + j * mb, mb, d_ + j * ldd_);
+    blas::scale(mb, nb, beta_, d_, std::max<index_t>(ldd_, 1));
+    rep_.compute_seconds += since(t);
     return err;
+  }
+
+  // The block is final: hand it to the writer (MPI-IO, collective view) or release its pages.
+  void finish_block(index_t slot) {
+    const Sub sub = out_sub(block_of(slot));
+    const auto t = Clock::now();
+    if (mapped_) out_->release(sub);
+    else out_->start_write(static_cast<int>(slot % 2), sub, dbuf_[slot % 2].data());
+    rep_.write_wait_seconds += since(t);
+  }
+
+  std::string timed_wait_write(int w) {
+    const auto t = Clock::now();
+    std::string e = out_->wait_write(w);
+    rep_.write_wait_seconds += since(t);
+    return e;
   }
 
   const Job& job_;
   FileGemmReport& rep_;
-  bool trans_ = false, staging_ = false;
+  bool trans_ = false, staging_ = false, mapped_ = false, loaded_ = false;
   Side L_, R_;
   index_t md_ = 0, nd_ = 0, bm_ = 0, bn_ = 0, tm_ = 0, tn_ = 0, panels_ = 0, slots_ = 0;
   int ranks_ = 1, me_ = 0;
   T alpha_{}, beta_{};
-  std::vector<T> d_, stage_, lbuf_[2], rbuf_[2];
+  T* d_ = nullptr;  // the current D block: column-major, leading dimension ldd_
+  index_t ldd_ = 1;
+  Buffer<T> dbuf_[2], stage_, lbuf_[2], rbuf_[2];
+  PanelReader *lr_ = nullptr, *rr_ = nullptr;
+  std::unique_ptr<PanelReader> cr_;
+  OutputFile* out_ = nullptr;
 };
 
 }  // namespace

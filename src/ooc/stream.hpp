@@ -3,6 +3,8 @@
 
 #include <mpi.h>
 
+#include <chrono>
+
 #include "shardmm/ooc.hpp"
 
 namespace shardmm::ooc {
@@ -17,6 +19,7 @@ struct Job {
   OocPlan plan;
   Options options;
   FileGemmSettings settings;
+  std::chrono::steady_clock::time_point t0;  ///< when gemm_files started
 };
 
 /// Collective: runs the out-of-core schedule of job.plan; writes job.out whole or not at all.

@@ -1,13 +1,17 @@
-// Out-of-core block choice (Hong & Kung): a bm x bn block of C stays resident while k-panels
-// of op(A) (bm x kb) and op(B) (kb x bn) stream past it, two of each in flight. op(A) is read
-// once per column of blocks (n / bn passes), op(B) once per row of blocks (m / bm passes), so
-// larger blocks read less; the budget bounds bm*bn + 2 kb (bm + bn).
+// Streamed block choice (Hong & Kung, timed): a bm x bn block of C stays resident while
+// k-panels of op(A) (bm x kb) and op(B) (kb x bn) stream past it, two of each in flight, and
+// the previous block is written from a second block buffer. op(A) is read once per column of
+// blocks (n / bn passes), op(B) once per row of blocks (m / bm passes), so larger blocks read
+// less; but narrow panels slow the GEMM, and the last block's write cannot overlap anything,
+// so the shape is the one with the least predicted time, not the fewest bytes.
 #include "plan/ooc_cost.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <vector>
 
+#include "core/blocking.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/mesh.hpp"
 #include "shardmm/plan.hpp"
@@ -15,9 +19,15 @@
 namespace shardmm::plan {
 namespace {
 
-constexpr index_t kMinSide = 16;                             // smallest block side / panel width
-constexpr std::int64_t kOpBytes = std::int64_t{256} * 1024;  // a panel read's latency, in bytes
-constexpr index_t kMaxPanelElems = index_t{1} << 30;         // one MPI read's count stays an int
+constexpr index_t kMinSide = 16;                      // smallest block side / panel width
+constexpr index_t kMaxPanelElems = index_t{1} << 30;  // one MPI read's count stays an int
+// A rank copies what it reads and writes between the page cache and its buffers on the core its
+// GEMM runs on (the kernel's read/write copy, or the mmap reader's): bytes per second.
+constexpr double kCopyBytesPerS = 4e9;
+// Each step (a block x k-panel) costs two reads' set-up (views, requests): seconds.
+constexpr double kStepSeconds = 100e-6;
+// The buffers are touched once (huge pages, zeroed by the kernel): bytes per second.
+constexpr double kTouchBytesPerS = 2e9;
 
 index_t ceil_div(index_t a, index_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 
@@ -36,7 +46,7 @@ void account(const OocProblem& p, OocPlan& s) {
 }  // namespace
 
 std::int64_t ooc_buffer_bytes(const OocProblem& p, index_t bm, index_t bn, index_t kb) {
-  const index_t c = bm * bn * (p.c0_staging ? 2 : 1);
+  const index_t c = bm * bn * (p.c0_staging ? 3 : 2);
   return (c + 2 * kb * (bm + bn)) * p.elem;
 }
 
@@ -60,6 +70,68 @@ std::int64_t ooc_min_budget(const OocProblem& p) {
                           std::min(p.k, kMinSide));
 }
 
+double panel_efficiency(index_t kb, index_t k) {
+  if (kb >= k || kb % blocking::kKBlock == 0) return 1.0;
+  if (kb >= blocking::kMinPanel) return 0.985;
+  if (kb >= blocking::kNarrowPanel) return 0.90;
+  if (kb >= 64) return 0.75;
+  return kb >= 32 ? 0.55 : 0.35;
+}
+
+void ooc_predict(const OocProblem& p, OocPlan& s) {
+  const double disk = std::max(p.disk_bytes_per_s, 1.0), elem = static_cast<double>(p.elem);
+  const index_t mine = ceil_div(s.blocks, p.ranks);  // the busiest rank's blocks
+  const double flops = 2.0 * static_cast<double>(mine * s.bm * s.bn) * static_cast<double>(p.k);
+  const double moved = static_cast<double>(s.bytes_read + s.bytes_written);
+  s.predicted_compute = flops / (std::max(p.flops_per_s, 1.0) * panel_efficiency(s.kb, p.k)) +
+                        moved / kCopyBytesPerS +
+                        static_cast<double>(mine * ceil_div(p.k, s.kb)) * kStepSeconds;
+  s.predicted_disk = moved / disk;
+  s.predicted_edges = static_cast<double>((s.bm + s.bn) * s.kb + s.bm * s.bn) * elem / disk +
+                      static_cast<double>(ooc_buffer_bytes(p, s.bm, s.bn, s.kb)) / kTouchBytesPerS;
+  s.predicted_seconds = std::max(s.predicted_compute, s.predicted_disk) + s.predicted_edges;
+}
+
+namespace {
+
+// Widths worth trying: the whole k, multiples of OpenBLAS's k block, then narrower.
+std::vector<index_t> panel_widths(index_t k) {
+  std::vector<index_t> w{k};
+  for (index_t kb :
+       {4 * blocking::kKBlock, 2 * blocking::kKBlock, blocking::kKBlock, blocking::kMinPanel,
+        blocking::kNarrowPanel, index_t{64}, index_t{32}, index_t{16}})
+    if (kb < k) w.push_back(kb);
+  return w;
+}
+
+bool better(const OocPlan& a, const OocPlan& b) {  // a beats b
+  if (b.bm == 0) return true;
+  if (a.predicted_seconds < 0.995 * b.predicted_seconds) return true;
+  return a.predicted_seconds <= 1.005 * b.predicted_seconds && a.bytes_read < b.bytes_read;
+}
+
+// The best shape with bm rows and kb-wide panels: the widest blocks the budget allows, or a
+// few more columns of blocks (a shorter last write, a better spread over the ranks).
+void try_rows(const OocProblem& p, index_t bm, index_t kb, OocPlan& best) {
+  const index_t words = p.budget / p.elem;
+  const index_t per_col = bm * (p.c0_staging ? 3 : 2) + 2 * kb;  // words per C column
+  const index_t bn_max = std::min(p.n, (words - 2 * kb * bm) / std::max<index_t>(per_col, 1));
+  if (bn_max < std::min(p.n, kMinSide) || bm * kb > kMaxPanelElems) return;
+  const index_t u0 = ceil_div(p.n, bn_max);
+  for (index_t u = u0; u <= std::min(p.n, u0 + 8); ++u) {
+    const index_t bn = ceil_div(p.n, u);
+    if (u > u0 && bn == ceil_div(p.n, u - 1)) continue;
+    if (bn < std::min(p.n, kMinSide) || bn * kb > kMaxPanelElems || bm * bn > kMaxPanelElems) break;
+    OocPlan s = best;
+    s.bm = bm, s.bn = bn, s.kb = kb;
+    account(p, s);
+    ooc_predict(p, s);
+    if (better(s, best)) best = s;
+  }
+}
+
+}  // namespace
+
 OocPlan ooc_schedule(const OocProblem& p) {
   OocPlan best;
   best.m = p.m, best.n = p.n, best.k = p.k, best.budget = p.budget, best.ranks = p.ranks;
@@ -68,53 +140,28 @@ OocPlan ooc_schedule(const OocProblem& p) {
   if (p.budget < best.min_budget)
     throw OutOfMemory("memory limit of " + std::to_string(p.budget) +
                       " bytes per rank is too small for the out-of-core path: it needs at least " +
-                      std::to_string(best.min_budget) + " bytes (a " +
+                      std::to_string(best.min_budget) + " bytes (two " +
                       std::to_string(std::min(p.m, kMinSide)) + "x" +
-                      std::to_string(std::min(p.n, kMinSide)) + " block of C and two " +
+                      std::to_string(std::min(p.n, kMinSide)) + " blocks of C and two " +
                       std::to_string(std::min(p.k, kMinSide)) +
                       "-wide panels each of A and B); raise --memory-limit");
-  const index_t words = p.budget / p.elem;
-  double best_cost = std::numeric_limits<double>::infinity();
-  const index_t kbs[] = {1024, 512, 256, 128, 64, 32, 16};
-  const index_t tmax = std::min<index_t>(ceil_div(p.m, std::min(p.m, kMinSide)), 20000);
+  const index_t tmax = std::min<index_t>(ceil_div(p.m, std::min(p.m, kMinSide)), 4000);
+  const std::vector<index_t> widths = panel_widths(p.k);
+  OocPlan found = best;
+  found.bm = 0;
   for (index_t t = 1; t <= tmax; ++t) {
     const index_t bm = ceil_div(p.m, t);
     if (t > 1 && bm == ceil_div(p.m, t - 1)) continue;
-    for (index_t kb0 : kbs) {
-      const index_t kb = std::min(kb0, p.k);
-      const index_t per_col = bm * (p.c0_staging ? 2 : 1) + 2 * kb;  // words per C column
-      const index_t bn = std::min(p.n, (words - 2 * kb * bm) / std::max<index_t>(per_col, 1));
-      if (bn < std::min(p.n, kMinSide) || bm * kb > kMaxPanelElems || bn * kb > kMaxPanelElems ||
-          bm * bn > kMaxPanelElems)
-        continue;
-      OocPlan s = best;
-      s.bm = bm, s.bn = bn, s.kb = kb;
-      account(p, s);
-      const index_t mine = ceil_div(s.blocks, p.ranks);
-      const double cost = static_cast<double>(s.bytes_read) +
-                          static_cast<double>(mine * 2 * ceil_div(p.k, kb) * kOpBytes);
-      if (cost < best_cost) best_cost = cost, best = s;
-    }
+    for (index_t kb : widths) try_rows(p, bm, kb, found);
   }
-  if (best.bm == 0) {  // the minimum shape fits by the check above
-    best.bm = std::min(p.m, kMinSide), best.bn = std::min(p.n, kMinSide);
-    best.kb = std::min(p.k, kMinSide);
-    account(p, best);
+  if (found.bm == 0) {  // the minimum shape fits by the check above
+    found = best;
+    found.bm = std::min(p.m, kMinSide), found.bn = std::min(p.n, kMinSide);
+    found.kb = std::min(p.k, kMinSide);
+    account(p, found);
+    ooc_predict(p, found);
   }
-  return best;
-}
-
-double ooc_seconds(const OocPlan& s, std::int64_t elem, double flops_per_s,
-                   double disk_bytes_per_s) {
-  const double disk = std::max(disk_bytes_per_s, 1.0);
-  const double flops =  // the busiest rank's: its blocks, or its share in core
-      s.out_of_core ? 2.0 * static_cast<double>(ceil_div(s.blocks, s.ranks) * s.bm * s.bn * s.k)
-                    : 2.0 * static_cast<double>(s.m * s.n) * static_cast<double>(s.k) / s.ranks;
-  const double compute = flops / std::max(flops_per_s, 1.0);
-  const double io = static_cast<double>(s.bytes_read + s.bytes_written) / disk;
-  if (!s.out_of_core) return compute + io;  // read, multiply, write: one after the other
-  const double first = static_cast<double>((s.bm + s.bn) * s.kb * elem) / disk;
-  return std::max(compute, io) + first;  // panels read ahead while the previous multiplies
+  return found;
 }
 
 }  // namespace shardmm::plan

@@ -8,7 +8,8 @@
 
 namespace shardmm::plan {
 
-/// The product's sizes and what the budget must hold besides the panels.
+/// The product's sizes, what the budget must hold besides the panels, and the rates the
+/// schedule is timed at (MachineProfile's: GEMM flops and disk bytes per second per rank).
 struct OocProblem {
   index_t m = 0, n = 0, k = 0;
   std::int64_t elem = 8;  ///< bytes per element
@@ -16,10 +17,11 @@ struct OocProblem {
   std::int64_t budget = 0;  ///< bytes per rank (0: none)
   bool with_c0 = false;     ///< beta != 0: C0's block is read once
   bool c0_staging = false;  ///< C0's order differs from C's: one more block-sized buffer
+  double flops_per_s = 30e9, disk_bytes_per_s = 1e9;
 };
 
-/// Bytes per rank the out-of-core buffers take: the C block (and C0 staging), two A panels
-/// (bm x kb) and two B panels (kb x bn).
+/// Bytes per rank the streamed schedule's buffers take: two C blocks (one computed while the
+/// other is written; and a C0 staging block), two A panels (bm x kb), two B panels (kb x bn).
 std::int64_t ooc_buffer_bytes(const OocProblem& p, index_t bm, index_t bn, index_t kb);
 
 /// Bytes per rank the in-core path needs: the tiles of A, B and C read from the files (2D
@@ -28,18 +30,23 @@ std::int64_t ooc_buffer_bytes(const OocProblem& p, index_t bm, index_t bn, index
 /// candidate on another grid also holds the read tiles while it runs).
 std::int64_t in_core_bytes(const OocProblem& p, Dtype dtype);
 
-/// The least budget the out-of-core path accepts: a min(m,16) x min(n,16) block with
+/// The least budget the streamed schedule accepts: min(m,16) x min(n,16) blocks with
 /// min(k,16)-wide panels.
 std::int64_t ooc_min_budget(const OocProblem& p);
 
-/// The block shape minimising the busiest rank's bytes read (each re-read of A or B counted,
-/// plus 256 KiB per panel read for its latency) under the budget; the passes and bytes that
-/// follow. Throws OutOfMemory (saying the minimum) when the budget is below ooc_min_budget.
+/// The local GEMM's rate at panel width kb (of k) relative to one whole-k call, measured on one
+/// core (bench/panel_width.cpp; core/blocking.hpp): 1 at multiples of OpenBLAS's k block.
+double panel_efficiency(index_t kb, index_t k);
+
+/// The block shape with the least predicted time (ooc_predict) under the budget, ties to the
+/// fewest bytes read; the passes, bytes and predicted seconds that follow. Throws OutOfMemory
+/// (saying the minimum) when the budget is below ooc_min_budget.
 OocPlan ooc_schedule(const OocProblem& p);
 
-/// Predicted seconds of an out-of-core plan: reads and writes at `disk_bytes_per_s`, the
-/// GEMM at `flops_per_s` per rank, overlapped (the larger of the two, plus the first panel).
-double ooc_seconds(const OocPlan& s, std::int64_t elem, double flops_per_s,
-                   double disk_bytes_per_s);
+/// Fills in the predicted seconds of a schedule's shape (bm, bn, kb, blocks, bytes): the
+/// busiest rank's GEMMs at the panel width's efficiency plus the copies that share its core,
+/// against the disk time of its bytes (the larger of the two: they overlap), plus what cannot
+/// overlap (the first panels' read, the last block's write).
+void ooc_predict(const OocProblem& p, OocPlan& s);
 
 }  // namespace shardmm::plan

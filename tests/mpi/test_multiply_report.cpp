@@ -62,9 +62,10 @@ int lines_containing(const std::string& text, const std::string& what) {
   return n;
 }
 
+// A named algorithm runs on the layouts, in core: a progress line per stage.
 TEST(MultiplyReport, InCoreProgressLinesTimesAndPeakMemory) {
   Args args = inputs(40, 30, 20, "c.npy");
-  args.emplace_back("--progress");
+  args.insert(args.end(), {"--progress", "--algo", "summa"});
   const Printed p = run_captured(parse_loud(args));
   if (world_rank() != 0) {
     EXPECT_EQ(p.err, "") << "progress is rank 0's";
@@ -83,21 +84,30 @@ TEST(MultiplyReport, InCoreProgressLinesTimesAndPeakMemory) {
   EXPECT_EQ(lines_containing(rss.substr(0, rss.find('\n')), "."), world_size()) << rss;
 }
 
-TEST(MultiplyReport, OutOfCoreProgressLinesInALog) {
-  Args args = inputs(64, 48, 32, "c_ooc.npy");
-  args.insert(args.end(), {"--memory-limit", "16KiB", "--progress"});
-  const Printed p = run_captured(parse_loud(args));
-  if (world_rank() != 0) return;
-  EXPECT_EQ(p.err.find('\r'), std::string::npos) << p.err;
-  const int lines = lines_containing(p.err, "out-of-core: ");
-  EXPECT_GE(lines, 1) << p.err;                              // at least the last block
-  EXPECT_LE(lines, 12) << p.err;                             // a line per tenth, not per block
-  EXPECT_EQ(lines_containing(p.err, "\n"), lines) << p.err;  // each update a line of its own
-  const std::string last = p.err.substr(p.err.rfind("out-of-core: "));
-  EXPECT_NE(last.find(" blocks, "), std::string::npos) << last;
-  const std::string count = last.substr(13, last.find(' ', 13) - 13);  // "N/N"
-  EXPECT_EQ(count.substr(0, count.find('/')), count.substr(count.find('/') + 1)) << last;
-  EXPECT_NE(p.out.find("out of core"), std::string::npos) << p.out;
+// The streamed path, out of core (a budget) and in core (Auto, no budget): progress lines
+// with blocks, read and write rates and an ETA, and the split of the call's time.
+TEST(MultiplyReport, StreamedProgressLinesInALog) {
+  for (const bool budget : {true, false}) {
+    Args args = inputs(64, 48, 32, "c_ooc.npy");
+    args.emplace_back("--progress");
+    if (budget) args.insert(args.end(), {"--memory-limit", "16KiB"});
+    const Printed p = run_captured(parse_loud(args));
+    if (world_rank() != 0) continue;
+    EXPECT_EQ(p.err.find('\r'), std::string::npos) << p.err;
+    const int lines = lines_containing(p.err, "streamed: ");
+    EXPECT_GE(lines, 1) << p.err;                              // at least the last block
+    EXPECT_LE(lines, 12) << p.err;                             // a line per tenth, not per block
+    EXPECT_EQ(lines_containing(p.err, "\n"), lines) << p.err;  // each update a line of its own
+    const std::string last = p.err.substr(p.err.rfind("streamed: "));
+    for (const char* part : {" blocks, read ", " MB/s, written ", " MB/s (rank 0), ", ", ETA "})
+      EXPECT_NE(last.find(part), std::string::npos) << part << " in " << last;
+    const std::string count = last.substr(10, last.find(' ', 10) - 10);  // "N/N"
+    EXPECT_EQ(count.substr(0, count.find('/')), count.substr(count.find('/') + 1)) << last;
+    EXPECT_NE(p.out.find(budget ? "out of core" : "in core"), std::string::npos) << p.out;
+    for (const char* part : {"= open ", " + read wait ", " + GEMM ", " + write wait ", " + sync ",
+                             " + rename ", " + other "})
+      EXPECT_NE(p.out.find(part), std::string::npos) << part << " in " << p.out;
+  }
 }
 
 // --memory-limit reads SI and IEC spellings alike: 16KB (16000) and 16KiB (16384) both run the

@@ -166,7 +166,7 @@ int shardmm_plan(char transa, char transb, shardmm_matrix A, shardmm_matrix B, s
 /* Collective over comm: out <- alpha op(A) op(B) + beta C0 for .npy files (alpha, beta given
  * as real and imaginary parts; C0 read only when beta != 0). Under memory_limit bytes per rank
  * (0: SHARDMM_MEMORY_LIMIT, else no limit) the in-core path runs when the operands fit, else
- * the product streams from the files (docs/OUT_OF_CORE.md). io: "mpiio" (NULL) or "mmap".
+ * the product streams from the files (docs/OUT_OF_CORE.md). io: "posix" (NULL), "mpiio" or "mmap".
  * out is written in Fortran (out_fortran_order != 0) or C order, whole or not at all. */
 int shardmm_gemm_files(MPI_Comm comm, char transa, const char *a_path, char transb,
                        const char *b_path, double alpha_re, double alpha_im, double beta_re,
