@@ -24,8 +24,9 @@ namespace shardmm {
 ///  - MpiIo: collective MPI-IO (MPI_File_iread_at_all through a subarray file view), what
 ///    parallel file systems with collective buffering want; Open MPI completes these reads
 ///    inside the call, so they do not overlap the GEMM;
-///  - Mmap: each rank maps only the byte span of the panel it reads (madvise hints), copied
-///    by a reader thread; C's blocks are computed in place in the mapped output.
+///  - Mmap: a reader thread maps only the byte span of the panel it reads, in windows (madvise
+///    hints), and copies it out. Each mapped 4 KiB page costs a page-table entry: on virtual
+///    machines that trap page faults this is the slowest of the three (docs/OUT_OF_CORE.md).
 enum class IoMethod { Posix, MpiIo, Mmap };
 
 std::string to_string(IoMethod io);

@@ -1,13 +1,11 @@
-// Out-of-core result file. Rank 0 names "<out>.tmp.<hex>" in out's directory and writes the
-// .npy header at offset 0; every rank writes its C blocks behind the compute (MPI-IO:
-// non-blocking independent writes through subarray views, two handles so one write is in
-// flight while the next block is handed over; mmap: in place, output.hpp) and starts the
-// kernel's writeback of each finished block. publish(): sync, close, check the size on rank 0,
-// rename; any rank's error removes the temporary file and leaves the destination as it was.
+// Streamed result file. Rank 0 names "<out>.tmp.<hex>" in out's directory, writes the .npy
+// header at offset 0 and reserves the file's size; every rank writes its C blocks from a
+// writer thread (a pwrite per run of the block in the file) and starts the kernel's writeback
+// of each. publish(): fsync, close, check the size on rank 0, rename; any rank's error removes
+// the temporary file and leaves the destination as it was.
 #include "ooc/output.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -53,14 +51,14 @@ std::string reserve(int fd, std::int64_t size) {
 
 }  // namespace
 
-OutputFile::OutputFile(MPI_Comm comm, const MatrixFile& out, IoMethod io) : comm_(comm), out_(out) {
+OutputFile::OutputFile(MPI_Comm comm, const MatrixFile& out) : comm_(comm), out_(out) {
   tmp_ = io::temp_name(comm, out.path);
   out_.data_offset = 0;
   if (!out.raw)
     out_.data_offset = static_cast<std::int64_t>(
         make_npy_header(out.dtype, out.rows, out.cols, out.fortran_order).size());
   try {
-    open(io == IoMethod::Mmap);
+    open();
   } catch (const IoError& e) {
     close();
     std::error_code ec;
@@ -74,8 +72,8 @@ std::int64_t OutputFile::data_bytes() const {
 }
 
 // Rank 0 creates the file, writes the header and reserves the whole size; then every rank
-// opens it (and maps it).
-void OutputFile::open(bool map) {
+// opens it.
+void OutputFile::open() {
   const std::int64_t size = out_.data_offset + data_bytes();
   std::string local;
   if (comm::comm_rank(comm_) == 0) {
@@ -93,13 +91,6 @@ void OutputFile::open(bool map) {
     fd_ = ::open(tmp_.c_str(), O_RDWR | O_CLOEXEC);
     if (fd_ < 0) local = errno_text("open");
   }
-  mapped_ = map;
-  if (err.empty() && map && size > 0 && fd_ >= 0) {
-    void* m =
-        ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-    if (m == MAP_FAILED) local = errno_text("mmap");
-    else map_ = static_cast<char*>(m), map_len_ = static_cast<std::size_t>(size);
-  }
   if (err.empty()) err = io::first_error(comm_, local);
   if (!err.empty()) throw IoError(err);
 }
@@ -114,13 +105,9 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::close() {
-  if (map_len_ > 0) ::munmap(map_, map_len_);
-  map_len_ = 0;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
 }
-
-void* OutputFile::at(const Sub& s) const { return map_ + byte_span(out_, s).first; }
 
 void OutputFile::writeback(const Sub& s) {
   if (fd_ < 0 || s.elems() == 0) return;
@@ -130,24 +117,6 @@ void OutputFile::writeback(const Sub& s) {
 #else
   (void)first, (void)last;
 #endif
-}
-
-void OutputFile::release(const Sub& s) {
-  if (s.elems() == 0 || map_len_ == 0) return;
-  bytes_ += s.elems() * static_cast<std::int64_t>(dtype_size(out_.dtype));
-  const int w = release_count_++ % 2;  // the writeback of the block before last is submitted
-  if (write_[w].valid()) (void)write_[w].get();
-  write_[w] = std::async(std::launch::async, [this, s] {
-    writeback(s);
-    return std::string();
-  });
-  const auto [first, last] = byte_span(out_, s);
-  const std::int64_t page = ::sysconf(_SC_PAGESIZE);
-  const std::int64_t lo = first / page * page,
-                     hi = std::min<std::int64_t>((last + page - 1) / page * page,
-                                                 static_cast<std::int64_t>(map_len_));
-  // Shared file pages: unmapped from this process, kept (dirty) in the page cache.
-  (void)::madvise(map_ + lo, static_cast<std::size_t>(hi - lo), MADV_DONTNEED);
 }
 
 // Writes stored sub-block s from buf (packed in the file's order): one pwrite per run.
@@ -199,14 +168,8 @@ std::string OutputFile::wait_write(int slot) {
 
 double OutputFile::publish() {
   const auto t0 = std::chrono::steady_clock::now();
-  for (auto& w : write_)  // mapped: writebacks still being submitted
-    if (w.valid()) {
-      const std::string e = w.get();
-      if (err_.empty()) err_ = e;
-    }
+  for (int w = 0; w < 2; ++w) (void)wait_write(w);  // writes still in flight (none: stream.cpp)
   std::string err = err_;
-  if (map_len_ > 0 && ::munmap(map_, map_len_) != 0 && err.empty()) err = errno_text("munmap");
-  map_len_ = 0;
   if (fd_ >= 0 && ::fsync(fd_) != 0 && err.empty()) err = errno_text("fsync");
   if (fd_ >= 0 && ::close(fd_) != 0 && err.empty()) err = errno_text("close");
   fd_ = -1;

@@ -160,7 +160,11 @@ std::string copy_mapped(int fd, const MatrixFile& f, const Sub& s, char* out) {
              std::to_string(last) + " (the file was truncated?)";
     const std::int64_t base = first / page * page;
     const auto len = static_cast<std::size_t>(last - base);
-    void* map = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(base));
+    // MAP_POPULATE: the window's pages are mapped in one call, not a fault per page (a fault
+    // traps to the hypervisor on a virtual machine: copies from unpopulated windows ran at a
+    // third of the speed).
+    void* map =
+        ::mmap(nullptr, len, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, static_cast<off_t>(base));
     if (map == MAP_FAILED) return std::string("mmap failed: ") + std::strerror(errno);
     ::madvise(map, len, MADV_SEQUENTIAL);
     ::madvise(map, len, MADV_WILLNEED);

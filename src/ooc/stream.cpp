@@ -4,8 +4,7 @@
 // and B (swapped for C^T). D's blocks are dealt round-robin; every rank runs the same number
 // of steps (block slots x k-panels, empty where it has no block) so the collective reads and
 // writes match. Three things move at once: step s reads panel s+1 (the other read slot) while
-// panel s multiplies, and the previous block is being written (MPI-IO: in flight from the
-// other D buffer; mmap: the GEMM wrote it in place and the kernel writes it back).
+// panel s multiplies, and the previous block is being written from the other D buffer.
 #include <algorithm>
 #include <chrono>
 #include <vector>
@@ -49,7 +48,6 @@ class Streamer {
     ranks_ = comm::comm_size(job.comm), me_ = comm::comm_rank(job.comm);
     slots_ = ceil_div(tm_ * tn_, ranks_);
     staging_ = job.with_c0 && job.C0.fortran_order != job.out.fortran_order;
-    mapped_ = job.settings.io == IoMethod::Mmap;
     alpha_ = convert(job.alpha), beta_ = convert(job.beta);
   }
 
@@ -59,7 +57,7 @@ class Streamer {
     auto lr = make_reader(job_.settings.io, *L_.file, job_.comm);
     auto rr = make_reader(job_.settings.io, *R_.file, job_.comm);
     if (job_.with_c0) cr_ = make_reader(job_.settings.io, job_.C0, job_.comm);
-    OutputFile out(job_.comm, job_.out, job_.settings.io);
+    OutputFile out(job_.comm, job_.out);
     rep_.open_seconds += since(t);
     lr_ = lr.get(), rr_ = rr.get(), out_ = &out;
     const std::string err = stream();
@@ -81,9 +79,8 @@ class Streamer {
   void allocate() {
     comm::agreed(job_.comm, "out-of-core buffers", [&] {
       const auto block = static_cast<std::size_t>(bm_ * bn_);
-      if (!mapped_)
-        for (auto& d : dbuf_) d.resize(block);
-      if (staging_ || (mapped_ && job_.with_c0)) stage_.resize(block);
+      for (auto& d : dbuf_) d.resize(block);
+      if (staging_) stage_.resize(block);
       for (auto& b : lbuf_) b.resize(static_cast<std::size_t>(bm_ * job_.plan.kb));
       for (auto& b : rbuf_) b.resize(static_cast<std::size_t>(bn_ * job_.plan.kb));
     });
@@ -101,8 +98,7 @@ class Streamer {
     for (index_t s = 0; s < steps && err.empty(); ++s) {
       const index_t slot = s / panels_, panel = s % panels_;
       if (panel == 0) {
-        if (!mapped_ && slot >= 2)
-          local = first_of(local, timed_wait_write(static_cast<int>(slot % 2)));
+        if (slot >= 2) local = first_of(local, timed_wait_write(static_cast<int>(slot % 2)));
         local = first_of(local, begin_block(slot));
       }
       if (s + 1 < steps) timed_read_start(s + 1);
@@ -114,7 +110,7 @@ class Streamer {
       rep_.agree_seconds += since(t);
       report_progress(slot);
     }
-    if (!err.empty() || mapped_) return err;
+    if (!err.empty()) return err;
     for (int w = 0; w < 2; ++w) local = first_of(local, timed_wait_write(w));
     const auto t = Clock::now();
     err = io::first_error(job_.comm, local);
@@ -197,19 +193,17 @@ class Streamer {
     return "";
   }
 
-  // Slot start: where D's block lives (a write buffer, or in place in the mapped output) and,
-  // with C0, D's block <- beta C0 (read through cr_; every rank joins the collective read).
+  // Slot start: D's block goes to the free write buffer; with C0, D's block <- beta C0 (read
+  // through cr_; every rank joins the collective read).
   std::string begin_block(index_t slot) {
     const Sub d = block_of(slot);
     const index_t mb = d.r1 - d.r0, nb = d.c1 - d.c0;
-    d_ = mapped_ ? (d.elems() > 0 ? static_cast<T*>(out_->at(out_sub(d))) : nullptr)
-                 : dbuf_[slot % 2].data();
-    ldd_ = mapped_ ? md_ : mb;
+    d_ = dbuf_[slot % 2].data();
+    ldd_ = mb;
     loaded_ = cr_ != nullptr;
     if (!cr_) return "";
     auto t = Clock::now();
-    const bool via_stage = staging_ || mapped_;
-    cr_->start(0, out_sub(d), via_stage ? stage_.data() : d_);
+    cr_->start(0, out_sub(d), staging_ ? stage_.data() : d_);
     std::string err = cr_->wait(0);
     rep_.read_wait_seconds += since(t);
     if (d.elems() == 0 || !err.empty()) return err;
@@ -217,19 +211,16 @@ class Streamer {
     if (staging_)  // stage_ holds D's block row-major
       for (index_t j = 0; j < nb; ++j)
         for (index_t i = 0; i < mb; ++i) d_[i + j * ldd_] = stage_[i * nb + j];
-    else if (via_stage)
-      for (index_t j = 0; j < nb; ++j) std::copy_n(stage_.data() + j * mb, mb, d_ + j * ldd_);
     blas::scale(mb, nb, beta_, d_, std::max<index_t>(ldd_, 1));
     rep_.compute_seconds += since(t);
     return err;
   }
 
-  // The block is final: hand it to the writer (MPI-IO, collective view) or release its pages.
+  // The block is final: hand it to the writer thread.
   void finish_block(index_t slot) {
     const Sub sub = out_sub(block_of(slot));
     const auto t = Clock::now();
-    if (mapped_) out_->release(sub);
-    else out_->start_write(static_cast<int>(slot % 2), sub, dbuf_[slot % 2].data());
+    out_->start_write(static_cast<int>(slot % 2), sub, dbuf_[slot % 2].data());
     rep_.write_wait_seconds += since(t);
   }
 
@@ -242,7 +233,7 @@ class Streamer {
 
   const Job& job_;
   FileGemmReport& rep_;
-  bool trans_ = false, staging_ = false, mapped_ = false, loaded_ = false;
+  bool trans_ = false, staging_ = false, loaded_ = false;
   Side L_, R_;
   index_t md_ = 0, nd_ = 0, bm_ = 0, bn_ = 0, tm_ = 0, tn_ = 0, panels_ = 0, slots_ = 0;
   int ranks_ = 1, me_ = 0;
