@@ -93,15 +93,17 @@ def multiply_files(a, b, out, *, mesh=None, c0=None, alpha=1, beta=None, transa=
                    **options):
     """out <- alpha op(a) op(b) + beta c0 for .npy files a, b (and c0), written to the .npy
     file `out` in `order` ("C" or "F"): the launcher's `shardmm multiply` from Python
-    (docs/OUT_OF_CORE.md). Under a per-rank budget (memory_limit: bytes, or "512M", "2GiB";
-    else SHARDMM_MEMORY_LIMIT) the operands stream from the files in panels when they do not
-    fit; otherwise the in-core path runs. No rank holds a whole matrix. beta defaults to 1 with
-    c0, else 0. io: "posix", "mpiio" or "mmap" (how panels are read); out_of_core: stream even when
-    everything fits. options: gemm's (algorithm, ...). mesh: whose ranks run it (default:
-    every rank of MPI.COMM_WORLD). Returns this rank's report: a dict (plan: the schedule's
-    fields and its text; seconds, io_wait_seconds, compute_seconds, bytes_read, bytes_written,
-    peak_rss). Collective; every check (files, shapes, dtypes, budget) fails alike on every
-    rank before any data moves."""
+    (docs/OUT_OF_CORE.md). The operands stream from the files in blocks and panels, reads,
+    GEMMs and writes overlapped, within a per-rank budget when one is set (memory_limit: bytes,
+    or "512M", "2GiB"; else SHARDMM_MEMORY_LIMIT); a named algorithm (options) runs on layouts
+    in core when the operands fit. No rank holds a whole matrix. beta defaults to 1 with c0,
+    else 0. io: "posix", "mpiio" or "mmap" (how panels are read); out_of_core: stream under the
+    budget even when everything fits. options: gemm's (algorithm, ...). mesh: whose ranks run
+    it (default: every rank of MPI.COMM_WORLD). Returns this rank's report: a dict (plan: the
+    schedule's fields and its text; seconds and its parts open_seconds, read_wait_seconds,
+    compute_seconds, write_wait_seconds, agree_seconds, sync_seconds, rename_seconds,
+    other_seconds; io_wait_seconds, bytes_read, bytes_written, peak_rss). Collective; every
+    check (files, shapes, dtypes, budget) fails alike on every rank before any data moves."""
     mesh = default_mesh() if mesh is None else mesh
     beta = (0 if c0 is None else 1) if beta is None else beta
     options.update(memory_limit=to_bytes(memory_limit))
