@@ -7,7 +7,8 @@ the rank that did not arrive.
 
 Usage: spmd_hang.py MPIEXEC PYTHON CASE [MPIEXEC_FLAG...]
 CASE: gather (C.gather()), gather_root (C.gather(root=0)), gemm (gemm(A, B) without C),
-gemm_c (gemm(A, B, C)), from_global, matmul (shardmm.matmul on arrays), matmul_op (A @ B);
+gemm_c (gemm(A, B, C)), from_global, matmul (shardmm.matmul on arrays), matmul_op (A @ B),
+mesh (shardmm.Mesh: its MPI_Comm_dup);
 rank1_first_call: SHARDMM_WATCHDOG set only after the mesh and the matrices were made, rank 1
 alone makes the first watched call (gather(root=0)), which waits for the status directory
 rank 0 would choose: rank 1 must say it waits for rank 0, and end the job.
@@ -47,6 +48,7 @@ def child(case):
             "from_global": lambda: shardmm.DistMatrix.from_global(mesh, a),
             "matmul": lambda: shardmm.matmul(a, a.T, mesh=mesh),
             "matmul_op": lambda: A @ B,
+            "mesh": lambda: shardmm.Mesh(MPI.COMM_WORLD, {"x": 2}),
             "rank1_first_call": lambda: C.gather(root=0),
         }
         calls[case]()

@@ -177,7 +177,12 @@ Mesh::Mesh(MPI_Comm comm, MeshShape shape, bool allow_idle) : state_(std::make_s
                           (shape.size() < P ? " (pass allow_idle to leave the rest idle)" : ""));
   state_->shape = std::move(shape);
   MPI_Comm dup = MPI_COMM_NULL;
-  SHARDMM_MPI(MPI_Comm_dup(comm, &dup));
+  {  // watched (SHARDMM_WATCHDOG): a rank that makes a mesh alone is reported, not left hanging
+    trace::Call call(comm, "Mesh", {}, trace::Call::Record::Never);
+    trace::Span wait("MPI_Comm_dup", trace::Cat::Wait);
+    if (wait.seen()) wait.blocked("MPI_Comm_dup", "the new mesh's communicator", comm);
+    SHARDMM_MPI(MPI_Comm_dup(comm, &dup));
+  }
   SHARDMM_MPI(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
   if (state_->shape.size() < P) {
     MPI_Comm active = MPI_COMM_NULL;

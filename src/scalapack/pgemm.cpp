@@ -92,6 +92,9 @@ Finding local_finding(const Grid& g, const Call& x) {
 // errors; a process that found none only reports the agreed code, as it does with PBLAS.
 Finding agreed_finding(const Grid& g, const Mesh& mesh, const Call& x) {
   Finding f = local_finding(g, x);
+  trace::Span wait("agree", trace::Cat::Wait);  // where a process that never calls leaves us
+  if (wait.seen())
+    wait.blocked("MPI_Allreduce", "the argument check of every process", mesh.comm());
   SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, &f.code, 1, MPI_INT, MPI_MIN, mesh.comm()));
   if (f.code == INT_MAX) f.code = 0;
   return f;

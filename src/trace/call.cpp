@@ -83,7 +83,7 @@ void prepare_watch(MPI_Comm comm) {
   if (f.watch_dir.empty()) watch_dir(comm, f, watch, "mesh");
 }
 
-Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option)
+Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option, Record record)
     : exceptions_(std::uncaught_exceptions()) {
   if (g_depth++ > 0 || comm == MPI_COMM_NULL) {
     span_.emplace(name, Cat::Phase);
@@ -92,7 +92,7 @@ Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option
   try {
     comm::read_wait_setting();  // SHARDMM_WAIT: how this call's ranks wait for messages
     const watchdog::Settings watch = watchdog::settings();
-    file_ = trace_file(trace_file_option);
+    file_ = record == Record::Never ? std::string() : trace_file(trace_file_option);
     if (!file_.empty() || watch.seconds > 0) {
       CommFacts& f = facts(comm);
       if (!file_.empty()) {

@@ -18,10 +18,14 @@ namespace shardmm::trace {
 
 class Call {
  public:
+  /// Whether the call is recorded into the trace file when tracing is on, or only watched
+  /// (a step of set-up, such as making a mesh, that is no library call of its own).
+  enum class Record { IfTraced, Never };
   /// Every rank of `comm` (MPI_COMM_NULL: an idle rank, nothing recorded) makes this call.
   /// Throws, the same on every rank, for a malformed SHARDMM_WATCHDOG or a trace file whose
   /// directory rank 0 cannot write.
-  Call(MPI_Comm comm, const char* name, const std::string& trace_file = {});
+  Call(MPI_Comm comm, const char* name, const std::string& trace_file = {},
+       Record record = Record::IfTraced);
   ~Call();
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
