@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csetjmp>
 #include <csignal>
@@ -107,7 +108,9 @@ class MpiIoReader final : public PanelReader {
 // A file cut short while mapped faults (SIGBUS) on the pages past its end. A reader thread copying
 // from a mapping arms t_fault; the handler jumps back there and the read fails with an error,
 // as MPI-IO's does. Any other SIGBUS gets the default action.
-thread_local sigjmp_buf* t_fault = nullptr;
+// volatile: the stores arming and clearing it around a memcpy must not be merged or dropped
+// (at -O3 the arming store was removed as dead, and a cut file crashed the job with SIGBUS).
+thread_local sigjmp_buf* volatile t_fault = nullptr;
 
 void on_sigbus(int sig, siginfo_t* /*info*/, void* /*ctx*/) {
   if (t_fault) siglongjmp(*t_fault, 1);  // NOLINT(cert-err52-cpp): no C++ frames to unwind
@@ -134,7 +137,9 @@ bool guarded_copy(char* dst, const char* src, std::size_t n) {
     return false;
   }
   t_fault = &jb;
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // armed before the first load
   std::memcpy(dst, src, n);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
   t_fault = nullptr;
   return true;
 }
