@@ -113,12 +113,13 @@ struct FileGemmSettings {
 };
 
 /// The plan of an m x n x k product of `dtype` on `ranks` ranks under `budget` bytes per rank
-/// (0: Options/SHARDMM_MEMORY_LIMIT): in-core when there is no budget or in_core_bytes fits
-/// it, else the streamed schedule. Pure, no files. Throws OutOfMemory when the budget cannot hold
-/// one panel.
+/// (0: Options/SHARDMM_MEMORY_LIMIT): in core when there is no budget or in_core_bytes fits
+/// it, else out of core; either way the streamed schedule's shape, for an output in
+/// `out_fortran_order`. Pure, no files. Throws OutOfMemory when the budget cannot hold one
+/// panel.
 OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
                          std::int64_t budget, bool with_c0 = false, bool c0_staging = false,
-                         bool force_out_of_core = false);
+                         bool force_out_of_core = false, bool out_fortran_order = true);
 
 /// Predicted seconds of a plan's out-of-core run: reads and writes at the profile's
 /// disk_bytes_per_s, the local GEMMs at its rate for `dtype`, overlapped.

@@ -169,12 +169,13 @@ plan::OocProblem ooc_problem(index_t m, index_t n, index_t k, Dtype dtype, int r
 }  // namespace
 
 OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
-                         std::int64_t budget, bool with_c0, bool c0_staging,
-                         bool force_out_of_core) {
+                         std::int64_t budget, bool with_c0, bool c0_staging, bool force_out_of_core,
+                         bool out_fortran_order) {
   OocPlan p;
   p.m = m, p.n = n, p.k = k, p.ranks = ranks;
   plan::OocProblem q =
       ooc_problem(m, n, k, dtype, ranks, with_c0, c0_staging, MachineProfile::from_environment());
+  q.d_is_c = out_fortran_order;
   PlanRequest r;
   r.memory_limit = budget;
   q.budget = memory_limit(r);
@@ -218,7 +219,7 @@ OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const Mat
   product_dims(opA, A, opB, B, p);
   return plan_out_of_core(p.m, p.n, p.k, A.dtype, comm::comm_size(comm), options.memory_limit,
                           !c0.path.empty(), c0.fortran_order != out_fortran_order,
-                          force_out_of_core);
+                          force_out_of_core, out_fortran_order);
 }
 
 FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,

@@ -33,16 +33,18 @@ struct Side {
 };
 
 /// The BLAS op and leading dimension of a panel buffer holding the stored sub-block (in the
-/// file's order) of a rows x cols panel; a conjugate without transpose is applied in place.
+/// file's order) of a rows x cols panel; a conjugate without transpose is applied in place
+/// when `fresh` (the buffer was just read; a reused one has it already).
 template <Scalar T>
-Op buffer_op(const Side& side, T* buf, index_t rows, index_t cols, index_t& ld) {
+Op buffer_op(const Side& side, T* buf, index_t rows, index_t cols, index_t& ld, bool fresh) {
   const bool st = side.stored_transposed();
   const index_t srows = st ? cols : rows, scols = st ? rows : cols;  // stored sub-block
   Eff e = side.file->fortran_order ? side.op : flip(side.op);
   ld = std::max<index_t>(side.file->fortran_order ? srows : scols, 1);
   if (e == Eff::Conj) {
     if constexpr (is_complex_v<T>)
-      for (index_t i = 0; i < rows * cols; ++i) buf[i] = std::conj(buf[i]);
+      if (fresh)
+        for (index_t i = 0; i < rows * cols; ++i) buf[i] = std::conj(buf[i]);
     e = Eff::N;
   }
   return e == Eff::N ? Op::N : e == Eff::T ? Op::T : Op::C;

@@ -17,6 +17,7 @@
 #include "ooc/buffer.hpp"
 #include "ooc/output.hpp"
 #include "ooc/panel_op.hpp"
+#include "ooc/panel_slots.hpp"
 #include "ooc/stream.hpp"
 #include "shardmm/error.hpp"
 #include "trace/trace.hpp"
@@ -173,8 +174,9 @@ class Streamer {
       r = R_.stored_transposed() ? Sub{d.c0, d.c1, k0, k1} : Sub{k0, k1, d.c0, d.c1};
     }
     const int slot = static_cast<int>(s % 2);
-    lr_->start(slot, l, lbuf_[slot].data());
-    rr_->start(slot, r, rbuf_[slot].data());
+    const bool read_l = lslots_.pick(s, l), read_r = rslots_.pick(s, r);
+    lr_->start(slot, read_l ? l : Sub{}, lbuf_[lslots_.buffer(s)].data());  // empty: joins
+    rr_->start(slot, read_r ? r : Sub{}, rbuf_[rslots_.buffer(s)].data());
   }
 
   // Waits for step s's panels and accumulates D += alpha opL opR (D <- alpha opL opR on the
@@ -196,11 +198,12 @@ class Streamer {
     const index_t panel = s % panels_;
     const index_t mb = d.r1 - d.r0, nb = d.c1 - d.c0, kb = k_end(panel) - panel * job_.plan.kb;
     index_t ldl = 0, ldr = 0;
-    const Op ol = buffer_op(L_, lbuf_[slot].data(), mb, kb, ldl);
-    const Op orr = buffer_op(R_, rbuf_[slot].data(), kb, nb, ldr);
+    T* const lb = lbuf_[lslots_.buffer(s)].data();
+    T* const rb = rbuf_[rslots_.buffer(s)].data();
+    const Op ol = buffer_op(L_, lb, mb, kb, ldl, lslots_.fresh(s));
+    const Op orr = buffer_op(R_, rb, kb, nb, ldr, rslots_.fresh(s));
     const T beta = panel == 0 && !loaded_ ? T(0) : T(1);
-    blas::gemm(ol, orr, mb, nb, kb, alpha_, lbuf_[slot].data(), ldl, rbuf_[slot].data(), ldr, beta,
-               d_, std::max<index_t>(ldd_, 1));
+    blas::gemm(ol, orr, mb, nb, kb, alpha_, lb, ldl, rb, ldr, beta, d_, std::max<index_t>(ldd_, 1));
     rep_.compute_seconds += since(t);
     return "";
   }
@@ -253,6 +256,7 @@ class Streamer {
   T* d_ = nullptr;  // the current D block: column-major, leading dimension ldd_
   index_t ldd_ = 1;
   Buffer<T> dbuf_[2], stage_, lbuf_[2], rbuf_[2];
+  PanelSlots lslots_, rslots_;
   PanelReader *lr_ = nullptr, *rr_ = nullptr;
   std::unique_ptr<PanelReader> cr_;
   OutputFile* out_ = nullptr;

@@ -36,11 +36,18 @@ index_t ceil_div(index_t a, index_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 void account(const OocProblem& p, OocPlan& s) {
   const index_t tm = ceil_div(p.m, s.bm), tn = ceil_div(p.n, s.bn);
   s.blocks = tm * tn;
-  s.passes_a = static_cast<int>(tn);
-  s.passes_b = static_cast<int>(tm);
   const index_t mine = ceil_div(s.blocks, p.ranks);  // the busiest rank's blocks
-  const std::int64_t per_block_read = (s.bm + s.bn) * p.k + (p.with_c0 ? s.bm * s.bn : 0);
-  s.bytes_read = mine * per_block_read * p.elem;
+  // The stream computes D = C (Fortran-order output) or C^T, its blocks dealt round-robin down
+  // D's block rows: when those divide the ranks, each rank keeps its rows of D, and with one
+  // k-panel per block its panel of D's left operand is read once (stream.cpp, PanelSlots).
+  const index_t td = p.d_is_c ? tm : tn;
+  const bool kept = s.kb >= p.k && p.ranks % td == 0;
+  const index_t left = p.d_is_c ? s.bm : s.bn, right = p.d_is_c ? s.bn : s.bm;
+  const index_t left_reads = kept ? 1 : mine;
+  s.passes_a = static_cast<int>(p.d_is_c && kept ? 1 : tn);
+  s.passes_b = static_cast<int>(!p.d_is_c && kept ? 1 : tm);
+  s.bytes_read =
+      ((left_reads * left + mine * right) * p.k + (p.with_c0 ? mine * s.bm * s.bn : 0)) * p.elem;
   s.bytes_written = mine * s.bm * s.bn * p.elem;
 }
 

@@ -17,6 +17,7 @@ struct OocProblem {
   std::int64_t budget = 0;  ///< bytes per rank (0: none)
   bool with_c0 = false;     ///< beta != 0: C0's block is read once
   bool c0_staging = false;  ///< C0's order differs from C's: one more block-sized buffer
+  bool d_is_c = true;       ///< the output is in Fortran order (the stream computes C, not C^T)
   double flops_per_s = 30e9, disk_bytes_per_s = 1e9;
 };
 

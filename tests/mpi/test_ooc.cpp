@@ -95,6 +95,37 @@ TYPED_TEST(OocTyped, BetaReadsC0InEitherOrder) {
   }
 }
 
+// Without a budget the stream takes whole-k panels; a rank whose blocks share their rows of
+// D reads that panel once (PanelSlots), as the plan counts. Each I/O method, both output
+// orders, op C on the left (a conjugate applied once to a reused buffer).
+TYPED_TEST(OocTyped, WholeKPanelsReadOncePerRank) {
+  using T = TypeParam;
+  const index_t m = 40, n = 300, k = 24;
+  for (const Op opA : {Op::N, Op::C})
+    for (const IoMethod io : {IoMethod::Posix, IoMethod::MpiIo, IoMethod::Mmap})
+      for (const bool fortran_out : {true, false}) {
+        const Stored a = stored(opA, m, k, 1, fortran_out), b = stored(Op::N, k, n, 2, true);
+        const MatrixFile fa = ooc::put_npy<T>("a.npy", a), fb = ooc::put_npy<T>("b.npy", b);
+        MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
+        out.fortran_order = fortran_out;
+        FileGemmSettings s;
+        s.io = io;
+        const T alpha = scalar<T>(0.5, 2);
+        const auto rep =
+            gemm_files(MPI_COMM_WORLD, opA, fa, Op::N, fb, alpha, 0.0, MatrixFile{}, out, {}, s);
+        const std::string what = to_string(opA) + " " + to_string(io) +
+                                 (fortran_out ? " F " : " C ") + rep.plan.to_string();
+        EXPECT_LE(ooc::result_error<T>(opA, a, Op::N, b, alpha, T(0), nullptr, out.path), kBound)
+            << what;
+        // The plan counts the busiest rank's reads, a reused panel once: without the reuse
+        // that rank would read its panel once per block, well over the count.
+        long long mine = rep.bytes_read, most = 0;
+        MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        EXPECT_LE(most, rep.plan.bytes_read) << what;
+        EXPECT_EQ(rep.plan.kb, k) << what;  // no budget: whole-k panels
+      }
+}
+
 TEST(Ooc, InCoreWhenEverythingFits) {
   const Stored a{21, 17, 6, true}, b{17, 19, 7, false};
   const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
