@@ -1,8 +1,9 @@
 // The PBLAS level-3 family beside gemm, on the same DistMatrix, mesh and redistribution layer.
 //
 // Today: transpose / geadd / tradd (ScaLAPACK's p?tran, p?tranu, p?tranc, p?geadd,
-// p?tradd). Every operand may have any layout on one mesh (the same communicator); shapes
-// are validated on global metadata before anything moves, so a bad call throws on every rank.
+// p?tradd) and the rank-k updates syrk / herk (p?syrk, p?herk). Every operand may have any layout
+// on one mesh (the same communicator); shapes are validated on global metadata before anything
+// moves, so a bad call throws on every rank.
 #pragma once
 
 #include "shardmm/dist_matrix.hpp"
@@ -31,5 +32,22 @@ void geadd(Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<T>& C);
 /// the trapezoid. Collective.
 template <Scalar T>
 void tradd(Uplo uplo, Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<T>& C);
+
+/// C <- alpha op(A) op(A)^T + beta C on the `uplo` triangle of the n x n matrix C (the other
+/// triangle is neither read nor written); op N (A is n x k) or T (A is k x n; for real types C
+/// is T). op(A)'s rows move twice, into panels matching C's rows and C's columns (C never
+/// moves), and each rank multiplies only the blocks of its tile that touch the triangle: about
+/// half of gemm's flops (docs/ALGORITHMS.md). alpha == 0 or k == 0 does not read A; beta == 0
+/// does not read C. Throws DimensionMismatch (shapes), InvalidArgument (op C on a complex
+/// type), NotSupported (C unreduced). Collective.
+template <Scalar T>
+void syrk(Uplo uplo, Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<T>& C);
+
+/// C <- alpha op(A) op(A)^H + beta C on the `uplo` triangle, alpha and beta real, op N or C
+/// (T for real types); the diagonal's imaginary parts are set to zero (BLAS herk). As syrk
+/// otherwise; for a real type it is syrk.
+template <Scalar T>
+void herk(Uplo uplo, Op op, real_t<T> alpha, const DistMatrix<T>& A, real_t<T> beta,
+          DistMatrix<T>& C);
 
 }  // namespace shardmm

@@ -24,14 +24,14 @@ namespace shardmm {
 namespace {
 
 template <Scalar T>
-T conj_if(T x, bool conj) {
+T add_conj_if(T x, bool conj) {
   if constexpr (is_complex_v<T>) return conj ? std::conj(x) : x;
   (void)conj;
   return x;
 }
 
 template <Scalar T>
-void check_shapes(const char* routine, Op op, const DistMatrix<T>& A, const DistMatrix<T>& C) {
+void add_check_shapes(const char* routine, Op op, const DistMatrix<T>& A, const DistMatrix<T>& C) {
   const bool t = op != Op::N;
   const index_t rows = t ? A.cols() : A.rows(), cols = t ? A.rows() : A.cols();
   if (rows != C.rows() || cols != C.cols())
@@ -43,39 +43,41 @@ void check_shapes(const char* routine, Op op, const DistMatrix<T>& A, const Dist
 // op(A) (op T or C) in A^T's layout: this rank's tile transposed into workspace slot
 // OperandA. No communication.
 template <Scalar T>
-DistMatrix<T> transposed_tile(const DistMatrix<T>& A, Op op) {
+DistMatrix<T> add_transposed_tile(const DistMatrix<T>& A, Op op) {
   std::optional<DistMatrix<T>> At;
   comm::agreed(A.mesh().comm(), "transpose", [&] {
     At.emplace(matrix::pooled<T>(A.mesh(), A.layout().transposed(), memory::Slot::OperandA));
   });
   const bool conj = op == Op::C;
   for (index_t j = 0; j < A.local_cols(); ++j)
-    for (index_t i = 0; i < A.local_rows(); ++i) At->local(j, i) = conj_if(A.local(i, j), conj);
+    for (index_t i = 0; i < A.local_rows(); ++i) At->local(j, i) = add_conj_if(A.local(i, j), conj);
   return std::move(*At);
 }
 
 // C <- beta C + alpha op(A), shapes checked.
 template <Scalar T>
-void add(Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<T>& C) {
+void add_op(Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<T>& C) {
   if (op == Op::N) {
     redistribute(A, C, alpha, beta);
     return;
   }
-  const DistMatrix<T> At = transposed_tile(A, op);
+  const DistMatrix<T> At = add_transposed_tile(A, op);
   redistribute(At, C, alpha, beta);
 }
 
-bool in_trapezoid(Uplo uplo, index_t i, index_t j) { return uplo == Uplo::Upper ? i <= j : i >= j; }
+bool add_in_trapezoid(Uplo uplo, index_t i, index_t j) {
+  return uplo == Uplo::Upper ? i <= j : i >= j;
+}
 
 // C's own elements (those in `part`: nullopt is all of C) <- beta C + alpha op_tile, where
 // op_tile (may be null when alpha == 0: not read) is op(A) in C's layout. No communication.
 template <Scalar T>
-void update_local(std::optional<Uplo> part, T alpha, const DistMatrix<T>* op_tile, T beta,
-                  DistMatrix<T>& C) {
+void add_update_local(std::optional<Uplo> part, T alpha, const DistMatrix<T>* op_tile, T beta,
+                      DistMatrix<T>& C) {
   for (index_t j = 0; j < C.local_cols(); ++j) {
     const index_t j_glob = C.global_col(j);
     for (index_t i = 0; i < C.local_rows(); ++i) {
-      if (part && !in_trapezoid(*part, C.global_row(i), j_glob)) continue;
+      if (part && !add_in_trapezoid(*part, C.global_row(i), j_glob)) continue;
       T& c = C.local(i, j);
       const T scaled = beta == T(0) ? T(0) : beta * c;
       c = alpha == T(0) ? scaled : alpha * op_tile->local(i, j) + scaled;
@@ -87,11 +89,11 @@ void update_local(std::optional<Uplo> part, T alpha, const DistMatrix<T>* op_til
 template <Scalar T>
 void checked_add(const char* routine, Op op, T alpha, const DistMatrix<T>& A, T beta,
                  DistMatrix<T>& C) {
-  check_shapes(routine, op, A, C);
+  add_check_shapes(routine, op, A, C);
   const trace::Call traced(C.mesh().comm(), routine);
   if (alpha == T(0) && !C.layout().is_unreduced())  // A is not read
-    return update_local<T>(std::nullopt, alpha, nullptr, beta, C);
-  add(op, alpha, A, beta, C);
+    return add_update_local<T>(std::nullopt, alpha, nullptr, beta, C);
+  add_op(op, alpha, A, beta, C);
 }
 
 }  // namespace
@@ -110,17 +112,17 @@ void geadd(Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<T>& C) {
 
 template <Scalar T>
 void tradd(Uplo uplo, Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<T>& C) {
-  check_shapes("tradd", op, A, C);
+  add_check_shapes("tradd", op, A, C);
   if (C.layout().is_unreduced())
     throw NotSupported("tradd: C " + C.layout().to_string() + " holds pending partial sums");
   const trace::Call traced(C.mesh().comm(), "tradd");
-  if (alpha == T(0)) return update_local<T>(uplo, alpha, nullptr, beta, C);  // A is not read
-  std::optional<DistMatrix<T>> opA;                                          // op(A) in C's layout
+  if (alpha == T(0)) return add_update_local<T>(uplo, alpha, nullptr, beta, C);  // A is not read
+  std::optional<DistMatrix<T>> opA;  // op(A) in C's layout
   comm::agreed(C.mesh().comm(), "tradd", [&] {
     opA.emplace(matrix::pooled<T>(C.mesh(), C.layout(), memory::Slot::OperandC));
   });
-  add(op, T(1), A, T(0), *opA);
-  update_local<T>(uplo, alpha, &*opA, beta, C);
+  add_op(op, T(1), A, T(0), *opA);
+  add_update_local<T>(uplo, alpha, &*opA, beta, C);
 }
 
 #define SHARDMM_INSTANTIATE(T)                                                \

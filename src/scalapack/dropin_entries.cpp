@@ -1,4 +1,5 @@
-// ScaLAPACK's own names for p?gemm, p?geadd, p?tradd and p?tran / p?tranu / p?tranc, in the
+// ScaLAPACK's own names for p?gemm, p?geadd, p?tradd, p?tran / p?tranu / p?tranc, p?syrk and
+// p?herk, in the
 // three Fortran spellings (psgemm_, psgemm, PSGEMM, ...), forwarding to shardmm_p?gemm, ...
 // Only libshardmm_scalapack (the drop-in) has them; libshardmm_pxgemm has the prefixed names alone,
 // so it coexists with ScaLAPACK in any order.
@@ -45,6 +46,11 @@ void announce(const char* symbol) noexcept {
 #define SHARDMM_TRAN_ARGS() m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc
 #define SHARDMM_GEADD_ARGS() trans, SHARDMM_TRAN_ARGS()
 #define SHARDMM_TRADD_ARGS() uplo, trans, SHARDMM_TRAN_ARGS()
+#define SHARDMM_SYRK_ARGS() uplo, trans, n, k, alpha, a, ia, ja, desca, beta, c, ic, jc, descc
+// p?syrk / p?herk signatures by element type (ALPHA and BETA: the element type, or real).
+#define SHARDMM_SYRK_PARAMS(CT) SHARDMM_PXSYRK_PARAMS(CT, CT)
+#define SHARDMM_CHERK_PARAMS(CT) SHARDMM_PXSYRK_PARAMS(CT, float)
+#define SHARDMM_ZHERK_PARAMS(CT) SHARDMM_PXSYRK_PARAMS(CT, double)
 // name: the spelling; target: shardmm_<target>; PARAMS(CT) / ARGS(): the signature.
 #define SHARDMM_SPELLING(name, target, PARAMS, CT, ARGS) \
   void name(PARAMS(CT)) {                                \
@@ -58,7 +64,8 @@ void announce(const char* symbol) noexcept {
 #define SHARDMM_TYPE(x, X, CT)                                                                \
   SHARDMM_SPELLINGS(p##x##gemm, P##X##GEMM, SHARDMM_PXGEMM_PARAMS, CT, SHARDMM_GEMM_ARGS)     \
   SHARDMM_SPELLINGS(p##x##geadd, P##X##GEADD, SHARDMM_PXGEADD_PARAMS, CT, SHARDMM_GEADD_ARGS) \
-  SHARDMM_SPELLINGS(p##x##tradd, P##X##TRADD, SHARDMM_PXTRADD_PARAMS, CT, SHARDMM_TRADD_ARGS)
+  SHARDMM_SPELLINGS(p##x##tradd, P##X##TRADD, SHARDMM_PXTRADD_PARAMS, CT, SHARDMM_TRADD_ARGS) \
+  SHARDMM_SPELLINGS(p##x##syrk, P##X##SYRK, SHARDMM_SYRK_PARAMS, CT, SHARDMM_SYRK_ARGS)
 
 extern "C" {
 SHARDMM_TYPE(s, S, float)
@@ -71,4 +78,6 @@ SHARDMM_SPELLINGS(pctranu, PCTRANU, SHARDMM_PXTRAN_PARAMS, void, SHARDMM_TRAN_AR
 SHARDMM_SPELLINGS(pztranu, PZTRANU, SHARDMM_PXTRAN_PARAMS, void, SHARDMM_TRAN_ARGS)
 SHARDMM_SPELLINGS(pctranc, PCTRANC, SHARDMM_PXTRAN_PARAMS, void, SHARDMM_TRAN_ARGS)
 SHARDMM_SPELLINGS(pztranc, PZTRANC, SHARDMM_PXTRAN_PARAMS, void, SHARDMM_TRAN_ARGS)
+SHARDMM_SPELLINGS(pcherk, PCHERK, SHARDMM_CHERK_PARAMS, void, SHARDMM_SYRK_ARGS)
+SHARDMM_SPELLINGS(pzherk, PZHERK, SHARDMM_ZHERK_PARAMS, void, SHARDMM_SYRK_ARGS)
 }

@@ -80,6 +80,26 @@ PMatrix<T> random_matrix(std::mt19937& rng, const BlacsGrid& g, int rows, int co
   return x;
 }
 
+/// alpha or beta of a random case: 0, 1, or a value of its own (complex for complex types).
+template <class T>
+T pick_scalar(std::mt19937& rng, bool beta) {
+  const int r = std::uniform_int_distribution<int>(0, 4)(rng);
+  if (r == 0) return T(0);
+  if (r == 1) return T(1);
+  if constexpr (is_complex_v<T>) {
+    if (r == 2) return T(real_t<T>(1.5), real_t<T>(beta ? 0.5 : -0.75));
+  }
+  return T(beta ? real_t<T>(-1.25) : real_t<T>(2.5));
+}
+
+/// The BLACS grids a test runs on: 1 x 1, 1 x P, P x 1, and 2 x 2 / 2 x 3 on 4 / 6 ranks.
+inline std::vector<std::pair<int, int>> test_grids(int P) {
+  std::vector<std::pair<int, int>> grids{{1, 1}, {1, P}, {P, 1}};
+  if (P == 4) grids.emplace_back(2, 2);
+  if (P == 6) grids.emplace_back(2, 3);
+  return grids;
+}
+
 /// The largest |a - b| over the local arrays, and the largest |a|.
 template <class T>
 std::pair<double, double> max_diff(const std::vector<T>& a, const std::vector<T>& b) {

@@ -71,17 +71,6 @@ struct Flags {
   char uplo = 'U', trans = 'N';
 };
 
-template <class T>
-T pick_scalar(std::mt19937& rng, bool beta) {
-  const int r = std::uniform_int_distribution<int>(0, 4)(rng);
-  if (r == 0) return T(0);
-  if (r == 1) return T(1);
-  if constexpr (is_complex_v<T>) {
-    if (r == 2) return T(real_t<T>(1.5), real_t<T>(beta ? 0.5 : -0.75));
-  }
-  return T(beta ? real_t<T>(-1.25) : real_t<T>(2.5));
-}
-
 // op(sub(A))(si, sj) of the case.
 template <class T>
 T op_a(const PMatrix<T>& A, char trans, int si, int sj) {
@@ -163,9 +152,7 @@ TYPED_TEST_SUITE(Padd, Types);
 TYPED_TEST(Padd, MatchesScaLapackAndSerialReference) {
   using T = TypeParam;
   const int P = world_size();
-  std::vector<std::pair<int, int>> grids{{1, 1}, {1, P}, {P, 1}};
-  if (P == 4) grids.emplace_back(2, 2);
-  if (P == 6) grids.emplace_back(2, 3);
+  const auto grids = test_grids(P);
   std::mt19937 rng(1234);
   int id = 0;
   for (auto [p, q] : grids)
