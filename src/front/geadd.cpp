@@ -9,6 +9,7 @@
 //   tradd     op(A) is redistributed into a copy in C's layout (workspace slot OperandC),
 //             then each rank updates only its elements of C inside the trapezoid.
 // Validation uses global metadata only (shapes, the meshes' sizes), identical on every rank.
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -49,8 +50,14 @@ DistMatrix<T> add_transposed_tile(const DistMatrix<T>& A, Op op) {
     At.emplace(matrix::pooled<T>(A.mesh(), A.layout().transposed(), memory::Slot::OperandA));
   });
   const bool conj = op == Op::C;
-  for (index_t j = 0; j < A.local_cols(); ++j)
-    for (index_t i = 0; i < A.local_rows(); ++i) At->local(j, i) = add_conj_if(A.local(i, j), conj);
+  constexpr index_t kTile = 32;  // tiles of 32 x 32: both sides stay in cache
+  for (index_t j0 = 0; j0 < A.local_cols(); j0 += kTile)
+    for (index_t i0 = 0; i0 < A.local_rows(); i0 += kTile) {
+      const index_t j1 = std::min(A.local_cols(), j0 + kTile);
+      const index_t i1 = std::min(A.local_rows(), i0 + kTile);
+      for (index_t j = j0; j < j1; ++j)
+        for (index_t i = i0; i < i1; ++i) At->local(j, i) = add_conj_if(A.local(i, j), conj);
+    }
   return std::move(*At);
 }
 
