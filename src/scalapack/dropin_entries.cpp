@@ -1,6 +1,8 @@
-// ScaLAPACK's own names for p?gemm, in the three Fortran spellings (psgemm_, psgemm, PSGEMM,
-// ...), forwarding to shardmm_p?gemm. Only libshardmm_scalapack (the drop-in) has them;
-// libshardmm_pxgemm has the prefixed names alone, so it coexists with ScaLAPACK in any order.
+// ScaLAPACK's own names for p?gemm, p?geadd, p?tradd, p?tran / p?tranu / p?tranc, p?syrk and
+// p?herk, in the
+// three Fortran spellings (psgemm_, psgemm, PSGEMM, ...), forwarding to shardmm_p?gemm, ...
+// Only libshardmm_scalapack (the drop-in) has them; libshardmm_pxgemm has the prefixed names alone,
+// so it coexists with ScaLAPACK in any order.
 //
 // With SHARDMM_VERBOSE set (and not "0"), the first call of any of them on MPI_COMM_WORLD's
 // rank 0 prints one line to stderr saying the drop-in is active, naming the symbol the program
@@ -37,21 +39,45 @@ void announce(const char* symbol) noexcept {
 
 }  // namespace
 
-#define SHARDMM_ARGS \
+// Argument lists as function-like macros, so their names pass through the macros below
+// unexpanded (an expanded list's commas would split the arguments).
+#define SHARDMM_GEMM_ARGS() \
   transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc
-#define SHARDMM_SPELLING(name, x, CT)    \
-  void name(SHARDMM_PXGEMM_PARAMS(CT)) { \
-    announce(#name);                     \
-    shardmm_p##x##gemm(SHARDMM_ARGS);    \
+#define SHARDMM_TRAN_ARGS() m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc
+#define SHARDMM_GEADD_ARGS() trans, SHARDMM_TRAN_ARGS()
+#define SHARDMM_TRADD_ARGS() uplo, trans, SHARDMM_TRAN_ARGS()
+#define SHARDMM_SYRK_ARGS() uplo, trans, n, k, alpha, a, ia, ja, desca, beta, c, ic, jc, descc
+// p?syrk / p?herk signatures by element type (ALPHA and BETA: the element type, or real).
+#define SHARDMM_SYRK_PARAMS(CT) SHARDMM_PXSYRK_PARAMS(CT, CT)
+#define SHARDMM_CHERK_PARAMS(CT) SHARDMM_PXSYRK_PARAMS(CT, float)
+#define SHARDMM_ZHERK_PARAMS(CT) SHARDMM_PXSYRK_PARAMS(CT, double)
+// name: the spelling; target: shardmm_<target>; PARAMS(CT) / ARGS(): the signature.
+#define SHARDMM_SPELLING(name, target, PARAMS, CT, ARGS) \
+  void name(PARAMS(CT)) {                                \
+    announce(#name);                                     \
+    shardmm_##target(ARGS());                            \
   }
-#define SHARDMM_SPELLINGS(x, X, CT)    \
-  SHARDMM_SPELLING(p##x##gemm_, x, CT) \
-  SHARDMM_SPELLING(p##x##gemm, x, CT)  \
-  SHARDMM_SPELLING(P##X##GEMM, x, CT)
+#define SHARDMM_SPELLINGS(lower, UPPER, PARAMS, CT, ARGS) \
+  SHARDMM_SPELLING(lower##_, lower, PARAMS, CT, ARGS)     \
+  SHARDMM_SPELLING(lower, lower, PARAMS, CT, ARGS)        \
+  SHARDMM_SPELLING(UPPER, lower, PARAMS, CT, ARGS)
+#define SHARDMM_TYPE(x, X, CT)                                                                \
+  SHARDMM_SPELLINGS(p##x##gemm, P##X##GEMM, SHARDMM_PXGEMM_PARAMS, CT, SHARDMM_GEMM_ARGS)     \
+  SHARDMM_SPELLINGS(p##x##geadd, P##X##GEADD, SHARDMM_PXGEADD_PARAMS, CT, SHARDMM_GEADD_ARGS) \
+  SHARDMM_SPELLINGS(p##x##tradd, P##X##TRADD, SHARDMM_PXTRADD_PARAMS, CT, SHARDMM_TRADD_ARGS) \
+  SHARDMM_SPELLINGS(p##x##syrk, P##X##SYRK, SHARDMM_SYRK_PARAMS, CT, SHARDMM_SYRK_ARGS)
 
 extern "C" {
-SHARDMM_SPELLINGS(s, S, float)
-SHARDMM_SPELLINGS(d, D, double)
-SHARDMM_SPELLINGS(c, C, void)
-SHARDMM_SPELLINGS(z, Z, void)
+SHARDMM_TYPE(s, S, float)
+SHARDMM_TYPE(d, D, double)
+SHARDMM_TYPE(c, C, void)
+SHARDMM_TYPE(z, Z, void)
+SHARDMM_SPELLINGS(pstran, PSTRAN, SHARDMM_PXTRAN_PARAMS, float, SHARDMM_TRAN_ARGS)
+SHARDMM_SPELLINGS(pdtran, PDTRAN, SHARDMM_PXTRAN_PARAMS, double, SHARDMM_TRAN_ARGS)
+SHARDMM_SPELLINGS(pctranu, PCTRANU, SHARDMM_PXTRAN_PARAMS, void, SHARDMM_TRAN_ARGS)
+SHARDMM_SPELLINGS(pztranu, PZTRANU, SHARDMM_PXTRAN_PARAMS, void, SHARDMM_TRAN_ARGS)
+SHARDMM_SPELLINGS(pctranc, PCTRANC, SHARDMM_PXTRAN_PARAMS, void, SHARDMM_TRAN_ARGS)
+SHARDMM_SPELLINGS(pztranc, PZTRANC, SHARDMM_PXTRAN_PARAMS, void, SHARDMM_TRAN_ARGS)
+SHARDMM_SPELLINGS(pcherk, PCHERK, SHARDMM_CHERK_PARAMS, void, SHARDMM_SYRK_ARGS)
+SHARDMM_SPELLINGS(pzherk, PZHERK, SHARDMM_ZHERK_PARAMS, void, SHARDMM_SYRK_ARGS)
 }

@@ -24,12 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "blas/blas.hpp"
-#include "comm/mpi_check.hpp"
-#include "scalapack/descriptor.hpp"
+#include "scalapack/pblas.hpp"
 #include "shardmm/c/scalapack.h"
 #include "shardmm/gemm.hpp"
-#include "trace/call.hpp"
 
 namespace shardmm::scalapack {
 namespace {
@@ -46,8 +43,8 @@ struct Call {
 Call parse(SHARDMM_PXGEMM_PARAMS(void)) {
   (void)alpha, (void)a, (void)b, (void)beta, (void)c;
   Call x;
-  x.ta = static_cast<char>(std::toupper(static_cast<unsigned char>(transa[0])));
-  x.tb = static_cast<char>(std::toupper(static_cast<unsigned char>(transb[0])));
+  x.ta = upper(transa);
+  x.tb = upper(transb);
   x.m = *m, x.n = *n, x.k = *k;
   const bool nota = x.ta == 'N', notb = x.tb == 'N';
   x.A = MatrixArg{
@@ -69,58 +66,14 @@ Op to_op(char t) {
   return t == 'C' && is_complex_v<T> ? Op::C : Op::T;
 }
 
-// PBLAS' smallest code on this process (INT_MAX: none) and PBLAS' messages for every error
-// found here (PBLAS warns about each, then reports the smallest code).
-struct Finding {
-  int code = INT_MAX;
-  std::vector<std::string> details;
-};
-
+// PBLAS' findings on this process: an illegal TRANSA or TRANSB alone, else every descriptor
+// error.
 Finding local_finding(const Grid& g, const Call& x) {
-  if (!legal_op(x.ta)) return {100, {std::string("Illegal TRANSA = ") + x.ta}};
-  if (!legal_op(x.tb)) return {200, {std::string("Illegal TRANSB = ") + x.tb}};
   Finding f;
-  for (const MatrixArg* arg : {&x.A, &x.B, &x.C})
-    for (const int c : illegal_codes(g, *arg)) {
-      f.code = std::min(f.code, c);
-      f.details.push_back(describe_illegal(g, *arg, c));
-    }
+  if (!legal_op(x.ta)) f.add(100, std::string("Illegal TRANSA = ") + x.ta);
+  else if (!legal_op(x.tb)) f.add(200, std::string("Illegal TRANSB = ") + x.tb);
+  else check_matrices(g, {&x.A, &x.B, &x.C}, f);
   return f;
-}
-
-// The smallest code over the grid (0: legal). The messages stay with the processes that found
-// errors; a process that found none only reports the agreed code, as it does with PBLAS.
-Finding agreed_finding(const Grid& g, const Mesh& mesh, const Call& x) {
-  Finding f = local_finding(g, x);
-  trace::Span wait("agree", trace::Cat::Wait);  // where a process that never calls leaves us
-  if (wait.seen())
-    wait.blocked("MPI_Allreduce", "the argument check of every process", mesh.comm());
-  SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, &f.code, 1, MPI_INT, MPI_MIN, mesh.comm()));
-  if (f.code == INT_MAX) f.code = 0;
-  return f;
-}
-
-// Offset of sub(X)'s first local element in the caller's array (null stays null).
-template <class T>
-T* local_start(T* data, const SubMatrix& s, const std::vector<int>& me) {
-  if (data == nullptr || s.row.local_size(me[0]) == 0 || s.col.local_size(me[1]) == 0) return data;
-  return data + s.row.local_begin(me[0]) + s.col.local_begin(me[1]) * s.lld;
-}
-
-// sub(C) <- beta sub(C) on this process's elements (beta == 0 writes zeros).
-template <Scalar T>
-void scale_local(const Mesh& mesh, const SubMatrix& s, T beta, T* c) {
-  const auto& me = mesh.coords();
-  blas::scale(s.row.local_size(me[0]), s.col.local_size(me[1]), beta, local_start(c, s, me), s.lld);
-}
-
-// sub(X) as a DistMatrix: a view of the caller's local array in sub(X)'s own layout.
-template <Scalar T>
-DistMatrix<T> operand(const Mesh& mesh, const SubMatrix& s, const T* data) {
-  const Layout L = sub_layout(mesh.shape(), s);
-  const auto& me = mesh.coords();
-  const index_t ld = std::max<index_t>({s.lld, L.local_rows(me), 1});
-  return DistMatrix<T>::view(mesh, L, const_cast<T*>(local_start(data, s, me)), ld);
 }
 
 template <Scalar T>
@@ -133,15 +86,10 @@ void multiply(const Grid& g, const Mesh& mesh, const Call& x, T alpha, const T* 
 }
 
 template <Scalar T>
-void run(const char* routine, const Grid& g, SHARDMM_PXGEMM_PARAMS(void)) {
-  constexpr int kContextOfA = kDescA * 100 + kCtxt + 1;  // PBLAS: -(1001 + CTXT_)
-  if (!g.member()) return report_illegal(g, routine, kContextOfA);
-  const Mesh mesh = grid_mesh(g);
-  trace::Call traced(mesh.comm(), routine);  // "PDGEMM": its checks and its gemm, when traced
+void run(const char* routine, const Grid& g, const Mesh& mesh, SHARDMM_PXGEMM_PARAMS(void)) {
   const Call x = parse(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c,
                        ic, jc, descc);
-  if (const Finding f = agreed_finding(g, mesh, x); f.code != 0)
-    return report_illegal(g, routine, f.code % 100 == 0 ? f.code / 100 : f.code, f.details);
+  if (report_if_illegal(g, mesh, routine, local_finding(g, x))) return;
   if (x.m == 0 || x.n == 0) return;
   const T al = *static_cast<const T*>(alpha), be = *static_cast<const T*>(beta);
   T* const cc = static_cast<T*>(c);
@@ -155,15 +103,10 @@ void run(const char* routine, const Grid& g, SHARDMM_PXGEMM_PARAMS(void)) {
 // The one body behind every p?gemm entry point of this file.
 template <Scalar T>
 void pgemm(const char* routine, SHARDMM_PXGEMM_PARAMS(void)) noexcept {
-  const Grid g = grid_info(desca[kCtxt]);
-  try {
-    run<T>(routine, g, transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c,
-           ic, jc, descc);
-  } catch (const std::exception& e) {
-    fatal(g, routine, e.what());
-  } catch (...) {
-    fatal(g, routine, "unknown exception");
-  }
+  guarded(routine, desca[kCtxt], kDescA, [&](const Grid& g, const Mesh& mesh) {
+    run<T>(routine, g, mesh, transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb,
+           beta, c, ic, jc, descc);
+  });
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 # cmake -DLIBRARY=<lib> -DSPELLINGS=all|prefixed -P check_symbols.cmake
-# all:      <lib> defines p?gemm_, p?gemm, P?GEMM and shardmm_p?gemm for s, d, c, z
-# prefixed: <lib> defines shardmm_p?gemm and none of ScaLAPACK's own names
+# all:      <lib> defines p?<r>_, p?<r>, P?<R> and shardmm_p?<r> for s, d, c, z and every
+#           routine r it replaces (gemm, geadd, tradd, syrk; tran for s, d; tranu, tranc,
+#           herk for c, z)
+# prefixed: <lib> defines shardmm_p?<r> and none of ScaLAPACK's own names
 execute_process(COMMAND nm -D --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
@@ -8,9 +10,16 @@ if(NOT rc EQUAL 0)
 endif()
 set(missing "")
 set(unexpected "")
+set(routines "")
 foreach(x s d c z)
-  string(TOUPPER ${x} X)
-  foreach(name p${x}gemm_ p${x}gemm P${X}GEMM shardmm_p${x}gemm)
+  foreach(r gemm geadd tradd syrk)
+    list(APPEND routines p${x}${r})
+  endforeach()
+endforeach()
+list(APPEND routines pstran pdtran pctranu pctranc pztranu pztranc pcherk pzherk)
+foreach(routine IN LISTS routines)
+  string(TOUPPER ${routine} ROUTINE)
+  foreach(name ${routine}_ ${routine} ${ROUTINE} shardmm_${routine})
     set(want TRUE)
     if(SPELLINGS STREQUAL "prefixed" AND NOT name MATCHES "^shardmm_")
       set(want FALSE)
@@ -27,4 +36,4 @@ endforeach()
 if(missing OR unexpected)
   message(FATAL_ERROR "${LIBRARY}: missing [${missing}], unexpected [${unexpected}]")
 endif()
-message(STATUS "${LIBRARY} exports the expected p?gemm entry points (${SPELLINGS})")
+message(STATUS "${LIBRARY} exports the expected PBLAS entry points (${SPELLINGS})")

@@ -1,4 +1,5 @@
-/* shardmm's ScaLAPACK-compatible p?gemm, callable next to ScaLAPACK's own.
+/* shardmm's ScaLAPACK-compatible p?gemm, matrix additions (p?tran*, p?geadd, p?tradd) and
+ * rank-k updates (p?syrk, p?herk), callable next to ScaLAPACK's own.
  *
  * libshardmm_scalapack exports PSGEMM, PDGEMM, PCGEMM and PZGEMM with ScaLAPACK's exact
  * signatures under every Fortran spelling (psgemm_, psgemm, PSGEMM, ...): link it ahead of
@@ -35,6 +36,49 @@ void shardmm_psgemm(SHARDMM_PXGEMM_PARAMS(float));
 void shardmm_pdgemm(SHARDMM_PXGEMM_PARAMS(double));
 void shardmm_pcgemm(SHARDMM_PXGEMM_PARAMS(void)); /* complex float pairs */
 void shardmm_pzgemm(SHARDMM_PXGEMM_PARAMS(void)); /* complex double pairs */
+
+/* The matrix additions (PBLAS level 3), same conventions:
+ *   p?tran, p?tranu  sub(C) := beta * sub(C) + alpha * sub(A)^T      (sub(A) is N x M)
+ *   p?tranc          sub(C) := beta * sub(C) + alpha * sub(A)^H
+ *   p?geadd          sub(C) := beta * sub(C) + alpha * op(sub(A)),   op per TRANS (N, T, C)
+ *   p?tradd          the same on the UPLO trapezoid of sub(C) only
+ * with sub(C) = C(IC:IC+M-1, JC:JC+N-1). */
+#define SHARDMM_PXTRAN_PARAMS(T)                                                        \
+  const int *m, const int *n, const T *alpha, const T *a, const int *ia, const int *ja, \
+      const int *desca, const T *beta, T *c, const int *ic, const int *jc, const int *descc
+#define SHARDMM_PXGEADD_PARAMS(T) const char *trans, SHARDMM_PXTRAN_PARAMS(T)
+#define SHARDMM_PXTRADD_PARAMS(T) const char *uplo, const char *trans, SHARDMM_PXTRAN_PARAMS(T)
+
+void shardmm_pstran(SHARDMM_PXTRAN_PARAMS(float));
+void shardmm_pdtran(SHARDMM_PXTRAN_PARAMS(double));
+void shardmm_pctranu(SHARDMM_PXTRAN_PARAMS(void));
+void shardmm_pztranu(SHARDMM_PXTRAN_PARAMS(void));
+void shardmm_pctranc(SHARDMM_PXTRAN_PARAMS(void));
+void shardmm_pztranc(SHARDMM_PXTRAN_PARAMS(void));
+void shardmm_psgeadd(SHARDMM_PXGEADD_PARAMS(float));
+void shardmm_pdgeadd(SHARDMM_PXGEADD_PARAMS(double));
+void shardmm_pcgeadd(SHARDMM_PXGEADD_PARAMS(void));
+void shardmm_pzgeadd(SHARDMM_PXGEADD_PARAMS(void));
+void shardmm_pstradd(SHARDMM_PXTRADD_PARAMS(float));
+void shardmm_pdtradd(SHARDMM_PXTRADD_PARAMS(double));
+void shardmm_pctradd(SHARDMM_PXTRADD_PARAMS(void));
+void shardmm_pztradd(SHARDMM_PXTRADD_PARAMS(void));
+
+/* The rank-k updates: sub(C) := alpha * op(sub(A)) * op(sub(A))' + beta * sub(C) on the UPLO
+ * triangle of the N x N sub(C), op(sub(A)) N x K, ' = ^T (p?syrk; TRANS N or T, and C for
+ * real types) or ^H (p?herk; TRANS N or C; ALPHA and BETA real, the diagonal's imaginary
+ * parts set to zero). R is the type of ALPHA and BETA. */
+#define SHARDMM_PXSYRK_PARAMS(T, R)                                                            \
+  const char *uplo, const char *trans, const int *n, const int *k, const R *alpha, const T *a, \
+      const int *ia, const int *ja, const int *desca, const R *beta, T *c, const int *ic,      \
+      const int *jc, const int *descc
+
+void shardmm_pssyrk(SHARDMM_PXSYRK_PARAMS(float, float));
+void shardmm_pdsyrk(SHARDMM_PXSYRK_PARAMS(double, double));
+void shardmm_pcsyrk(SHARDMM_PXSYRK_PARAMS(void, void));
+void shardmm_pzsyrk(SHARDMM_PXSYRK_PARAMS(void, void));
+void shardmm_pcherk(SHARDMM_PXSYRK_PARAMS(void, float));
+void shardmm_pzherk(SHARDMM_PXSYRK_PARAMS(void, double));
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,53 @@
+// The PBLAS level-3 family beside gemm, on the same DistMatrix, mesh and redistribution layer.
+//
+// Today: transpose / geadd / tradd (ScaLAPACK's p?tran, p?tranu, p?tranc, p?geadd,
+// p?tradd) and the rank-k updates syrk / herk (p?syrk, p?herk). Every operand may have any layout
+// on one mesh (the same communicator); shapes are validated on global metadata before anything
+// moves, so a bad call throws on every rank.
+#pragma once
+
+#include "shardmm/dist_matrix.hpp"
+#include "shardmm/types.hpp"
+
+namespace shardmm {
+
+/// Which triangle of a square (or trapezoid of a rectangular) matrix an operation reads or
+/// writes: Upper is i <= j, Lower is i >= j (global indices of the matrix as passed).
+enum class Uplo { Upper, Lower };
+
+/// C <- beta * C + alpha * op(A), op T or C (op(A) = A^T or A^H; C is m x n, A is n x m).
+/// One local transpose of A's tile (no communication) and one redistribution into C's
+/// layout with alpha and beta folded in. beta == 0 never reads C. Throws InvalidArgument for
+/// op N (use geadd) and DimensionMismatch for shapes that do not fit. Collective.
+template <Scalar T>
+void transpose(Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<T>& C);
+
+/// C <- beta * C + alpha * op(A), op N, T or C (ScaLAPACK's p?geadd). Collective.
+template <Scalar T>
+void geadd(Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<T>& C);
+
+/// The `uplo` trapezoid of C (i <= j or i >= j) <- beta * C + alpha * op(A); C's other
+/// elements are neither read nor written (ScaLAPACK's p?tradd). op(A) moves into C's layout
+/// once (all of it: a trapezoid is not a layout), then each rank updates its own elements of
+/// the trapezoid. Collective.
+template <Scalar T>
+void tradd(Uplo uplo, Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<T>& C);
+
+/// C <- alpha op(A) op(A)^T + beta C on the `uplo` triangle of the n x n matrix C (the other
+/// triangle is neither read nor written); op N (A is n x k) or T (A is k x n; for real types C
+/// is T). op(A)'s rows move twice, into panels matching C's rows and C's columns (C never
+/// moves), and each rank multiplies only the blocks of its tile that touch the triangle: about
+/// half of gemm's flops (docs/ALGORITHMS.md). alpha == 0 or k == 0 does not read A; beta == 0
+/// does not read C. Throws DimensionMismatch (shapes), InvalidArgument (op C on a complex
+/// type), NotSupported (C unreduced). Collective.
+template <Scalar T>
+void syrk(Uplo uplo, Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<T>& C);
+
+/// C <- alpha op(A) op(A)^H + beta C on the `uplo` triangle, alpha and beta real, op N or C
+/// (T for real types); the diagonal's imaginary parts are set to zero (BLAS herk). As syrk
+/// otherwise; for a real type it is syrk.
+template <Scalar T>
+void herk(Uplo uplo, Op op, real_t<T> alpha, const DistMatrix<T>& A, real_t<T> beta,
+          DistMatrix<T>& C);
+
+}  // namespace shardmm
