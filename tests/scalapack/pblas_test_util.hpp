@@ -111,4 +111,22 @@ std::pair<double, double> max_diff(const std::vector<T>& a, const std::vector<T>
   return {diff, norm};
 }
 
+/// Every grid of the world's ranks (test_grids) in both BLACS orders, every entry of `flags`,
+/// three random cases each: `run(rng, grid, flags, id)` on the grid's members. Every rank
+/// draws the same cases from `seed`.
+template <class FlagList, class Run>
+void for_each_case(unsigned seed, const FlagList& flags, Run run) {
+  std::mt19937 rng(seed);
+  int id = 0;
+  for (auto [p, q] : test_grids(world_size()))
+    for (const char* order : {"Row", "Col"}) {
+      const BlacsGrid g(p, q, order);
+      for (const auto& f : flags)
+        for (int rep = 0; rep < 3; ++rep, ++id) {
+          std::mt19937 case_rng(rng());  // every rank draws the same case
+          if (g.member()) run(case_rng, g, f, id);
+        }
+    }
+}
+
 }  // namespace shardmm::testing

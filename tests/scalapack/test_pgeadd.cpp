@@ -151,19 +151,10 @@ TYPED_TEST_SUITE(Padd, Types);
 
 TYPED_TEST(Padd, MatchesScaLapackAndSerialReference) {
   using T = TypeParam;
-  const int P = world_size();
-  const auto grids = test_grids(P);
-  std::mt19937 rng(1234);
-  int id = 0;
-  for (auto [p, q] : grids)
-    for (const char* order : {"Row", "Col"}) {
-      const BlacsGrid g(p, q, order);
-      for (const Flags& f : all_flags(is_complex_v<T>))
-        for (int rep = 0; rep < 3; ++rep, ++id) {
-          std::mt19937 case_rng(rng());  // every rank draws the same case
-          if (g.member()) run_case<T>(case_rng, g, f, id);
-        }
-    }
+  for_each_case(1234, all_flags(is_complex_v<T>),
+                [](std::mt19937& r, const BlacsGrid& g, const Flags& f, int id) {
+                  run_case<T>(r, g, f, id);
+                });
 }
 
 }  // namespace

@@ -141,17 +141,10 @@ TYPED_TEST_SUITE(Psyrk, Types);
 
 TYPED_TEST(Psyrk, MatchesScaLapackAndSerialReference) {
   using T = TypeParam;
-  std::mt19937 rng(4321);
-  int id = 0;
-  for (auto [p, q] : test_grids(world_size()))
-    for (const char* order : {"Row", "Col"}) {
-      const BlacsGrid g(p, q, order);
-      for (const Flags& f : all_flags(is_complex_v<T>))
-        for (int rep = 0; rep < 3; ++rep, ++id) {
-          std::mt19937 case_rng(rng());  // every rank draws the same case
-          if (g.member()) run_case<T>(case_rng, g, f, id);
-        }
-    }
+  for_each_case(4321, all_flags(is_complex_v<T>),
+                [](std::mt19937& r, const BlacsGrid& g, const Flags& f, int id) {
+                  run_case<T>(r, g, f, id);
+                });
 }
 
 }  // namespace
