@@ -178,7 +178,7 @@ Mesh::Mesh(MPI_Comm comm, MeshShape shape, bool allow_idle) : state_(std::make_s
   state_->shape = std::move(shape);
   MPI_Comm dup = MPI_COMM_NULL;
   {  // watched (SHARDMM_WATCHDOG): a rank that makes a mesh alone is reported, not left hanging
-    trace::Call call(comm, "Mesh", {}, trace::Call::Record::Never);
+    trace::Call call(comm, "Mesh", {}, trace::Call::Kind::SetUp);
     trace::Span wait("MPI_Comm_dup", trace::Cat::Wait);
     if (wait.seen()) wait.blocked("MPI_Comm_dup", "the new mesh's communicator", comm);
     SHARDMM_MPI(MPI_Comm_dup(comm, &dup));

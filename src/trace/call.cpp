@@ -61,6 +61,17 @@ void watch_dir(MPI_Comm comm, CommFacts& f, const watchdog::Settings& watch, con
   f.watch_dir = dir;
 }
 
+// SHARDMM_WATCHDOG for a call of this kind: set-up leaves a malformed setting for the first
+// library call to report (on every rank), and is not watched then.
+watchdog::Settings settings_for(Call::Kind kind) {
+  if (kind == Call::Kind::LibraryCall) return watchdog::settings();
+  try {
+    return watchdog::settings();
+  } catch (const InvalidArgument&) {
+    return {};
+  }
+}
+
 }  // namespace
 
 std::string trace_file(const std::string& option) {
@@ -83,16 +94,17 @@ void prepare_watch(MPI_Comm comm) {
   if (f.watch_dir.empty()) watch_dir(comm, f, watch, "mesh");
 }
 
-Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option, Record record)
+Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option, Kind kind)
     : exceptions_(std::uncaught_exceptions()) {
   if (g_depth++ > 0 || comm == MPI_COMM_NULL) {
     span_.emplace(name, Cat::Phase);
     return;
   }
   try {
-    comm::read_wait_setting();  // SHARDMM_WAIT: how this call's ranks wait for messages
-    const watchdog::Settings watch = watchdog::settings();
-    file_ = record == Record::Never ? std::string() : trace_file(trace_file_option);
+    if (kind == Kind::LibraryCall)
+      comm::read_wait_setting();  // SHARDMM_WAIT: how this call's ranks wait for messages
+    const watchdog::Settings watch = settings_for(kind);
+    file_ = kind == Kind::SetUp ? std::string() : trace_file(trace_file_option);
     if (!file_.empty() || watch.seconds > 0) {
       CommFacts& f = facts(comm);
       if (!file_.empty()) {

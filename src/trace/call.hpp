@@ -18,14 +18,14 @@ namespace shardmm::trace {
 
 class Call {
  public:
-  /// Whether the call is recorded into the trace file when tracing is on, or only watched
-  /// (a step of set-up, such as making a mesh, that is no library call of its own).
-  enum class Record { IfTraced, Never };
+  /// A library call (recorded when traced; reads SHARDMM_WAIT), or a step of set-up such as
+  /// making a mesh: only watched, so that a rank that takes it alone is reported.
+  enum class Kind { LibraryCall, SetUp };
   /// Every rank of `comm` (MPI_COMM_NULL: an idle rank, nothing recorded) makes this call.
   /// Throws, the same on every rank, for a malformed SHARDMM_WATCHDOG or a trace file whose
   /// directory rank 0 cannot write.
   Call(MPI_Comm comm, const char* name, const std::string& trace_file = {},
-       Record record = Record::IfTraced);
+       Kind kind = Kind::LibraryCall);
   ~Call();
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
