@@ -40,10 +40,15 @@ TEST(LowerBound, ThreeRegimesByHand) {
   EXPECT_EQ(lower_bound_words(0, 100, 100, 4), 0);
 }
 
+// Memory growth allowed (memory_growth < 0: no cap), the fastest plan is 3D.
 TEST(Planner, SquareOnEightRanksGoes3D) {
-  const GemmPlan p = plan_gemm(request(2048, 2048, 2048, 8));
+  PlanRequest r = request(2048, 2048, 2048, 8);
+  r.memory_growth = -1;
+  const GemmPlan p = plan_gemm(r);
   EXPECT_EQ(p.chosen.name(), "25d 2x2x2");
   EXPECT_NEAR(p.chosen.words / p.lower_bound, 1.0, 1e-9);
+  EXPECT_EQ(p.policy, "none");
+  EXPECT_TRUE(p.roomier.empty());
 }
 
 TEST(Planner, TallSkinnySplitsRowsOnly) {
@@ -79,7 +84,9 @@ TEST(Planner, TinyGoesLocal) {
 }
 
 TEST(Planner, MemoryLimitChangesTheChoiceThenFails) {
-  const GemmPlan free = plan_gemm(request(2048, 2048, 2048, 8));
+  PlanRequest unlimited = request(2048, 2048, 2048, 8);
+  unlimited.memory_growth = -1;
+  const GemmPlan free = plan_gemm(unlimited);
   const std::int64_t need = free.chosen.memory_bytes;
   const GemmPlan at = plan_gemm(request(2048, 2048, 2048, 8, need));
   EXPECT_EQ(at.chosen.name(), free.chosen.name());  // exactly at need still fits
