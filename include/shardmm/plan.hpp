@@ -81,6 +81,9 @@ struct PlanRequest {
   /// Elements of the caller's local A + B + C on the busiest rank (gemm sets it from the
   /// caller's layouts); 0: the balanced share (m k + k n + m n) / P.
   double resident = 0;
+  /// op(A), op(B): some buffers depend on whether k runs along an operand's stored columns
+  /// (the ring's chunks at p = 2). gemm sets them.
+  Op opA = Op::N, opB = Op::N;
   /// The machine the costs are for. gemm fills it once per call from SHARDMM_PROFILE
   /// (MachineProfile::from_environment); a request made by hand gets the built-in defaults.
   MachineProfile profile;

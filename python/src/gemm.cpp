@@ -63,6 +63,8 @@ void set_option(Options& o, const std::string& key, const py::handle& value) {
     o.algorithm = parse_algorithm(option_value<std::string>(value, key, "a string"));
   else if (key == "memory_limit")
     o.memory_limit = option_value<std::int64_t>(value, key, "an int (bytes)");
+  else if (key == "memory_growth")
+    o.memory_growth = option_value<double>(value, key, "a number (negative: no cap)");
   else if (key == "panel") o.panel = option_value<std::int64_t>(value, key, "an int");
   else if (key == "block") o.block = option_value<std::int64_t>(value, key, "an int");
   else if (key == "stationary")
@@ -78,10 +80,11 @@ void set_option(Options& o, const std::string& key, const py::handle& value) {
   else if (key == "fast_crossover")
     o.fast_crossover = option_value<std::int64_t>(value, key, "an int");
   else
-    throw InvalidArgument("gemm: unknown option '" + key +
-                          "' (algorithm, memory_limit, panel, block, stationary, overlap, "
-                          "ring_axis, ring_form, bidirectional, grid, blas_threads, allow_fast, "
-                          "fast_crossover)");
+    throw InvalidArgument(
+        "gemm: unknown option '" + key +
+        "' (algorithm, memory_limit, memory_growth, panel, block, stationary, overlap, "
+        "ring_axis, ring_form, bidirectional, grid, blas_threads, allow_fast, "
+        "fast_crossover)");
 }
 
 }  // namespace

@@ -163,6 +163,7 @@ void describe_inputs(const algo::Problem& p, PlanRequest& q) {
   ring_fits(p, q);
   price_sharded(p, q);
   q.redistribution_words = [p](const Candidate& c) { return cached_redistribution_words(p, c); };
+  q.opA = p.opA, q.opB = p.opB;
   q.resident = resident_elements(p);
   q.staged_elements = [p](const Candidate& c) {
     const auto l = target_layouts(p, c);
@@ -292,14 +293,18 @@ algo::Setup make_setup(const algo::Problem& p, const Options& o) {
   throw InvalidArgument("gemm: no setup for algorithm " + to_string(o.algorithm));
 }
 
-void check_memory(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q) {
-  const std::int64_t limit = memory_limit(q);
-  if (limit == 0) return;
+Candidate predicted(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q) {
   Candidate c{setup.algorithm, setup.stationary, setup.ring_form, setup.pm, setup.pn, setup.pk};
   if (setup.algorithm == Algorithm::Summa || setup.algorithm == Algorithm::Cannon)
     c.pm = setup.C.row_map().nprocs, c.pn = setup.C.col_map().nprocs;
   if (setup.algorithm == Algorithm::Ring) c.pm = p.mesh.sizes[p.mesh.axis_index(setup.ring_axis)];
-  c = evaluate(q, c);
+  return evaluate(q, c);
+}
+
+void check_memory(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q) {
+  const std::int64_t limit = memory_limit(q);
+  if (limit == 0) return;
+  const Candidate c = predicted(p, setup, q);
   if (!c.fits)
     throw OutOfMemory("gemm: " + c.name() + " needs " + std::to_string(c.memory_bytes) +
                       " bytes per rank but the memory limit is " + std::to_string(limit) +

@@ -52,6 +52,9 @@ double staged_elements(const algo::Problem& p, const algo::Layouts25D& to);
 /// The algorithm's setup (its layouts) for explicit options.
 algo::Setup make_setup(const algo::Problem& p, const Options& o);
 
+/// The planner's candidate for the setup, priced (memory_bytes, added_bytes, fits).
+Candidate predicted(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q);
+
 /// Throws OutOfMemory when the setup's predicted peak per rank exceeds the memory limit.
 void check_memory(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q);
 

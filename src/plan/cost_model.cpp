@@ -80,25 +80,38 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
     // The moving operand goes to the stationary one's k split with its other dimension whole:
     // a rank needs kq x n of B and already holds about 1/(p q) of that (exactly so at p = 1,
     // where B's k is not split at all).
-    case Stationary::A:  // B to A's k split, C partials reduce-scattered along rows
+    // Buffers (summa_stationary.cpp, block layouts): the aligned moving operand, the partial
+    // product and its packed copy, C's block of the sums (or, when larger, the alignment's
+    // receive buffer where its pieces do not land in place), the reduce-scatter's two running
+    // sums (a C tile each), and an all-gather's receive buffer when the alignment is one.
+    case Stationary::A: {  // B to A's k split, C partials reduce-scattered along rows
       x.words = kq * n * (1 - 1 / (p * q)) + ml * n * (1 - 1 / q);
-      x.memory = ml * kq + kq * n + 2 * ml * n + kp * nl + ml * nl;
+      const double unpack = std::max(ml * nl, p > 1 && p != q ? kq * n : 0.0);
+      const double pieces = q == 1 && p > 1 ? kq * n : 0.0;
+      x.memory = x.tiles.sum() + kq * n + 2 * ml * n + unpack + 2 * ml * nl + pieces;
       x.messages = 2 * (p + q);
       x.overlapped = false;
       break;
-    case Stationary::B:
+    }
+    case Stationary::B: {
       x.words = kp * m * (1 - 1 / (p * q)) + nl * m * (1 - 1 / p);
-      x.memory = kp * nl + m * kp + 2 * m * nl + ml * kq + ml * nl;
+      const double unpack = std::max(ml * nl, p > 1 ? m * kp : 0.0);
+      const double pieces = p == 1 && q > 1 ? m * kp : 0.0;
+      x.memory = x.tiles.sum() + m * kp + 2 * m * nl + unpack + 2 * ml * nl + pieces;
       x.messages = 2 * (p + q);
       x.overlapped = false;
       break;
+    }
     default: {
       // Panel buffers: two per operand (an operand that does not move may still be packed).
       const double w =
           double(blocking::summa_panel_width(ml, nl, kq, kp, q > 1 ? 2 : 0, p > 1 ? 2 : 0));
       const bool in_place = r.current_summa_words > 0 && on_caller_grid(r, c);
       x.words = in_place ? r.current_summa_words : ml * k * (1 - 1 / q) + nl * k * (1 - 1 / p);
-      x.memory = ml * kq + kp * nl + ml * nl + 2 * w * (ml + nl);
+      // summa.cpp: one buffer per side, two for a side that is broadcast, each as wide as the
+      // widest panel (at most k).
+      x.memory = ml * kq + kp * nl + ml * nl +
+                 std::min({w, kq, kp}) * ((q > 1 ? 2 : 1) * ml + (p > 1 ? 2 : 1) * nl);
       const double width = std::min(w, std::max(1.0, std::min(kq, kp))), panels = up(k, width);
       x.messages = 2 * panels;
       // op(A)'s panels along the rows of q ranks, op(B)'s along the columns of p ranks.
@@ -130,10 +143,12 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
     // one incoming and a block's packed slice.
     const double kl = up(k, p), w = double(blocking::rs_chunk_width(n, kl, share));
     x.words = m * n * f;
-    x.memory = m * kl + kl * n + up(m, p) * n +
-               (p == 2  ? w * (3 * n + kl)
-                : p > 2 ? up(m, p) * (3 * n + kl)
-                        : 0.0);
+    // At p = 2 (ring_reduce_scatter.cpp, block layouts): one incoming chunk of C's rows, one
+    // outgoing, two when there are several chunks.
+    const double rows = std::min(w, up(m, p)), chunks = up(up(m, p), w);
+    x.memory = x.tiles.sum() + (p == 2  ? rows * n * (chunks > 1 ? 3 : 2)
+                                : p > 2 ? up(m, p) * (3 * n + kl)
+                                        : 0.0);
     if (p == 2) x.messages = up(up(m, p), w);
     return x;
   }
@@ -149,10 +164,15 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
   const double w = double(blocking::ring_chunk_width(tile, share, streamed ? 2.5 * other : 0.0));
   if (p == 2) x.messages = (streamed ? 2 : 1) * up(k, w);
   x.words = (ag_a ? m : n) * k * f + (streamed ? up(k, p) * other : 0.0);
-  x.memory = up(m, p) * k + k * up(n, p) + (ag_a ? m * up(n, p) : up(m, p) * n) +
-             (p == 2  ? (6 * tile + (streamed ? 2.5 * other : 0.0)) * w
-              : p > 2 ? 2 * tile * k + tile * other
-                      : 0.0);
+  // At p = 2 (ring_swap.cpp, block layouts): one incoming chunk, two when there are several,
+  // each with a packed outgoing one unless the circulating operand's k runs along its stored
+  // columns or goes whole.
+  const double chunks = up(k, w), wmax = std::min(w, k);
+  const bool k_is_col = ag_a ? r.opA == Op::N : r.opB != Op::N;
+  const double swap = std::min(chunks, 2.0) * tile * wmax * (k_is_col || chunks <= 1 ? 1 : 2);
+  x.memory = x.tiles.sum() + (p == 2  ? swap + (streamed ? 2.5 * other * w : 0.0)
+                              : p > 2 ? 2 * tile * k + tile * other
+                                      : 0.0);
   return x;
 }
 
@@ -161,14 +181,18 @@ Costs gemm25d(const PlanRequest& r, const Candidate& c) {
   const double pm = c.pm, pn = c.pn, pk = c.pk;
   const double ml = up(m, pm), nl = up(n, pn), ks = up(k, pk);
   Costs x;
-  x.tiles = {ml * up(ks, pn), up(ks, pm) * nl, ml * nl};
+  x.tiles = {ml * up(ks, pn), up(ks, pm) * nl, ml * up(nl, pk)};
   x.words = ml * ks * (1 - 1 / pn) + nl * ks * (1 - 1 / pm) + ml * nl * (1 - 1 / pk);
   const double w = double(
       blocking::summa_panel_width(ml, nl, up(ks, pn), up(ks, pm), pn > 1 ? 2 : 0, pm > 1 ? 2 : 0));
   x.messages = 2 * up(ks, w) + pk;
   add_chain_fill(x, r, up(ks, w), ml * w, pn);  // SUMMA per k-slice
   add_chain_fill(x, r, up(ks, w), nl * w, pm);
-  x.memory = ml * up(ks, pn) + up(ks, pm) * nl + 2 * ml * nl + 2 * w * (ml + nl);
+  // gemm25d.cpp: the slice's partial product, its SUMMA's panels, then the z reduction's
+  // packed partial, C's summed block and the reduce-scatter's two running sums (C tiles).
+  x.memory =
+      x.tiles.sum() + 2 * ml * nl + 3 * ml * up(nl, pk) +
+      std::min({w, up(ks, pn), up(ks, pm)}) * ((pn > 1 ? 2 : 1) * ml + (pm > 1 ? 2 : 1) * nl);
   return x;
 }
 
@@ -226,6 +250,10 @@ double staged(const PlanRequest& r, const Candidate& c, const Tiles& t) {
   return copies + send + recv;
 }
 
+// The pool rounds each slot's buffer up to 64 bytes (workspace.cpp; 2 MiB from 2 MiB up, which
+// this allowance does not cover): at most this much per call beyond the buffers' sizes.
+constexpr double kPoolRounding = 24 * 64;
+
 // The workspace pool's high-water mark beyond the caller's operands, bytes.
 std::int64_t added_bytes(const PlanRequest& r, const Candidate& c, const Tiles& t,
                          bool moves_itself) {
@@ -235,7 +263,7 @@ std::int64_t added_bytes(const PlanRequest& r, const Candidate& c, const Tiles& 
     return static_cast<std::int64_t>(std::max(0.0, double(c.memory_bytes) - share * elem));
   }
   const double buffers = std::max(0.0, double(c.memory_bytes) / elem - t.sum());
-  return static_cast<std::int64_t>(elem * (buffers + staged(r, c, t)));
+  return static_cast<std::int64_t>(elem * (buffers + staged(r, c, t)) + kPoolRounding);
 }
 
 }  // namespace
