@@ -132,6 +132,7 @@ py::dict candidate_dict(const Candidate& c) {
   d["messages"] = c.messages;
   d["flops"] = c.flops;
   d["memory_bytes"] = c.memory_bytes;
+  d["added_bytes"] = c.added_bytes;
   d["seconds"] = c.seconds;
   d["fits"] = c.fits;
   return d;
@@ -144,6 +145,9 @@ py::dict plan_dict(const GemmPlan& plan) {
   d["chosen"] = candidate_dict(plan.chosen);
   d["candidates"] = candidates;
   d["lower_bound"] = plan.lower_bound;
+  d["memory_policy"] = plan.policy;
+  d["larger_budget"] =
+      plan.roomier.empty() ? py::object(py::none()) : py::object(candidate_dict(plan.roomier[0]));
   d["explain"] = plan.explain();
   return d;
 }
