@@ -45,6 +45,7 @@ Options algo_options(const Cfg& cfg, const std::string& algorithm) {
   o.allow_fast = cfg.allow_fast;
   o.blas_threads = cfg.blas_threads;
   if (!cfg.memory_limit.empty()) o.memory_limit = parse_bytes(cfg.memory_limit);
+  if (!cfg.memory_growth.empty()) o.memory_growth = parse_growth(cfg.memory_growth);
   if (!cfg.grid.empty() && MeshShape::parse(cfg.grid).ndims() == 3) {
     const auto g = MeshShape::parse(cfg.grid).sizes;
     o.grid_m = g[0], o.grid_n = g[1], o.grid_k = g[2];
@@ -64,7 +65,8 @@ PreferredLayouts preferred_inputs(const Cfg& cfg, Dtype dtype, Op opA, Op opB) {
   PlanRequest r;
   r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.dtype = dtype;
   SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &r.ranks));
-  r.memory_limit = o.memory_limit, r.allow_fast = o.allow_fast;
+  r.memory_limit = o.memory_limit, r.memory_growth = o.memory_growth;
+  r.allow_fast = o.allow_fast;
   r.profile = MachineProfile::from_environment();
   r.relays_in_gemm = o.overlap && Mesh::line(MPI_COMM_WORLD).spans_nodes();  // as gemm will see
   return preferred_layouts(r, opA, opB);

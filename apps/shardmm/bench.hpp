@@ -29,8 +29,9 @@ struct BenchConfig {
   std::string stationary = "auto";  ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
   bool bidirectional = false;
-  bool allow_fast = false;   ///< --allow-fast: Auto may pick Strassen
-  std::string memory_limit;  ///< per rank for the planner, e.g. 512M
+  bool allow_fast = false;    ///< --allow-fast: Auto may pick Strassen
+  std::string memory_limit;   ///< per rank for the planner, e.g. 512M
+  std::string memory_growth;  ///< Auto's cap on added memory, e.g. 2 or unlimited
   bool progress = false, quiet = false;
   int blas_threads = 0;         ///< OpenBLAS threads per rank for every contender (0: as set)
   std::string trace;            ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)

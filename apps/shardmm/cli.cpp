@@ -33,6 +33,23 @@ CLI::Validator bytes_check() {
           "BYTES"};
 }
 
+// A growth cap as the library reads it (shardmm::parse_growth): a bad one is a usage error.
+CLI::Validator growth_check() {
+  return {[](const std::string& text) {
+            try {
+              (void)parse_growth(text);
+              return std::string();
+            } catch (const std::exception& e) {
+              return std::string(e.what());
+            }
+          },
+          "X"};
+}
+
+const char* const kGrowthHelp =
+    "without --memory-limit, Auto picks only plans adding at most X times the local A+B+C per "
+    "rank (default 1.3, SHARDMM_MEMORY_GROWTH; 'unlimited': any plan)";
+
 // --transa/--transb, --nb and --layout-a/-b/-c: how bench and multiply take and lay out the
 // operands. Cfg: BenchConfig or MultiplyConfig.
 template <class Cfg>
@@ -70,6 +87,7 @@ void add_algo_options(CLI::App* s, Cfg& c) {
   s->add_option("--memory-limit", c.memory_limit,
                 std::string("per-rank memory limit for the planner, ") + kBytesHelp)
       ->check(bytes_check());
+  s->add_option("--memory-growth", c.memory_growth, kGrowthHelp)->check(growth_check());
   s->add_option("--blas-threads", c.blas_threads,
                 "OpenBLAS threads per rank (0: OPENBLAS_NUM_THREADS)")
       ->check(CLI::NonNegativeNumber);
@@ -126,6 +144,7 @@ void add_plan(CLI::App& app, PlanConfig& c) {
   p->add_option("--dtype", c.dtype, "f32|f64|c64|c128")
       ->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
   p->add_option("--memory-limit", c.memory_limit, kBytesHelp)->check(bytes_check());
+  p->add_option("--memory-growth", c.memory_growth, kGrowthHelp)->check(growth_check());
   p->add_option("--profile", c.profile, "machine profile JSON from `shardmm calibrate`");
   p->add_option("--rows", c.rows, "candidates to list")->check(CLI::PositiveNumber);
   p->add_option("--grid", c.grid,

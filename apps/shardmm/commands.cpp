@@ -46,6 +46,7 @@ int run_plan(const PlanConfig& cfg) {
   PlanRequest r;
   r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
   if (!cfg.memory_limit.empty()) r.memory_limit = parse_bytes(cfg.memory_limit);
+  if (!cfg.memory_growth.empty()) r.memory_growth = parse_growth(cfg.memory_growth);
   r.allow_fast = cfg.allow_fast;
   r.relays_in_gemm = cfg.hosts > 1;
   r.profile = cfg.profile.empty() ? MachineProfile::from_environment()
@@ -112,6 +113,7 @@ int run_plan(const PlanConfig& cfg) {
                           {"messages", c.messages},
                           {"flops", c.flops},
                           {"memory_bytes", c.memory_bytes},
+                          {"added_bytes", c.added_bytes},
                           {"fits", c.fits}};
   };
   nlohmann::json out = {{"m", r.m},
@@ -121,6 +123,8 @@ int run_plan(const PlanConfig& cfg) {
                         {"dtype", cfg.dtype},
                         {"profile", nlohmann::json::parse(r.profile.to_json())},
                         {"lower_bound_words", plan.lower_bound},
+                        {"memory_policy", plan.policy},
+                        {"resident_bytes", resident_bytes(r)},
                         {"chosen", candidate(plan.chosen)},
                         {"preferred",
                          {{"mesh", pref.mesh.to_string()},
@@ -132,6 +136,7 @@ int run_plan(const PlanConfig& cfg) {
                         {"candidates", nlohmann::json::array()}};
   for (std::size_t i = 0; i < plan.candidates.size() && i < static_cast<std::size_t>(cfg.rows); ++i)
     out["candidates"].push_back(candidate(plan.candidates[i]));
+  out["larger_budget"] = plan.roomier.empty() ? nlohmann::json() : candidate(plan.roomier.front());
   std::printf("%s\n", out.dump().c_str());
   return 0;
 }

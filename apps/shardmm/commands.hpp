@@ -11,8 +11,9 @@ struct PlanConfig {
   index_t m = 0, n = 0, k = 0;
   int ranks = 1;
   std::string dtype = "f64";
-  std::string memory_limit;  ///< bytes, or with K/M/G suffix
-  std::string profile;       ///< JSON from `calibrate`; default SHARDMM_PROFILE or built-ins
+  std::string memory_limit;   ///< bytes, or with K/M/G suffix
+  std::string memory_growth;  ///< Auto's cap on added memory, e.g. 2 or unlimited
+  std::string profile;        ///< JSON from `calibrate`; default SHARDMM_PROFILE or built-ins
   int rows = 12;
   bool json = false;                       ///< one JSON object instead of the table
   bool allow_fast = false;                 ///< price Strassen too

@@ -32,10 +32,11 @@ struct MultiplyConfig {
   std::string stationary = "auto";  ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
   bool bidirectional = false;
-  bool allow_fast = false;   ///< --allow-fast: Auto may pick Strassen
-  std::string memory_limit;  ///< per rank for the planner, e.g. 512M
-  int blas_threads = 0;      ///< OpenBLAS threads per rank (0: as set)
-  std::string trace;         ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)
+  bool allow_fast = false;    ///< --allow-fast: Auto may pick Strassen
+  std::string memory_limit;   ///< per rank for the planner, e.g. 512M
+  std::string memory_growth;  ///< Auto's cap on added memory, e.g. 2 or unlimited
+  int blas_threads = 0;       ///< OpenBLAS threads per rank (0: as set)
+  std::string trace;          ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)
   // Out of core (docs/OUT_OF_CORE.md): with a memory limit, a product that does not fit runs
   // streamed from the files.
   std::string io = "posix";  ///< how the streamed path reads: posix | mpiio | mmap

@@ -25,6 +25,10 @@ enum class RingForm {
 /// Elemental's SUMMA_NNA/NNB/NNC).
 enum class Stationary { Auto, A, B, C };
 
+/// Auto's default cap on added memory, as a multiple of the caller's local A + B + C
+/// (Options::memory_growth).
+inline constexpr double kLeanMemoryGrowth = 1.3;
+
 struct Options {
   Algorithm algorithm = Algorithm::Auto;
   /// Let Auto consider fast (Strassen-Winograd) algorithms. Their error bound is weaker than
@@ -61,7 +65,14 @@ struct Options {
   /// reaches the crossover.
   int grid_m = 0, grid_n = 0, grid_k = 0;
   /// Per-rank memory limit in bytes for the planner (0: SHARDMM_MEMORY_LIMIT, else none).
+  /// When set it replaces the default policy below: Auto picks among the plans within it.
   std::int64_t memory_limit = 0;
+  /// Without a memory limit, Auto is lean: it picks only plans whose added memory (the
+  /// workspace pool's high-water mark: buffers, copies of operands in other layouts) is at
+  /// most this multiple of the caller's local A + B + C on the busiest rank (0:
+  /// SHARDMM_MEMORY_GROWTH, else kLeanMemoryGrowth = 1.3; a negative value: no cap, Auto may
+  /// pick any plan). Named algorithms run regardless. See docs/PERFORMANCE.md.
+  double memory_growth = 0;
   /// OpenBLAS threads for the local GEMMs (0: leave OpenBLAS's setting, OPENBLAS_NUM_THREADS).
   /// One rank per core wants 1; one rank per node wants the node's cores.
   int blas_threads = 0;

@@ -58,8 +58,12 @@ struct Candidate {
   double words = 0;            ///< received by the busiest rank inside the algorithm
   double redist_words = 0;     ///< plus these to move into / out of its layouts
   double messages = 0;
-  double flops = 0;                        ///< per rank
-  std::int64_t memory_bytes = 0;           ///< peak per rank: operands, result, buffers
+  double flops = 0;               ///< per rank
+  std::int64_t memory_bytes = 0;  ///< peak per rank: operands, result, buffers
+  /// What the call adds to the caller's own A, B and C on the busiest rank: the workspace
+  /// pool's high-water mark (the algorithm's buffers, the operands' copies in its layouts and
+  /// the redistributions' buffers). The lean policy compares it with PlanRequest::resident.
+  std::int64_t added_bytes = 0;
   double seconds = 0;                      ///< predicted time
   bool fits = true;                        ///< within the memory limit
   [[nodiscard]] std::string name() const;  ///< e.g. "25d 2x2x2", "summa(A) 1x4", "ring(RS) 4"
@@ -70,6 +74,16 @@ struct PlanRequest {
   int ranks = 1;
   Dtype dtype = Dtype::F64;
   std::int64_t memory_limit = 0;  ///< bytes per rank; 0 = SHARDMM_MEMORY_LIMIT or none
+  /// Options::memory_growth: without a memory limit, the cap on a candidate's added_bytes as
+  /// a multiple of the caller's operands (0: SHARDMM_MEMORY_GROWTH, else kLeanMemoryGrowth;
+  /// negative: no cap).
+  double memory_growth = 0;
+  /// Elements of the caller's local A + B + C on the busiest rank (gemm sets it from the
+  /// caller's layouts); 0: the balanced share (m k + k n + m n) / P.
+  double resident = 0;
+  /// op(A), op(B): some buffers depend on whether k runs along an operand's stored columns
+  /// (the ring's chunks at p = 2). gemm sets them.
+  Op opA = Op::N, opB = Op::N;
   /// The machine the costs are for. gemm fills it once per call from SHARDMM_PROFILE
   /// (MachineProfile::from_environment); a request made by hand gets the built-in defaults.
   MachineProfile profile;
@@ -107,6 +121,10 @@ struct PlanRequest {
   /// layouts and the result back (gemm sets it from the caller's layouts); unset, or a
   /// negative answer: the balanced estimate (A, B and C's shares, (P - 1) / P of each).
   std::function<double(const Candidate&)> redistribution_words;
+  /// Elements the front end adds on the busiest rank to run a candidate in its layouts: the
+  /// copies of the operands that move and the redistributions' send and receive buffers (gemm
+  /// sets it from the caller's layouts); unset, or a negative answer: the balanced estimate.
+  std::function<double(const Candidate&)> staged_elements;
 };
 
 struct GemmPlan {
@@ -114,6 +132,14 @@ struct GemmPlan {
   std::vector<Candidate> candidates;  ///< cheapest first
   Candidate chosen;
   double lower_bound = 0;  ///< words per rank
+  /// The memory policy in force: "limit" (a memory limit), "lean" (the growth cap) or "none".
+  std::string policy;
+  /// No candidate fits the lean cap: the leanest one was chosen (the cap is a default, not a
+  /// limit the caller set, so Auto still runs).
+  bool over_policy = false;
+  /// The fastest candidate over the policy, when it is faster than the chosen one: what a
+  /// larger budget (memory_limit, memory_growth) would buy. Empty otherwise.
+  std::vector<Candidate> roomier;
   /// Table of candidates and the choice, with predicted words / lower bound.
   [[nodiscard]] std::string explain(std::size_t max_rows = 12) const;
 };
@@ -135,6 +161,19 @@ Candidate evaluate(const PlanRequest& request, Candidate candidate);
 /// The per-rank memory limit in force: request.memory_limit, else SHARDMM_MEMORY_LIMIT (read
 /// with parse_bytes), else 0.
 std::int64_t memory_limit(const PlanRequest& request);
+
+/// The lean policy's growth cap in force: 0 when a memory limit is set (the limit rules), else
+/// request.memory_growth, else SHARDMM_MEMORY_GROWTH (read with parse_growth), else
+/// kLeanMemoryGrowth; negative: no cap.
+double memory_growth(const PlanRequest& request);
+
+/// The caller's local A + B + C on the busiest rank, bytes (PlanRequest::resident, else the
+/// balanced share).
+std::int64_t resident_bytes(const PlanRequest& request);
+
+/// A growth cap as people write one (--memory-growth, SHARDMM_MEMORY_GROWTH): a number >= 0
+/// (1.3, 2), or "unlimited" (returned as -1). Throws InvalidArgument naming the text otherwise.
+double parse_growth(std::string_view text);
 
 /// A byte count as people write one (--memory-limit, SHARDMM_MEMORY_LIMIT): a number, then
 /// optionally a unit. IEC and the short forms are powers of 1024: K = k = KiB = 2^10, M = MiB

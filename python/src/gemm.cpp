@@ -63,6 +63,8 @@ void set_option(Options& o, const std::string& key, const py::handle& value) {
     o.algorithm = parse_algorithm(option_value<std::string>(value, key, "a string"));
   else if (key == "memory_limit")
     o.memory_limit = option_value<std::int64_t>(value, key, "an int (bytes)");
+  else if (key == "memory_growth")
+    o.memory_growth = option_value<double>(value, key, "a number (negative: no cap)");
   else if (key == "panel") o.panel = option_value<std::int64_t>(value, key, "an int");
   else if (key == "block") o.block = option_value<std::int64_t>(value, key, "an int");
   else if (key == "stationary")
@@ -78,10 +80,11 @@ void set_option(Options& o, const std::string& key, const py::handle& value) {
   else if (key == "fast_crossover")
     o.fast_crossover = option_value<std::int64_t>(value, key, "an int");
   else
-    throw InvalidArgument("gemm: unknown option '" + key +
-                          "' (algorithm, memory_limit, panel, block, stationary, overlap, "
-                          "ring_axis, ring_form, bidirectional, grid, blas_threads, allow_fast, "
-                          "fast_crossover)");
+    throw InvalidArgument(
+        "gemm: unknown option '" + key +
+        "' (algorithm, memory_limit, memory_growth, panel, block, stationary, overlap, "
+        "ring_axis, ring_form, bidirectional, grid, blas_threads, allow_fast, "
+        "fast_crossover)");
 }
 
 }  // namespace
@@ -129,6 +132,7 @@ py::dict candidate_dict(const Candidate& c) {
   d["messages"] = c.messages;
   d["flops"] = c.flops;
   d["memory_bytes"] = c.memory_bytes;
+  d["added_bytes"] = c.added_bytes;
   d["seconds"] = c.seconds;
   d["fits"] = c.fits;
   return d;
@@ -141,6 +145,9 @@ py::dict plan_dict(const GemmPlan& plan) {
   d["chosen"] = candidate_dict(plan.chosen);
   d["candidates"] = candidates;
   d["lower_bound"] = plan.lower_bound;
+  d["memory_policy"] = plan.policy;
+  d["larger_budget"] =
+      plan.roomier.empty() ? py::object(py::none()) : py::object(candidate_dict(plan.roomier[0]));
   d["explain"] = plan.explain();
   return d;
 }

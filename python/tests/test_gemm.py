@@ -144,6 +144,12 @@ def test_plan_and_dry_run(mesh):
     p = shardmm.plan(512, 512, 512, ranks=4, memory_limit="1G")
     assert p["chosen"]["fits"] and p["candidates"][0]["name"] == p["chosen"]["name"]
     assert p["lower_bound"] > 0 and p["chosen"]["name"] in p["explain"]
+    assert p["memory_policy"] == "limit"
+    # lean by default: operands that must move cannot fit 1.3 x, so the leanest runs and the
+    # plan names what a larger budget buys
+    lean = shardmm.plan(2048, 2048, 2048, ranks=8)
+    assert lean["memory_policy"] == "lean" and lean["larger_budget"]["name"] == "25d 2x2x2"
+    assert lean["chosen"]["added_bytes"] < lean["larger_budget"]["added_bytes"]
     # SUMMA 8x1's panels of B go down a chain of 8: relayed during the GEMMs on several hosts,
     # its fill is paid once, not per panel (the same words, a lower time)
     one, four = (shardmm.plan(32768, 2048, 2048, ranks=8, grid=(8, 1), nb=256, hosts=h,

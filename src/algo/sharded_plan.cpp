@@ -134,8 +134,8 @@ bool score(const Problem& p, const DimSpec& I, const DimSpec& K, const DimSpec& 
   }
   // Memory (sharded.cpp): a slice is a view; a gathered operand takes its gathered tile, or
   // two pieces when it streams (the larger gathered one, unless P reduce-scatters into C); a
-  // product that is not C takes its tile (a fused ReduceScatter: two blocks); any other move
-  // its destination plus the exchange's buffers.
+  // product that is not C takes its tile (a fused ReduceScatter: two of C's widest blocks);
+  // any other move its destination plus the exchange's buffers.
   using matrix::Pattern;
   const bool fused = mp.plan.pattern == Pattern::ReduceScatter;
   auto gathered = [](const Move& m) { return m.plan.pattern == Pattern::AllGather; };
@@ -144,15 +144,15 @@ bool score(const Problem& p, const DimSpec& I, const DimSpec& K, const DimSpec& 
   auto held = [](const Move& m, bool streams, double from) {
     switch (m.plan.pattern) {
       case Pattern::Local: return 0.0;
-      case Pattern::AllGather: return streams ? 2 * m.tile / m.plan.group : m.tile;
-      default: return m.tile + from + m.tile;  // destination, Pack, Unpack
+      case Pattern::AllGather: return streams ? 2 * from : m.tile;  // the widest piece twice
+      default: return m.tile + from + m.tile;                       // destination, Pack, Unpack
     }
   };
   // The product: nothing when it is C; two blocks for a fused ReduceScatter; its tile,
   // summed in place, for an AllReduce; else its tile and the exchange's buffers.
   const double pt = largest_tile(plan.P);
   const double product = plan.P.same_distribution(p.C)           ? 0.0
-                         : fused                                 ? 2 * pt / mp.plan.group
+                         : fused                                 ? 2 * largest_tile(p.C)
                          : mp.plan.pattern == Pattern::AllReduce ? pt
                                                                  : pt + pt + mp.tile;
   plan.memory =

@@ -370,10 +370,12 @@ void summa_run(const Operands<T>& x, const Setup& setup, const Options& o, Timer
   std::vector<Panel> steps;
   prologue(mesh.comm(), [&] {  // a side that is not broadcast packs into its first buffer only
     steps = panels(ka, kb, ka.extent, width);
-    A.buf[0] = memory::get<T>(memory::Slot::Panel0, m_loc * width);
-    B.buf[0] = memory::get<T>(memory::Slot::Panel2, width * n_loc);
-    if (A.size > 1) A.buf[1] = memory::get<T>(memory::Slot::Panel1, m_loc * width);
-    if (B.size > 1) B.buf[1] = memory::get<T>(memory::Slot::Panel3, width * n_loc);
+    index_t w = 0;  // the widest panel (k may be narrower than the width)
+    for (const Panel& s : steps) w = std::max(w, s.w);
+    A.buf[0] = memory::get<T>(memory::Slot::Panel0, m_loc * w);
+    B.buf[0] = memory::get<T>(memory::Slot::Panel2, w * n_loc);
+    if (A.size > 1) A.buf[1] = memory::get<T>(memory::Slot::Panel1, m_loc * w);
+    if (B.size > 1) B.buf[1] = memory::get<T>(memory::Slot::Panel3, w * n_loc);
   });
   if (steps.empty()) blas::scale(m_loc, n_loc, x.beta, x.C.data(), x.C.ld());  // k = 0
   summa_pipeline(x, steps, A, B, o, t);

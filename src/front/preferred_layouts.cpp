@@ -64,7 +64,7 @@ algo::Problem in_own_layouts(const PlanRequest& q, Op opA, Op opB, const Candida
 PlanRequest bare(const PlanRequest& r) {
   PlanRequest q;
   q.m = r.m, q.n = r.n, q.k = r.k, q.ranks = r.ranks, q.dtype = r.dtype;
-  q.memory_limit = r.memory_limit, q.profile = r.profile;
+  q.memory_limit = r.memory_limit, q.memory_growth = r.memory_growth, q.profile = r.profile;
   q.allow_fast = r.allow_fast, q.fast_crossover = r.fast_crossover;
   q.relays_in_gemm = r.relays_in_gemm;
   return q;
@@ -76,7 +76,8 @@ PreferredLayouts trial(const PlanRequest& base, const algo::Problem& p) {
   front::describe_inputs(p, q);
   PreferredLayouts out{p.mesh, p.A, p.B, p.C, plan_gemm(q).chosen, false};
   Options o;
-  o.memory_limit = q.memory_limit, o.allow_fast = q.allow_fast;
+  o.memory_limit = q.memory_limit, o.memory_growth = q.memory_growth;
+  o.allow_fast = q.allow_fast;
   o.fast_crossover = q.fast_crossover;
   const front::Resolved how = front::resolve(p, q, o);
   const Options& x = how.options;
@@ -146,6 +147,7 @@ PreferredLayouts preferred_layouts(const PlanRequest& request, Op opA, Op opB) {
   const PlanRequest base = bare(request);
   PlanRequest free_inputs = base;  // every candidate as if the inputs sat in its layouts
   free_inputs.redistribution_words = [](const Candidate&) { return 0.0; };
+  free_inputs.staged_elements = [](const Candidate&) { return 0.0; };
   const GemmPlan plan = plan_gemm(free_inputs);
   std::optional<PreferredLayouts> best;
   Tried tried;

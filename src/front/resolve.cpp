@@ -100,21 +100,26 @@ double busiest_moving(const algo::Problem& p, const Layout& A2, const Layout& B2
   return most;
 }
 
-// The words the busiest rank receives moving the caller's A and B into the candidate's
-// layouts and its C back: each move priced as the redistribution pattern it is.
-// (Strassen moves its operands inside the run, into layouts of its own: its model prices that;
-// 2.5D's are priced as above.)
-double redistribution_words(const algo::Problem& p, const Candidate& c) {
-  if (c.algorithm == Algorithm::Strassen) return -1;
-  if (c.algorithm == Algorithm::Gemm25D) {  // into its 3D layouts (nothing when there already)
-    const algo::Layouts25D l = algo::gemm25d_layouts(p.opA, p.opB, p.m, p.n, p.k, c.pm, c.pn, c.pk);
-    return busiest_moving(p, l.A, l.B, l.C);
-  }
+// The layouts candidate c runs on: 2.5D's 3D layouts (it moves its inputs there itself,
+// nothing when they are there already), else its setup's on the mesh it runs on. None for
+// Strassen, which moves its operands inside the run, into layouts of its own (its model
+// prices that).
+std::optional<algo::Layouts25D> target_layouts(const algo::Problem& p, const Candidate& c) {
+  if (c.algorithm == Algorithm::Strassen) return std::nullopt;
+  if (c.algorithm == Algorithm::Gemm25D)
+    return algo::gemm25d_layouts(p.opA, p.opB, p.m, p.n, p.k, c.pm, c.pn, c.pk);
   Options o;
   o.algorithm = c.algorithm, o.stationary = c.stationary, o.ring_form = c.ring_form;
   const auto shape = remesh_for(p, c);
   const algo::Setup s = make_setup(shape ? remeshed(p, *shape) : p, o);
-  return busiest_moving(p, s.A, s.B, s.C);
+  return algo::Layouts25D{s.A, s.B, s.C};
+}
+
+// The words the busiest rank receives moving the caller's A and B into the candidate's
+// layouts and its C back: each move priced as the redistribution pattern it is.
+double redistribution_words(const algo::Problem& p, const Candidate& c) {
+  const auto l = target_layouts(p, c);
+  return l ? busiest_moving(p, l->A, l->B, l->C) : -1;
 }
 
 // The same, remembered per problem and candidate: a program calls gemm on the same layouts
@@ -158,6 +163,12 @@ void describe_inputs(const algo::Problem& p, PlanRequest& q) {
   ring_fits(p, q);
   price_sharded(p, q);
   q.redistribution_words = [p](const Candidate& c) { return cached_redistribution_words(p, c); };
+  q.opA = p.opA, q.opB = p.opB;
+  q.resident = resident_elements(p);
+  q.staged_elements = [p](const Candidate& c) {
+    const auto l = target_layouts(p, c);
+    return l ? staged_elements(p, *l) : -1.0;
+  };
 }
 
 namespace {
@@ -245,6 +256,7 @@ PlanRequest request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype, c
   PlanRequest q;
   q.m = p.m, q.n = p.n, q.k = p.k, q.ranks = p.mesh.size(), q.dtype = dtype;
   q.memory_limit = o.memory_limit;
+  q.memory_growth = o.memory_growth;
   q.allow_fast = o.allow_fast;
   q.fast_crossover = o.fast_crossover;
   q.profile = MachineProfile::from_environment();
@@ -281,14 +293,18 @@ algo::Setup make_setup(const algo::Problem& p, const Options& o) {
   throw InvalidArgument("gemm: no setup for algorithm " + to_string(o.algorithm));
 }
 
-void check_memory(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q) {
-  const std::int64_t limit = memory_limit(q);
-  if (limit == 0) return;
+Candidate predicted(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q) {
   Candidate c{setup.algorithm, setup.stationary, setup.ring_form, setup.pm, setup.pn, setup.pk};
   if (setup.algorithm == Algorithm::Summa || setup.algorithm == Algorithm::Cannon)
     c.pm = setup.C.row_map().nprocs, c.pn = setup.C.col_map().nprocs;
   if (setup.algorithm == Algorithm::Ring) c.pm = p.mesh.sizes[p.mesh.axis_index(setup.ring_axis)];
-  c = evaluate(q, c);
+  return evaluate(q, c);
+}
+
+void check_memory(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q) {
+  const std::int64_t limit = memory_limit(q);
+  if (limit == 0) return;
+  const Candidate c = predicted(p, setup, q);
   if (!c.fits)
     throw OutOfMemory("gemm: " + c.name() + " needs " + std::to_string(c.memory_bytes) +
                       " bytes per rank but the memory limit is " + std::to_string(limit) +

@@ -41,8 +41,19 @@ struct Resolved {
 };
 Resolved resolve(const algo::Problem& p, const PlanRequest& q, const Options& o);
 
+/// Elements of the caller's local A + B + C on the busiest rank (memory.cpp).
+double resident_elements(const algo::Problem& p);
+
+/// Elements the front end (or 2.5D itself) adds on the busiest rank to run in layouts `to`:
+/// the copies of the operands not already in them and the redistributions' largest send and
+/// receive buffers (memory.cpp).
+double staged_elements(const algo::Problem& p, const algo::Layouts25D& to);
+
 /// The algorithm's setup (its layouts) for explicit options.
 algo::Setup make_setup(const algo::Problem& p, const Options& o);
+
+/// The planner's candidate for the setup, priced (memory_bytes, added_bytes, fits).
+Candidate predicted(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q);
 
 /// Throws OutOfMemory when the setup's predicted peak per rank exceeds the memory limit.
 void check_memory(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q);

@@ -51,6 +51,8 @@ std::size_t held_bytes() {
   return total;
 }
 
+std::size_t held_bytes(Slot slot) { return slots()[static_cast<std::size_t>(slot)].size; }
+
 void release() {
   for (auto& b : slots()) {
     std::free(b.ptr);

@@ -66,8 +66,11 @@ T* get(Slot slot, std::int64_t count) {
       get_bytes(slot, static_cast<std::size_t>(count < 1 ? 1 : count) * sizeof(T)));
 }
 
-/// Bytes currently held by the pool (all slots).
+/// Bytes currently held by the pool (all slots). Slots only grow within a call, so after
+/// release() and one call this is the call's high-water mark.
 std::size_t held_bytes();
+/// Bytes held by one slot.
+std::size_t held_bytes(Slot slot);
 /// Frees every slot.
 void release();
 

@@ -1,5 +1,5 @@
 // parse_bytes: the one reader of byte counts ("512M", "4MB", "4MiB"), for the launcher's
-// options and SHARDMM_MEMORY_LIMIT alike.
+// options and SHARDMM_MEMORY_LIMIT alike; parse_growth: the lean policy's cap (1.3, unlimited).
 #include <array>
 #include <cstdlib>
 #include <string>
@@ -56,6 +56,20 @@ std::int64_t parse_bytes(std::string_view text) {
                           "' (a number and a unit: K, M, G, T or KiB, MiB, GiB, TiB are powers "
                           "of 1024; KB, MB, GB, TB powers of 1000; e.g. 512M, 4MB, 2GiB)");
   return static_cast<std::int64_t>(bytes);
+}
+
+double parse_growth(std::string_view text) {
+  if (text == "unlimited") return -1;
+  const std::string s(text);
+  const std::size_t end = s.find_first_not_of("0123456789.");
+  const bool plain =
+      end == std::string::npos && !s.empty() && s != "." && s.find('.') == s.rfind('.');
+  const double v = plain ? std::strtod(s.c_str(), nullptr) : 0;
+  if (!(v > 0 && v < 1e6))
+    throw InvalidArgument("bad memory growth '" + s +
+                          "' (a multiple of the local operands above 0, e.g. 1.3 or 4, or "
+                          "'unlimited')");
+  return v;
 }
 
 }  // namespace shardmm

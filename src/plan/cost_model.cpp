@@ -7,6 +7,7 @@
 #include "core/blocking.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace shardmm::plan {
@@ -19,6 +20,9 @@ constexpr double kChainChunkBytes = 256.0 * 1024;
 
 struct Costs {
   double words = 0, messages = 0, memory = 0;  // memory in elements
+  // Of `memory`, the tiles of A, B and C in the algorithm's layouts (what the caller holds when
+  // they are already there); the rest is the algorithm's buffers.
+  Tiles tiles;
   bool overlapped = true;
   double streamed = 0;  // of a blocking algorithm's words, those that travel during the GEMM
   // Time only, not traffic: the chain broadcasts' pipeline fill (elements) and the hops a
@@ -71,29 +75,43 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
   const double m = double(r.m), n = double(r.n), k = double(r.k), p = c.pm, q = c.pn;
   const double ml = up(m, p), nl = up(n, q), kq = up(k, q), kp = up(k, p);
   Costs x;
+  x.tiles = {ml * kq, kp * nl, ml * nl};
   switch (c.stationary) {
     // The moving operand goes to the stationary one's k split with its other dimension whole:
     // a rank needs kq x n of B and already holds about 1/(p q) of that (exactly so at p = 1,
     // where B's k is not split at all).
-    case Stationary::A:  // B to A's k split, C partials reduce-scattered along rows
+    // Buffers (summa_stationary.cpp, block layouts): the aligned moving operand, the partial
+    // product and its packed copy, C's block of the sums (or, when larger, the alignment's
+    // receive buffer where its pieces do not land in place), the reduce-scatter's two running
+    // sums (a C tile each), and an all-gather's receive buffer when the alignment is one.
+    case Stationary::A: {  // B to A's k split, C partials reduce-scattered along rows
       x.words = kq * n * (1 - 1 / (p * q)) + ml * n * (1 - 1 / q);
-      x.memory = ml * kq + kq * n + 2 * ml * n + kp * nl + ml * nl;
+      const double unpack = std::max(ml * nl, p > 1 && p != q ? kq * n : 0.0);
+      const double pieces = q == 1 && p > 1 ? kq * n : 0.0;
+      x.memory = x.tiles.sum() + kq * n + 2 * ml * n + unpack + 2 * ml * nl + pieces;
       x.messages = 2 * (p + q);
       x.overlapped = false;
       break;
-    case Stationary::B:
+    }
+    case Stationary::B: {
       x.words = kp * m * (1 - 1 / (p * q)) + nl * m * (1 - 1 / p);
-      x.memory = kp * nl + m * kp + 2 * m * nl + ml * kq + ml * nl;
+      const double unpack = std::max(ml * nl, p > 1 ? m * kp : 0.0);
+      const double pieces = p == 1 && q > 1 ? m * kp : 0.0;
+      x.memory = x.tiles.sum() + m * kp + 2 * m * nl + unpack + 2 * ml * nl + pieces;
       x.messages = 2 * (p + q);
       x.overlapped = false;
       break;
+    }
     default: {
       // Panel buffers: two per operand (an operand that does not move may still be packed).
       const double w =
           double(blocking::summa_panel_width(ml, nl, kq, kp, q > 1 ? 2 : 0, p > 1 ? 2 : 0));
       const bool in_place = r.current_summa_words > 0 && on_caller_grid(r, c);
       x.words = in_place ? r.current_summa_words : ml * k * (1 - 1 / q) + nl * k * (1 - 1 / p);
-      x.memory = ml * kq + kp * nl + ml * nl + 2 * w * (ml + nl);
+      // summa.cpp: one buffer per side, two for a side that is broadcast, each as wide as the
+      // widest panel (at most k).
+      x.memory = ml * kq + kp * nl + ml * nl +
+                 std::min({w, kq, kp}) * ((q > 1 ? 2 : 1) * ml + (p > 1 ? 2 : 1) * nl);
       const double width = std::min(w, std::max(1.0, std::min(kq, kp))), panels = up(k, width);
       x.messages = 2 * panels;
       // op(A)'s panels along the rows of q ranks, op(B)'s along the columns of p ranks.
@@ -106,7 +124,11 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
 
 Costs cannon(const PlanRequest& r, const Candidate& c) {
   const double q = c.pm, ml = up(double(r.m), q), nl = up(double(r.n), q), kl = up(double(r.k), q);
-  return {q * (ml * kl + kl * nl), 4 * q, 3 * (ml * kl + kl * nl) + ml * nl, true};
+  Costs x;
+  x.words = q * (ml * kl + kl * nl), x.messages = 4 * q,
+  x.memory = 3 * (ml * kl + kl * nl) + ml * nl;
+  x.tiles = {ml * kl, kl * nl, ml * nl};
+  return x;
 }
 
 Costs ring(const PlanRequest& r, const Candidate& c) {
@@ -115,15 +137,18 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
   Costs x;
   x.messages = p - 1;
   if (c.ring_form == RingForm::ReduceScatter) {
+    x.tiles = {m * up(k, p), up(k, p) * n, up(m, p) * n};
     // C's tile (rows split), then at p = 2 two outgoing and one incoming chunk of w rows and
     // a chunk's packed slice of op(A), one message per chunk; at p > 2 two outgoing sums,
     // one incoming and a block's packed slice.
     const double kl = up(k, p), w = double(blocking::rs_chunk_width(n, kl, share));
     x.words = m * n * f;
-    x.memory = m * kl + kl * n + up(m, p) * n +
-               (p == 2  ? w * (3 * n + kl)
-                : p > 2 ? up(m, p) * (3 * n + kl)
-                        : 0.0);
+    // At p = 2 (ring_reduce_scatter.cpp, block layouts): one incoming chunk of C's rows, one
+    // outgoing, two when there are several chunks.
+    const double rows = std::min(w, up(m, p)), chunks = up(up(m, p), w);
+    x.memory = x.tiles.sum() + (p == 2  ? rows * n * (chunks > 1 ? 3 : 2)
+                                : p > 2 ? up(m, p) * (3 * n + kl)
+                                        : 0.0);
     if (p == 2) x.messages = up(up(m, p), w);
     return x;
   }
@@ -133,15 +158,21 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
   // streamed other operand (p = 2, split along k) adds the peer's half of its k for this
   // rank's C columns (AG-A) or rows (AG-B), one more message and 2.5 x `other` per chunk.
   const bool ag_a = c.ring_form == RingForm::AllGatherA;
+  x.tiles = {up(m, p) * k, k * up(n, p), ag_a ? m * up(n, p) : up(m, p) * n};
   const bool streamed = p == 2 && r.ring_streamed[static_cast<int>(c.ring_form) - 1];
   const double tile = ag_a ? up(m, p) : up(n, p), other = ag_a ? up(n, p) : up(m, p);
   const double w = double(blocking::ring_chunk_width(tile, share, streamed ? 2.5 * other : 0.0));
   if (p == 2) x.messages = (streamed ? 2 : 1) * up(k, w);
   x.words = (ag_a ? m : n) * k * f + (streamed ? up(k, p) * other : 0.0);
-  x.memory = up(m, p) * k + k * up(n, p) + (ag_a ? m * up(n, p) : up(m, p) * n) +
-             (p == 2  ? (6 * tile + (streamed ? 2.5 * other : 0.0)) * w
-              : p > 2 ? 2 * tile * k + tile * other
-                      : 0.0);
+  // At p = 2 (ring_swap.cpp, block layouts): one incoming chunk, two when there are several,
+  // each with a packed outgoing one unless the circulating operand's k runs along its stored
+  // columns or goes whole.
+  const double chunks = up(k, w), wmax = std::min(w, k);
+  const bool k_is_col = ag_a ? r.opA == Op::N : r.opB != Op::N;
+  const double swap = std::min(chunks, 2.0) * tile * wmax * (k_is_col || chunks <= 1 ? 1 : 2);
+  x.memory = x.tiles.sum() + (p == 2  ? swap + (streamed ? 2.5 * other * w : 0.0)
+                              : p > 2 ? 2 * tile * k + tile * other
+                                      : 0.0);
   return x;
 }
 
@@ -150,31 +181,106 @@ Costs gemm25d(const PlanRequest& r, const Candidate& c) {
   const double pm = c.pm, pn = c.pn, pk = c.pk;
   const double ml = up(m, pm), nl = up(n, pn), ks = up(k, pk);
   Costs x;
+  x.tiles = {ml * up(ks, pn), up(ks, pm) * nl, ml * up(nl, pk)};
   x.words = ml * ks * (1 - 1 / pn) + nl * ks * (1 - 1 / pm) + ml * nl * (1 - 1 / pk);
   const double w = double(
       blocking::summa_panel_width(ml, nl, up(ks, pn), up(ks, pm), pn > 1 ? 2 : 0, pm > 1 ? 2 : 0));
   x.messages = 2 * up(ks, w) + pk;
   add_chain_fill(x, r, up(ks, w), ml * w, pn);  // SUMMA per k-slice
   add_chain_fill(x, r, up(ks, w), nl * w, pm);
-  x.memory = ml * up(ks, pn) + up(ks, pm) * nl + 2 * ml * nl + 2 * w * (ml + nl);
+  // gemm25d.cpp: the slice's partial product, its SUMMA's panels, then the z reduction's
+  // packed partial, C's summed block and the reduce-scatter's two running sums (C tiles).
+  x.memory =
+      x.tiles.sum() + 2 * ml * nl + 3 * ml * up(nl, pk) +
+      std::min({w, up(ks, pn), up(ks, pm)}) * ((pn > 1 ? 2 : 1) * ml + (pm > 1 ? 2 : 1) * nl);
   return x;
 }
 
 // The sharding rules on the caller's mesh (algo/sharded_plan.cpp prices the plan exactly):
 // blocking collectives, one gathered operand streamed past the product.
 Costs sharded(const PlanRequest& r) {
-  return {r.sharded.words, r.sharded.messages, r.sharded.memory, false, r.sharded.streamed};
+  Costs x;
+  x.words = r.sharded.words, x.messages = r.sharded.messages, x.memory = r.sharded.memory;
+  x.overlapped = false, x.streamed = r.sharded.streamed;
+  x.tiles = {resident(r), 0, 0};  // the caller's tiles, where the rules use them
+  return x;
 }
 
 Costs local(const PlanRequest& r) {
   const double m = double(r.m), n = double(r.n), k = double(r.k);
-  return {0, 0, m * k + k * n + m * n, true};
+  Costs x;
+  x.memory = m * k + k * n + m * n;
+  x.tiles = {m * k, k * n, m * n};
+  return x;
+}
+
+// Which of A, B and C the front end copies into the candidate's layouts, balanced estimate:
+// none on one rank, for the sharding rules (the caller's layouts) and on the caller's grid,
+// a ring's operands not already in its form's layouts, else all three.
+std::array<bool, 3> moved(const PlanRequest& r, const Candidate& c) {
+  if (r.ranks == 1 || c.algorithm == Algorithm::Sharded) return {};
+  const bool grid = c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon ||
+                    c.algorithm == Algorithm::Strassen;
+  if (grid && on_caller_grid(r, c)) return {};
+  if (c.algorithm == Algorithm::Ring && c.ring_form != RingForm::Auto) {
+    const auto& fits = r.ring_in_place[static_cast<int>(c.ring_form) - 1];
+    return {!fits[0], !fits[1], !fits[2]};
+  }
+  return {true, true, true};
+}
+
+// Elements the front end adds to run `c` in its layouts (tiles `t`): the copies of the operands
+// that move, and the largest send and receive buffers of their redistributions (the caller's
+// tile out and the copy in for A and B, the other way round for C).
+double staged(const PlanRequest& r, const Candidate& c, const Tiles& t) {
+  if (r.staged_elements) {  // exact, from the caller's layouts
+    const double w = r.staged_elements(c);
+    if (w >= 0) return w;
+  }
+  const auto mv = moved(r, c);
+  const double P = r.ranks, m = double(r.m), n = double(r.n), k = double(r.k);
+  const std::array<double, 3> caller = {m * k / P, k * n / P, m * n / P}, tile = {t.a, t.b, t.c};
+  double copies = 0, send = 0, recv = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (!mv[i]) continue;
+    copies += tile[i];
+    send = std::max(send, i < 2 ? caller[i] : tile[i]);
+    recv = std::max(recv, i < 2 ? tile[i] : caller[i]);
+  }
+  return copies + send + recv;
+}
+
+// The pool rounds each slot's buffer up to 64 bytes (workspace.cpp; 2 MiB from 2 MiB up, which
+// this allowance does not cover): at most this much per call beyond the buffers' sizes.
+constexpr double kPoolRounding = 24 * 64;
+
+// The workspace pool's high-water mark beyond the caller's operands, bytes.
+std::int64_t added_bytes(const PlanRequest& r, const Candidate& c, const Tiles& t,
+                         bool moves_itself) {
+  const double elem = double(dtype_size(r.dtype));
+  if (moves_itself) {  // memory_bytes holds the caller's balanced share and every buffer
+    const double share = double(r.m * r.k + r.k * r.n + r.m * r.n) / r.ranks;
+    return static_cast<std::int64_t>(std::max(0.0, double(c.memory_bytes) - share * elem));
+  }
+  const double buffers = std::max(0.0, double(c.memory_bytes) / elem - t.sum());
+  return static_cast<std::int64_t>(elem * (buffers + staged(r, c, t)) + kPoolRounding);
 }
 
 }  // namespace
 
+double resident(const PlanRequest& r) {
+  if (r.resident > 0) return r.resident;
+  return (double(r.m) * double(r.k) + double(r.k) * double(r.n) + double(r.m) * double(r.n)) /
+         r.ranks;
+}
+
 void evaluate(const PlanRequest& r, Candidate& c) {
-  if (c.algorithm == Algorithm::Strassen) return evaluate_strassen(r, c);
+  if (c.algorithm == Algorithm::Strassen) {
+    bool moves_itself = false;
+    const Tiles t = evaluate_strassen(r, c, moves_itself);
+    c.added_bytes = added_bytes(r, c, t, moves_itself);
+    return;
+  }
   Costs x;
   switch (c.algorithm) {
     case Algorithm::Summa: x = summa(r, c); break;
@@ -196,6 +302,7 @@ void evaluate(const PlanRequest& r, Candidate& c) {
   c.flops = c.algorithm == Algorithm::Sharded ? (cplx ? 4 : 1) * r.sharded.flops
                                               : (cplx ? 8 : 2) * m * n * k / (c.pm * c.pn * c.pk);
   c.memory_bytes = static_cast<std::int64_t>(x.memory * elem);
+  c.added_bytes = added_bytes(r, c, x.tiles, false);
   const double comm = r.profile.latency_s * (x.messages + x.fill_hops) +
                       (x.words + x.fill_words) * elem / r.profile.bytes_per_s;
   const double compute = c.flops / r.profile.flops_per_s(r.dtype);

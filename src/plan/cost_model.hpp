@@ -13,10 +13,23 @@ namespace shardmm::plan {
 /// splits cost what their largest tile costs).
 inline double up(double a, double b) { return std::ceil(a / b); }
 
-/// Fills words, redist_words, messages, flops, memory_bytes and seconds of `c`.
+/// Elements of A's, B's and C's tiles on the busiest rank.
+struct Tiles {
+  double a = 0, b = 0, c = 0;
+  [[nodiscard]] double sum() const { return a + b + c; }
+};
+
+/// The caller's local A + B + C on the busiest rank, elements (PlanRequest::resident, else
+/// the balanced share).
+double resident(const PlanRequest& r);
+
+/// Fills words, redist_words, messages, flops, memory_bytes, added_bytes and seconds of `c`.
 void evaluate(const PlanRequest& r, Candidate& c);
 
-/// The same for Algorithm::Strassen (strassen_cost.cpp).
-void evaluate_strassen(const PlanRequest& r, Candidate& c);
+/// The same for Algorithm::Strassen (strassen_cost.cpp) but added_bytes; returns the tiles of
+/// A, B and C in its layouts that memory_bytes counts, and sets `moves_itself` when the
+/// algorithm moves the caller's operands itself (the breadth-first step: its memory_bytes
+/// then holds the caller's operands and every buffer).
+Tiles evaluate_strassen(const PlanRequest& r, Candidate& c, bool& moves_itself);
 
 }  // namespace shardmm::plan

@@ -138,9 +138,20 @@ void evaluate_distributed(const PlanRequest& r, Candidate& c) {
 
 }  // namespace
 
-void evaluate_strassen(const PlanRequest& r, Candidate& c) {
-  if (c.pk == winograd::kCapsGroups) return evaluate_caps(r, c);
+Tiles evaluate_strassen(const PlanRequest& r, Candidate& c, bool& moves_itself) {
+  moves_itself = c.pk == winograd::kCapsGroups;
+  if (moves_itself) {
+    evaluate_caps(r, c);
+    return {};
+  }
   evaluate_distributed(r, c);
+  // The tiles memory_bytes counts (evaluate_distributed's `held`), per operand.
+  const double m = double(r.m), n = double(r.n), k = double(r.k);
+  const double ml = up(m, c.pm), nl = up(n, c.pn);
+  const bool line = c.pm == 1 && c.pn > 1, column = c.pn == 1 && c.pm > 1;
+  if (line) return {ml * up(k, c.pn), k * nl, ml * nl};
+  if (column) return {ml * k, up(k, c.pm) * nl, ml * nl};
+  return {ml * (c.pm > 1 ? up(k, c.pn) : k), (c.pn > 1 ? up(k, c.pm) : k) * nl, ml * nl};
 }
 
 }  // namespace shardmm::plan

@@ -40,10 +40,15 @@ TEST(LowerBound, ThreeRegimesByHand) {
   EXPECT_EQ(lower_bound_words(0, 100, 100, 4), 0);
 }
 
+// Memory growth allowed (memory_growth < 0: no cap), the fastest plan is 3D.
 TEST(Planner, SquareOnEightRanksGoes3D) {
-  const GemmPlan p = plan_gemm(request(2048, 2048, 2048, 8));
+  PlanRequest r = request(2048, 2048, 2048, 8);
+  r.memory_growth = -1;
+  const GemmPlan p = plan_gemm(r);
   EXPECT_EQ(p.chosen.name(), "25d 2x2x2");
   EXPECT_NEAR(p.chosen.words / p.lower_bound, 1.0, 1e-9);
+  EXPECT_EQ(p.policy, "none");
+  EXPECT_TRUE(p.roomier.empty());
 }
 
 TEST(Planner, TallSkinnySplitsRowsOnly) {
@@ -79,7 +84,9 @@ TEST(Planner, TinyGoesLocal) {
 }
 
 TEST(Planner, MemoryLimitChangesTheChoiceThenFails) {
-  const GemmPlan free = plan_gemm(request(2048, 2048, 2048, 8));
+  PlanRequest unlimited = request(2048, 2048, 2048, 8);
+  unlimited.memory_growth = -1;
+  const GemmPlan free = plan_gemm(unlimited);
   const std::int64_t need = free.chosen.memory_bytes;
   const GemmPlan at = plan_gemm(request(2048, 2048, 2048, 8, need));
   EXPECT_EQ(at.chosen.name(), free.chosen.name());  // exactly at need still fits
@@ -285,11 +292,11 @@ TEST(PanelWidth, WidestMultipleOfTheKBlockThatFitsAFifth) {
 }
 
 TEST(PanelWidth, CostModelChargesTheRunsBuffers) {
-  // 4096^3 on 2 ranks, SUMMA C-stationary on 2x1: A + B + C tiles plus two 384-wide panels
-  // of each operand (the model also counts a possible packing buffer for A).
+  // 4096^3 on 2 ranks, SUMMA C-stationary on 2x1: A + B + C tiles plus one 384-wide buffer
+  // for A (not broadcast: summa.cpp still takes one) and two for B (broadcast down columns).
   PlanRequest r = request(4096, 4096, 4096, 2);
   const Candidate c{Algorithm::Summa, Stationary::C, RingForm::Auto, 2, 1, 1};
-  const double tiles = 3.0 * 2048 * 4096, panels = 2.0 * 384 * (2048 + 4096);
+  const double tiles = 3.0 * 2048 * 4096, panels = 384.0 * (2048 + 2 * 4096);
   EXPECT_DOUBLE_EQ(double(evaluate(r, c).memory_bytes), (tiles + panels) * 8);
 }
 
@@ -306,7 +313,9 @@ TEST(PanelWidth, RingSwapChunks) {
   r.ring_in_place[0] = {true, true, true};  // nothing to redistribute first
   const Candidate c{Algorithm::Ring, Stationary::Auto, RingForm::AllGatherA, 2, 1, 1};
   const Candidate e = evaluate(r, c);
-  EXPECT_DOUBLE_EQ(double(e.memory_bytes), (share + 6.0 * 2048 * 384) * 8);
+  // Two incoming 384-wide chunks of A's 2048 rows; A's k runs along its stored columns, so
+  // the outgoing chunks leave from A itself.
+  EXPECT_DOUBLE_EQ(double(e.memory_bytes), (share + 2.0 * 2048 * 384) * 8);
   EXPECT_DOUBLE_EQ(e.messages, 11);  // ceil(4096 / 384)
   // The reduce-scatter swap: chunks of C's 2048 rows, 384 wide (768 would not fit a quarter).
   EXPECT_EQ(blocking::rs_chunk_width(4096, 2048, share), 384);
@@ -314,15 +323,15 @@ TEST(PanelWidth, RingSwapChunks) {
   r.ring_in_place[2] = {true, true, true};
   const Candidate rs =
       evaluate(r, Candidate{Algorithm::Ring, Stationary::Auto, RingForm::ReduceScatter, 2, 1, 1});
-  EXPECT_DOUBLE_EQ(double(rs.memory_bytes), (share + 384.0 * (3 * 4096 + 2048)) * 8);
-  EXPECT_DOUBLE_EQ(rs.messages, 6);  // ceil(2048 / 384)
+  EXPECT_DOUBLE_EQ(double(rs.memory_bytes), (share + 384.0 * 3 * 4096) * 8);  // 2 out, 1 in
+  EXPECT_DOUBLE_EQ(rs.messages, 6);                                           // ceil(2048 / 384)
   // AG-A streaming op(B) split along k (TT on 1 x 2): its 2.5 chunk pieces per unit of width
   // push the chunk down to 256; one more message per chunk, and the peer's k half of this
   // rank's C columns on top of A's tile.
   EXPECT_EQ(ring_chunk_width(2048, share, 2.5 * 2048), 256);
   r.ring_streamed[0] = true;
   const Candidate s = evaluate(r, c);
-  EXPECT_DOUBLE_EQ(double(s.memory_bytes), (share + (6.0 + 2.5) * 2048 * 256) * 8);
+  EXPECT_DOUBLE_EQ(double(s.memory_bytes), (share + (2.0 + 2.5) * 2048 * 256) * 8);
   EXPECT_DOUBLE_EQ(s.messages, 32);  // 2 x ceil(4096 / 256)
   EXPECT_DOUBLE_EQ(s.words, 4096.0 * 4096 / 2 + 2048.0 * 2048);
   EXPECT_DOUBLE_EQ(s.redist_words, 0);
