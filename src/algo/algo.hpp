@@ -26,6 +26,11 @@
 
 namespace shardmm::algo {
 
+/// A dimension cut in contiguous blocks over `axes` (the notation's I_x).
+inline DimSpec block_dim(const char* label, std::vector<std::string> axes) {
+  return DimSpec{label, DimSpec::Kind::Block, std::move(axes), 0, 0};
+}
+
 /// Whether an overlapped GEMM polls the messages in flight (blas::Progress): when they cross a
 /// network (the mesh spans nodes: over TCP a message moves only inside MPI calls). On one node
 /// shared memory gains nothing from it and the blocks cost the GEMM 2-3 % (2048^3 TN, P = 2);

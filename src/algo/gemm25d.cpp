@@ -55,9 +55,6 @@ Grid25D make_grid(int pm, int pn, int pk, index_t n, index_t k) {
 DimSpec bc(const char* label, std::vector<std::string> axes, index_t nb) {
   return DimSpec{label, DimSpec::Kind::BlockCyclic, std::move(axes), nb, 0};
 }
-DimSpec block(const char* label, std::vector<std::string> axes) {
-  return DimSpec{label, DimSpec::Kind::Block, std::move(axes), 0, 0};
-}
 
 ShardingSpec spec_of(DimSpec rows, DimSpec cols, std::vector<std::string> unreduced = {}) {
   ShardingSpec s;
@@ -73,11 +70,11 @@ struct Tiles3D {
 
 Tiles3D layouts_3d(Op opA, Op opB, index_t m, index_t n, index_t k, const MeshShape& sh,
                    const Grid25D& g) {
-  return {stored_layout(opA, sh, m, k, spec_of(block("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))),
+  return {stored_layout(opA, sh, m, k, spec_of(block_dim("I", {"x"}), bc("K", {"z", "y"}, g.nb_a))),
           stored_layout(opB, sh, k, n,
                         spec_of(bc("K", {"z", "x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))),
-          Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})),
-          Layout(sh, m, n, spec_of(block("I", {"x"}), bc("J", {"y", "z"}, g.nb_c)))};
+          Layout(sh, m, n, spec_of(block_dim("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c), {"z"})),
+          Layout(sh, m, n, spec_of(block_dim("I", {"x"}), bc("J", {"y", "z"}, g.nb_c)))};
 }
 
 MeshShape mesh_3d(int pm, int pn, int pk) { return MeshShape({"x", "y", "z"}, {pm, pn, pk}); }
@@ -117,16 +114,18 @@ template <Scalar T>
 void slice_summa(const Operands<T>& x, const Mesh& S, const Grid25D& g, index_t m, index_t n,
                  index_t kz, DistMatrix<T>& A3, DistMatrix<T>& B3, DistMatrix<T>& Cp,
                  const Options& o, Timers& t) {
-  const auto Az = DistMatrix<T>::view(
-      S, stored_layout(x.opA, S.shape(), m, kz, spec_of(block("I", {"x"}), bc("K", {"y"}, g.nb_a))),
-      A3.data(), A3.ld());
+  const auto Az =
+      DistMatrix<T>::view(S,
+                          stored_layout(x.opA, S.shape(), m, kz,
+                                        spec_of(block_dim("I", {"x"}), bc("K", {"y"}, g.nb_a))),
+                          A3.data(), A3.ld());
   const auto Bz = DistMatrix<T>::view(
       S,
       stored_layout(x.opB, S.shape(), kz, n,
                     spec_of(bc("K", {"x"}, g.nb_b), bc("J", {"y"}, g.pk * g.nb_c))),
       B3.data(), B3.ld());
   auto Cz = DistMatrix<T>::view(
-      S, Layout(S.shape(), m, n, spec_of(block("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c))),
+      S, Layout(S.shape(), m, n, spec_of(block_dim("I", {"x"}), bc("J", {"y"}, g.pk * g.nb_c))),
       Cp.data(), Cp.ld());
   Options inner = o;
   inner.algorithm = Algorithm::Summa;

@@ -25,6 +25,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "algo/algo.hpp"
 #include "algo/strassen.hpp"
 #include "comm/agree.hpp"
 #include "comm/traffic.hpp"
@@ -193,9 +194,6 @@ DimSpec whole(const char* label) { return dim(label, Kind::Replicated); }
 DimSpec cyclic(const char* label, index_t nb) {  // blocks of nb dealt round all P ranks
   return dim(label, Kind::BlockCyclic, {"g", "q"}, nb);
 }
-DimSpec block(const char* label, std::vector<std::string> axes) {
-  return dim(label, Kind::Block, std::move(axes));
-}
 
 // Every layout of the step, on the mesh {g: 7, q: Q} (stored: A, B and their stacks as the
 // caller stores them) and on a group's mesh {q: Q}.
@@ -215,15 +213,16 @@ Layouts layouts_of(const MeshShape& mesh, const MeshShape& group, const Shape& s
   l.left = stored_layout(opA, mesh, m7, s.k1, spec("S", cyclic("I", s.bm), whole("K")));
   l.right = stored_layout(opB, mesh, s.k1, n7, spec("T", whole("K"), cyclic("J", s.bn)));
   l.products = Layout(mesh, m7, s.n1, spec("M", cyclic("I", s.bm), whole("J")));
-  l.left_g = stored_layout(opA, mesh, m7, s.k1, spec("S", block("I", {"g"}), block("K", {"q"})));
-  l.right_g = stored_layout(opB, mesh, s.k1, n7, spec("T", whole("K"), block("J", {"g", "q"})));
-  l.products_g = Layout(mesh, m7, s.n1, spec("M", block("I", {"g"}), block("J", {"q"})));
+  l.left_g =
+      stored_layout(opA, mesh, m7, s.k1, spec("S", block_dim("I", {"g"}), block_dim("K", {"q"})));
+  l.right_g = stored_layout(opB, mesh, s.k1, n7, spec("T", whole("K"), block_dim("J", {"g", "q"})));
+  l.products_g = Layout(mesh, m7, s.n1, spec("M", block_dim("I", {"g"}), block_dim("J", {"q"})));
   // A group of one rank holds its pair whole, as Strassen's one-rank form takes it.
-  const DimSpec k_g = s.Q > 1 ? block("K", {"q"}) : whole("K");
+  const DimSpec k_g = s.Q > 1 ? block_dim("K", {"q"}) : whole("K");
   l.left_1 = stored_layout(opA, group, s.m1, s.k1, spec("S", whole("I"), k_g));
   l.right_1 = stored_layout(opB, group, s.k1, s.n1,
-                            spec("T", whole("K"), s.Q > 1 ? block("J", {"q"}) : whole("J")));
-  l.products_1 = Layout(group, s.m1, s.n1, spec("M", whole("I"), block("J", {"q"})));
+                            spec("T", whole("K"), s.Q > 1 ? block_dim("J", {"q"}) : whole("J")));
+  l.products_1 = Layout(group, s.m1, s.n1, spec("M", whole("I"), block_dim("J", {"q"})));
   return l;
 }
 

@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "front/resolve.hpp"
+#include "plan/cost_model.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/gemm.hpp"
 
 namespace shardmm {
 namespace {
 
-constexpr double kNearTie = 0.01;  // as the planner: predicted times this close, fewer words win
 constexpr std::size_t kMaxTrials = 8;  // distinct layouts planned at most, once one has a plan
 
 // The mesh candidate `c` runs on as it is (gemm's front end remeshes onto the same shapes).
@@ -131,7 +131,7 @@ bool better(const PreferredLayouts& a, const std::optional<PreferredLayouts>& be
   if (!best) return true;
   if (a.in_place != best->in_place) return a.in_place;
   const double ta = a.plan.seconds, tb = best->plan.seconds;
-  if (ta <= tb * (1 + kNearTie) && tb <= ta * (1 + kNearTie))
+  if (ta <= tb * (1 + plan::kNearTie) && tb <= ta * (1 + plan::kNearTie))
     return all_words(a.plan) < all_words(best->plan);
   return ta < tb;
 }
@@ -156,7 +156,7 @@ PreferredLayouts preferred_layouts(const PlanRequest& request, Op opA, Op opB) {
     if (!mesh || !c.fits) continue;
     // Taken cheapest first: a candidate slower than the best in-place plan found cannot
     // give a faster one (its layouts cost it nothing here already).
-    if (best && best->in_place && c.seconds > best->plan.seconds * (1 + kNearTie)) break;
+    if (best && best->in_place && c.seconds > best->plan.seconds * (1 + plan::kNearTie)) break;
     // Past kMaxTrials distinct layouts the rest are far down the free ranking; at thousands
     // of ranks each trial is a planner run of its own.
     if (best && tried.seen.size() >= kMaxTrials) break;

@@ -13,6 +13,10 @@ namespace shardmm::plan {
 /// splits cost what their largest tile costs).
 inline double up(double a, double b) { return std::ceil(a / b); }
 
+/// Predicted times this close (relative) are a tie: the plan with fewer words wins (the
+/// planner's choice and the preferred layouts' alike).
+inline constexpr double kNearTie = 0.01;
+
 /// Elements of A's, B's and C's tiles on the busiest rank.
 struct Tiles {
   double a = 0, b = 0, c = 0;

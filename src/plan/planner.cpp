@@ -17,7 +17,6 @@ namespace shardmm {
 namespace {
 
 constexpr double kSmallWork = 2e6;  // flops (2mnk) below which the local path is chosen
-constexpr double kNearTie = 0.01;   // predicted times this close: fewer words wins
 
 }  // namespace
 
@@ -158,7 +157,7 @@ GemmPlan plan_gemm(const PlanRequest& r) {
     // Predicted within 1 % of the fastest: the model cannot tell them apart (its overlap and
     // rates are estimates), the words it knows exactly, so the fewest words moved wins.
     for (const Candidate& c : plan.candidates)
-      if (c.fits && c.seconds <= plan.candidates.front().seconds * (1 + kNearTie) &&
+      if (c.fits && c.seconds <= plan.candidates.front().seconds * (1 + plan::kNearTie) &&
           c.words + c.redist_words < plan.chosen.words + plan.chosen.redist_words)
         plan.chosen = c;
   }
