@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "comm/mpi_check.hpp"
+#include "trace/call.hpp"
+#include "trace/trace.hpp"
 
 namespace shardmm::scalapack {
 namespace {
@@ -67,10 +69,16 @@ MPI_Comm grid_comm(const Grid& g) {
 }
 
 // Mesh on `comm` whose cell (myrow, mycol) is this process.
+// Watched (SHARDMM_WATCHDOG): a process that makes the first call on a grid alone is reported.
 Mesh build_mesh(MPI_Comm comm, const Grid& g) {
+  trace::Call setup(comm, "BLACS grid", {}, trace::Call::Kind::SetUp);
   const int rank = comm::comm_rank(comm);
   int fits[2] = {rank == g.myrow * g.npcol + g.mycol, rank == g.myrow + g.mycol * g.nprow};
-  SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, fits, 2, MPI_INT, MPI_LAND, comm));
+  {
+    trace::Span wait("agree", trace::Cat::Wait);
+    if (wait.seen()) wait.blocked("MPI_Allreduce", "the grid's order, from every process", comm);
+    SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, fits, 2, MPI_INT, MPI_LAND, comm));
+  }
   const std::vector<std::string> names{"p", "q"};
   const std::vector<int> sizes{g.nprow, g.npcol};
   if (fits[0]) return Mesh(comm, MeshShape(names, sizes, MeshShape::Order::RowMajor));
