@@ -21,8 +21,8 @@ int main(int argc, char **argv) {
   if (me == 0) {
     printf("rank 0 alone calls pdgemm_\n");
     fflush(stdout);
-    pdgemm_("N", "N", &n, &n, &n, &alpha, a, &one, &one, desc, a, &one, &one, desc, &beta, c,
-            &one, &one, desc);
+    pdgemm_("N", "N", &n, &n, &n, &alpha, a, &one, &one, desc, a, &one, &one, desc, &beta, c, &one,
+            &one, desc);
     printf("rank 0 came back: the mistake went unnoticed\n");
   }
   MPI_Finalize();
