@@ -87,7 +87,7 @@ void add_update_local(std::optional<Uplo> part, T alpha, const DistMatrix<T>* op
       if (part && !add_in_trapezoid(*part, C.global_row(i), j_glob)) continue;
       T& c = C.local(i, j);
       const T scaled = beta == T(0) ? T(0) : beta * c;
-      c = alpha == T(0) ? scaled : alpha * op_tile->local(i, j) + scaled;
+      c = alpha == T(0) || op_tile == nullptr ? scaled : alpha * op_tile->local(i, j) + scaled;
     }
   }
 }

@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "comm/collectives.hpp"
+#include "comm/mpi_check.hpp"
 #include "io/file_transfer.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/io.hpp"
@@ -119,6 +120,8 @@ void OutputFile::writeback(const Sub& s) {
 #endif
 }
 
+namespace {
+
 // Writes stored sub-block s from buf (packed in the file's order): one pwrite per run.
 std::string write_runs(int fd, const MatrixFile& f, const Sub& s, const char* buf) {
   const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
@@ -141,6 +144,8 @@ std::string write_runs(int fd, const MatrixFile& f, const Sub& s, const char* bu
   }
   return "";
 }
+
+}  // namespace
 
 void OutputFile::start_write(int slot, const Sub& s, const void* buf) {
   pending_[slot] = s;

@@ -68,6 +68,7 @@ class Streamer {
     t = Clock::now();
     rep_.sync_seconds = out.publish();
     rep_.rename_seconds = since(t) - rep_.sync_seconds;
+    lr_ = rr_ = nullptr, out_ = nullptr;  // they pointed at this function's locals
   }
 
  private:

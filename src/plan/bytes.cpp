@@ -65,7 +65,7 @@ double parse_growth(std::string_view text) {
   const bool plain =
       end == std::string::npos && !s.empty() && s != "." && s.find('.') == s.rfind('.');
   const double v = plain ? std::strtod(s.c_str(), nullptr) : 0;
-  if (!(v > 0 && v < 1e6))
+  if (v <= 0 || v >= 1e6)
     throw InvalidArgument("bad memory growth '" + s +
                           "' (a multiple of the local operands above 0, e.g. 1.3 or 4, or "
                           "'unlimited')");

@@ -41,7 +41,7 @@ void account(const OocProblem& p, OocPlan& s) {
   // D's block rows: when those divide the ranks, each rank keeps its rows of D, and with one
   // k-panel per block its panel of D's left operand is read once (stream.cpp, PanelSlots).
   const index_t td = p.d_is_c ? tm : tn;
-  const bool kept = s.kb >= p.k && p.ranks % td == 0;
+  const bool kept = s.kb >= p.k && td > 0 && p.ranks % td == 0;
   const index_t left = p.d_is_c ? s.bm : s.bn, right = p.d_is_c ? s.bn : s.bm;
   const index_t left_reads = kept ? 1 : mine;
   s.passes_a = static_cast<int>(p.d_is_c && kept ? 1 : tn);
