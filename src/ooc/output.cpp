@@ -28,16 +28,6 @@ namespace {
 
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
 
-// Bytes [first, last) of stored sub-block s in file f (data offset included).
-std::pair<std::int64_t, std::int64_t> byte_span(const MatrixFile& f, const Sub& s) {
-  const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
-  const index_t ld = f.fortran_order ? f.rows : f.cols;
-  const index_t major0 = f.fortran_order ? s.c0 : s.r0, major1 = f.fortran_order ? s.c1 : s.r1;
-  const index_t minor0 = f.fortran_order ? s.r0 : s.c0, minor1 = f.fortran_order ? s.r1 : s.c1;
-  return {f.data_offset + (major0 * ld + minor0) * es,
-          f.data_offset + ((major1 - 1) * ld + minor1) * es};
-}
-
 // Reserves the file's whole size (a full disk or a file size limit fails here, before any
 // work); a file system without reservations gets the size alone.
 std::string reserve(int fd, std::int64_t size) {
@@ -112,11 +102,11 @@ void OutputFile::close() {
 
 void OutputFile::writeback(const Sub& s) {
   if (fd_ < 0 || s.elems() == 0) return;
-  const auto [first, last] = byte_span(out_, s);
+  const Runs r = runs_of(out_, s);
 #ifdef SYNC_FILE_RANGE_WRITE  // Linux: start writing these pages to the disk, do not wait
-  (void)::sync_file_range(fd_, first, last - first, SYNC_FILE_RANGE_WRITE);
+  (void)::sync_file_range(fd_, r.first, r.end() - r.first, SYNC_FILE_RANGE_WRITE);
 #else
-  (void)first, (void)last;
+  (void)r;
 #endif
 }
 
@@ -124,19 +114,13 @@ namespace {
 
 // Writes stored sub-block s from buf (packed in the file's order): one pwrite per run.
 std::string write_runs(int fd, const MatrixFile& f, const Sub& s, const char* buf) {
-  const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
-  const index_t ld = f.fortran_order ? f.rows : f.cols;
-  const index_t major0 = f.fortran_order ? s.c0 : s.r0, major1 = f.fortran_order ? s.c1 : s.r1;
-  const index_t minor0 = f.fortran_order ? s.r0 : s.c0, minor1 = f.fortran_order ? s.r1 : s.c1;
-  const std::int64_t run = (minor1 - minor0) * es;
-  const bool whole = minor0 == 0 && minor1 == ld;  // the runs are contiguous in the file
-  const index_t runs = whole ? 1 : major1 - major0;
-  const std::int64_t len = whole ? run * (major1 - major0) : run;
-  for (index_t i = 0; i < runs; ++i) {
-    std::int64_t off = f.data_offset + ((major0 + i) * ld + minor0) * es, done = 0;
-    const char* from = buf + i * len;
-    while (done < len) {
-      const ssize_t w = ::pwrite(fd, from + done, static_cast<std::size_t>(len - done), off + done);
+  const Runs r = runs_of(f, s);
+  for (index_t i = 0; i < r.count; ++i, buf += r.len) {
+    const std::int64_t off = r.offset(i);
+    std::int64_t done = 0;
+    while (done < r.len) {
+      const ssize_t w =
+          ::pwrite(fd, buf + done, static_cast<std::size_t>(r.len - done), off + done);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) return w < 0 ? errno_text("pwrite") : "short write: the disk took 0 bytes";
       done += w;

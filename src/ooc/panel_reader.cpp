@@ -29,22 +29,15 @@ namespace {
 
 constexpr std::int64_t kWindow = std::int64_t{4} << 20;  // bytes mapped at once per slot
 
-// One past the last byte of `s` in the file.
-std::int64_t end_byte(const MatrixFile& f, const Sub& s) {
-  const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
-  const index_t last = f.fortran_order ? (s.c1 - 1) * f.rows + s.r1 : (s.r1 - 1) * f.cols + s.c1;
-  return f.data_offset + last * es;
-}
-
 // "" when the file still holds `s`: Open MPI's non-blocking read past the end of a file
 // never completes, so a file cut short while streaming is caught here instead.
 std::string check_size(const MatrixFile& f, const Sub& s) {
   struct stat st {};
   if (s.elems() == 0) return "";
   if (::stat(f.path.c_str(), &st) != 0) return std::string("stat failed: ") + std::strerror(errno);
-  if (st.st_size >= end_byte(f, s)) return "";
+  if (st.st_size >= runs_of(f, s).end()) return "";
   return "short read: the file has " + std::to_string(st.st_size) + " bytes, the panel needs " +
-         std::to_string(end_byte(f, s)) + " (the file was truncated?)";
+         std::to_string(runs_of(f, s).end()) + " (the file was truncated?)";
 }
 
 class MpiIoReader final : public PanelReader {
@@ -188,28 +181,20 @@ std::string copy_mapped(int fd, const MatrixFile& f, const Sub& s, char* out) {
   return "";
 }
 
-// Copies the runs of `s` (file order) from the file into `out` with pread: one call per run,
-// one for the whole sub-block when its runs are contiguous in the file.
+// Copies the runs of `s` (file order) from the file into `out` with pread.
 std::string copy_pread(int fd, const MatrixFile& f, const Sub& s, char* out) {
-  const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
-  const index_t major0 = f.fortran_order ? s.c0 : s.r0, major1 = f.fortran_order ? s.c1 : s.r1;
-  const index_t minor0 = f.fortran_order ? s.r0 : s.c0, minor1 = f.fortran_order ? s.r1 : s.c1;
-  const index_t extent = f.fortran_order ? f.rows : f.cols;
-  const bool whole = minor0 == 0 && minor1 == extent;
-  const std::int64_t run = (minor1 - minor0) * es;
-  const index_t runs = whole ? 1 : major1 - major0;
-  const std::int64_t len = whole ? run * (major1 - major0) : run;
-  for (index_t i = 0; i < runs; ++i, out += len) {
-    const std::int64_t off = f.data_offset + ((major0 + i) * extent + minor0) * es;
+  const Runs r = runs_of(f, s);
+  for (index_t i = 0; i < r.count; ++i, out += r.len) {
+    const std::int64_t off = r.offset(i);
     std::int64_t done = 0;
-    while (done < len) {
-      const ssize_t r = ::pread(fd, out + done, static_cast<std::size_t>(len - done), off + done);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return std::string("pread failed: ") + std::strerror(errno);
-      if (r == 0)
+    while (done < r.len) {
+      const ssize_t n = ::pread(fd, out + done, static_cast<std::size_t>(r.len - done), off + done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return std::string("pread failed: ") + std::strerror(errno);
+      if (n == 0)
         return "short read: the file ends at byte " + std::to_string(off + done) +
-               ", the panel needs " + std::to_string(off + len) + " (the file was truncated?)";
-      done += r;
+               ", the panel needs " + std::to_string(off + r.len) + " (the file was truncated?)";
+      done += n;
     }
   }
   return "";
@@ -265,6 +250,20 @@ class ThreadReader final : public PanelReader {
 };
 
 }  // namespace
+
+Runs runs_of(const MatrixFile& f, const Sub& s) {
+  const auto es = static_cast<std::int64_t>(dtype_size(f.dtype));
+  const index_t major0 = f.fortran_order ? s.c0 : s.r0, major1 = f.fortran_order ? s.c1 : s.r1;
+  const index_t minor0 = f.fortran_order ? s.r0 : s.c0, minor1 = f.fortran_order ? s.r1 : s.c1;
+  const index_t extent = f.fortran_order ? f.rows : f.cols;
+  const bool whole = minor0 == 0 && minor1 == extent;  // contiguous in the file
+  Runs r;
+  r.count = whole ? 1 : major1 - major0;
+  r.len = (minor1 - minor0) * es * (whole ? major1 - major0 : 1);
+  r.first = f.data_offset + (major0 * extent + minor0) * es;
+  r.stride = extent * es;
+  return r;
+}
 
 MPI_Datatype mpi_element(Dtype d) {
   switch (d) {

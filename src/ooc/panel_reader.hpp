@@ -19,6 +19,17 @@ struct Sub {
   [[nodiscard]] index_t elems() const { return (r1 - r0) * (c1 - c0); }
 };
 
+/// Where stored sub-block s of f lies in the file: `count` runs of `len` bytes, run i at
+/// first + i * stride (one run per column for Fortran order, per row for C order; one run in
+/// all when they are contiguous in the file). Non-empty s only.
+struct Runs {
+  index_t count = 0;
+  std::int64_t len = 0, first = 0, stride = 0;
+  [[nodiscard]] std::int64_t offset(index_t i) const { return first + i * stride; }
+  [[nodiscard]] std::int64_t end() const { return offset(count - 1) + len; }  ///< past the last
+};
+Runs runs_of(const MatrixFile& f, const Sub& s);
+
 class PanelReader {
  public:
   virtual ~PanelReader() = default;
