@@ -155,6 +155,8 @@ class Streamer {
     if (d.elems() == 0) return {};
     return trans_ ? Sub{d.c0, d.c1, d.r0, d.r1} : d;
   }
+  // The buffer of slot `slot`'s D block: column-major, leading dimension its rows.
+  [[nodiscard]] T* d_buffer(index_t slot) const { return dbuf_[slot % 2].data(); }
   [[nodiscard]] index_t k_end(index_t panel) const {
     return std::min(job_.plan.k, (panel + 1) * job_.plan.kb);
   }
@@ -204,7 +206,8 @@ class Streamer {
     const Op ol = buffer_op(L_, lb, mb, kb, ldl, lslots_.fresh(s));
     const Op orr = buffer_op(R_, rb, kb, nb, ldr, rslots_.fresh(s));
     const T beta = panel == 0 && !loaded_ ? T(0) : T(1);
-    blas::gemm(ol, orr, mb, nb, kb, alpha_, lb, ldl, rb, ldr, beta, d_, std::max<index_t>(ldd_, 1));
+    blas::gemm(ol, orr, mb, nb, kb, alpha_, lb, ldl, rb, ldr, beta, d_buffer(s / panels_),
+               std::max<index_t>(mb, 1));
     rep_.compute_seconds += since(t);
     return "";
   }
@@ -214,20 +217,19 @@ class Streamer {
   std::string begin_block(index_t slot) {
     const Sub d = block_of(slot);
     const index_t mb = d.r1 - d.r0, nb = d.c1 - d.c0;
-    d_ = dbuf_[slot % 2].data();
-    ldd_ = mb;
+    T* const dst = d_buffer(slot);
     loaded_ = cr_ != nullptr;
     if (!cr_) return "";
     auto t = Clock::now();
-    cr_->start(0, out_sub(d), staging_ ? stage_.data() : d_);
+    cr_->start(0, out_sub(d), staging_ ? stage_.data() : dst);
     std::string err = cr_->wait(0);
     rep_.read_wait_seconds += since(t);
     if (d.elems() == 0 || !err.empty()) return err;
     t = Clock::now();
     if (staging_)  // stage_ holds D's block row-major
       for (index_t j = 0; j < nb; ++j)
-        for (index_t i = 0; i < mb; ++i) d_[i + j * ldd_] = stage_[i * nb + j];
-    blas::scale(mb, nb, beta_, d_, std::max<index_t>(ldd_, 1));
+        for (index_t i = 0; i < mb; ++i) dst[i + j * mb] = stage_[i * nb + j];
+    blas::scale(mb, nb, beta_, dst, std::max<index_t>(mb, 1));
     rep_.compute_seconds += since(t);
     return err;
   }
@@ -236,7 +238,7 @@ class Streamer {
   void finish_block(index_t slot) {
     const Sub sub = out_sub(block_of(slot));
     const auto t = Clock::now();
-    out_->start_write(static_cast<int>(slot % 2), sub, dbuf_[slot % 2].data());
+    out_->start_write(static_cast<int>(slot % 2), sub, d_buffer(slot));
     rep_.write_wait_seconds += since(t);
   }
 
@@ -254,8 +256,6 @@ class Streamer {
   index_t md_ = 0, nd_ = 0, bm_ = 0, bn_ = 0, tm_ = 0, tn_ = 0, panels_ = 0, slots_ = 0;
   int ranks_ = 1, me_ = 0;
   T alpha_{}, beta_{};
-  T* d_ = nullptr;  // the current D block: column-major, leading dimension ldd_
-  index_t ldd_ = 1;
   Buffer<T> dbuf_[2], stage_, lbuf_[2], rbuf_[2];
   PanelSlots lslots_, rslots_;
   PanelReader *lr_ = nullptr, *rr_ = nullptr;
