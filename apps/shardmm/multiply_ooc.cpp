@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -60,9 +61,24 @@ void show_progress(const FileGemmProgress& g, void* user) {
   if (g.blocks_done == g.blocks_total) p.line.finish();
 }
 
+// "title a|b c|d ...": each rank's two figures, milliseconds shown as seconds.
+std::string per_rank_line(const std::string& title, const std::vector<long long>& a,
+                          const std::vector<long long>& b) {
+  std::string line = title;
+  char buf[64];
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    const int n =
+        std::snprintf(buf, sizeof buf, " %.2f|%.2f", double(a[i]) * 1e-3, double(b[i]) * 1e-3);
+    if (n > 0) line += buf;
+  }
+  return line;
+}
+
 // Rank 0 prints the run: path, plan, bytes, where the time went, and every rank's VmHWM.
 void report(const FileGemmReport& r, const MultiplyConfig& cfg) {
   const std::vector<long long> rss = gather_on_root(r.peak_rss);
+  const std::vector<long long> gemm_ms = gather_on_root(std::llround(r.compute_seconds * 1e3));
+  const std::vector<long long> agree_ms = gather_on_root(std::llround(r.agree_seconds * 1e3));
   if (rss.empty() || cfg.quiet) return;  // rank 0 alone holds the gathered values
   std::printf("wrote %s: %lldx%lld %s %s (%s) in %.3f s\n", cfg.output.c_str(),
               static_cast<long long>(r.plan.m), static_cast<long long>(r.plan.n), cfg.io.c_str(),
@@ -73,6 +89,9 @@ void report(const FileGemmReport& r, const MultiplyConfig& cfg) {
               mib(double(r.bytes_read)), mib(double(r.bytes_written)), r.seconds, r.open_seconds,
               r.read_wait_seconds, r.compute_seconds, r.write_wait_seconds, r.agree_seconds,
               r.sync_seconds, r.rename_seconds, r.other_seconds);
+  std::printf(
+      "%s\n",
+      per_rank_line("GEMM | agree (wait for the others) per rank (s):", gemm_ms, agree_ms).c_str());
   std::printf("%s\n", peak_rss_line(rss).c_str());
 }
 

@@ -65,7 +65,7 @@ struct OocPlan {
   index_t m = 0, n = 0, k = 0;
   int ranks = 1;
   index_t bm = 0, bn = 0, kb = 0;  ///< C block rows x cols, k-panel width (out of core)
-  index_t blocks = 0;              ///< C blocks in all, dealt round-robin to the ranks
+  index_t blocks = 0;  ///< C blocks in all, dealt round-robin (balanced: taken) to the ranks
   /// The predicted wall time of the streamed run on the busiest rank and its parts: the
   /// GEMMs (at the panel width's efficiency) plus the copies that share their cores, the disk
   /// time of every byte read and written (overlapped with the GEMMs: the run takes the larger),
@@ -106,8 +106,14 @@ struct FileGemmSettings {
   IoMethod io = IoMethod::Posix;
   /// Run the out-of-core path even when everything fits (testing, benchmarks).
   bool force_out_of_core = false;
-  /// Called on every rank after each slot of C blocks (one per rank) is handed to the writer;
-  /// it may communicate on the gemm's communicator (all ranks call it at the same step).
+  /// posix and mmap, ranks on one host: a rank done with its C blocks takes the others' not
+  /// yet started ones (counters in shared memory), so a slower rank no longer holds everyone
+  /// up. The plan's read counts are those of the round-robin deal, which false keeps; MPI-IO
+  /// and ranks on several hosts keep it too.
+  bool balance = true;
+  /// Called on every rank after each of its slots of C blocks is handed to the writer. With
+  /// MPI-IO every rank calls it at the same steps and it may communicate on the gemm's
+  /// communicator; with `balance` the ranks' counts differ: it must not.
   void (*progress)(const FileGemmProgress& progress, void* user) = nullptr;
   void* progress_user = nullptr;
 };

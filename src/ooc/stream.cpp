@@ -1,10 +1,12 @@
 // The streamed schedule. The result is computed as D, column-major: D = C when the output is
 // in Fortran order, D = C^T (= op(B)^T op(A)^T) in C order, so a D block is exactly the
 // output's sub-block in file order. D = alpha opL(L) opR(R) + beta C0 with L, R the files of A
-// and B (swapped for C^T). D's blocks are dealt round-robin; every rank runs the same number
-// of steps (block slots x k-panels, empty where it has no block) so the collective reads and
-// writes match. Three things move at once: step s reads panel s+1 (the other read slot) while
-// panel s multiplies, and the previous block is being written from the other D buffer.
+// and B (swapped for C^T). D's blocks are dealt round-robin (block_claims.hpp): with MPI-IO's
+// collective reads every rank runs the same number of steps (block slots x k-panels, empty
+// where it has no block) so the reads match; otherwise a rank that is done with its blocks
+// takes the others' not yet started ones. Three things move at once: step s reads panel s+1 (the
+// other read slot) while panel s multiplies, and the previous block is being written from the other
+// D buffer.
 #include <algorithm>
 #include <chrono>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "comm/mpi_check.hpp"
 #include "core/instantiate.hpp"
 #include "io/file_transfer.hpp"
+#include "ooc/block_claims.hpp"
 #include "ooc/buffer.hpp"
 #include "ooc/output.hpp"
 #include "ooc/panel_op.hpp"
@@ -46,7 +49,7 @@ class Streamer {
     bm_ = trans_ ? p.bn : p.bm, bn_ = trans_ ? p.bm : p.bn;
     tm_ = ceil_div(md_, bm_), tn_ = ceil_div(nd_, bn_);
     panels_ = ceil_div(p.k, p.kb);
-    ranks_ = comm::comm_size(job.comm), me_ = comm::comm_rank(job.comm);
+    ranks_ = comm::comm_size(job.comm);
     slots_ = ceil_div(tm_ * tn_, ranks_);
     staging_ = job.with_c0 && job.C0.fortran_order != job.out.fortran_order;
     alpha_ = convert(job.alpha), beta_ = convert(job.beta);
@@ -58,9 +61,10 @@ class Streamer {
     auto lr = make_reader(job_.settings.io, *L_.file, job_.comm);
     auto rr = make_reader(job_.settings.io, *R_.file, job_.comm);
     if (job_.with_c0) cr_ = make_reader(job_.settings.io, job_.C0, job_.comm);
+    BlockClaims claims(job_.comm, tm_ * tn_, !collective() && job_.settings.balance);
     OutputFile out(job_.comm, job_.out);
     rep_.open_seconds += since(t);
-    lr_ = lr.get(), rr_ = rr.get(), out_ = &out;
+    lr_ = lr.get(), rr_ = rr.get(), out_ = &out, claims_ = &claims;
     const std::string err = stream();
     if (!err.empty()) throw IoError("out-of-core gemm: " + err);  // readers, out: closed
     rep_.bytes_read = read_bytes();
@@ -68,7 +72,7 @@ class Streamer {
     t = Clock::now();
     rep_.sync_seconds = out.publish();
     rep_.rename_seconds = since(t) - rep_.sync_seconds;
-    lr_ = rr_ = nullptr, out_ = nullptr;  // they pointed at this function's locals
+    lr_ = rr_ = nullptr, out_ = nullptr, claims_ = nullptr;  // this function's locals
   }
 
  private:
@@ -92,28 +96,41 @@ class Streamer {
     return lr_->bytes() + rr_->bytes() + (cr_ ? cr_->bytes() : 0);
   }
 
+  [[nodiscard]] bool collective() const { return job_.settings.io == IoMethod::MpiIo; }
+
+  // Whether this rank has a step s: in the round-robin deal, every rank runs every block
+  // slot's steps (empty ones included: the collective reads match, and so do the calls of the
+  // progress callback); balanced, while it has blocks. `ahead`: asked a step early, to read
+  // ahead; a block of another rank is taken only when needed, not a block early.
+  bool more(index_t s, bool ahead = false) {
+    if (!claims_->dynamic()) return s < slots_ * panels_;
+    return block_id(s / panels_, !ahead) >= 0;
+  }
+
   // Every step of every block slot; returns the agreed error ("" when all went well). With
   // collective reads (MPI-IO) the ranks agree after every block, so all stop at the same
-  // block; otherwise nothing in the stream is collective, a rank that failed only stops its
-  // work (it still calls the progress callback at every slot, as the others do) and the
-  // ranks agree once at the end: a per-block agreement made every block wait for the
+  // block; otherwise nothing in the stream is collective, a rank that failed stops its work
+  // (in the round-robin deal it still calls the progress callback at every slot, as the others
+  // do) and the ranks agree once at the end: a per-block agreement made every block wait for the
   // slowest rank's (2 s of a 16 s run).
   std::string stream() {
-    const index_t steps = slots_ * panels_;
-    const bool collective = job_.settings.io == IoMethod::MpiIo;
-    if (steps > 0) timed_read_start(0);
+    const bool collective = this->collective();
+    index_t read = -1;  // the last step whose reads were started
+    if (more(0)) timed_read_start(read = 0);
     std::string local, err;  // this rank's first error; the agreed one
-    for (index_t s = 0; s < steps && err.empty(); ++s) {
+    for (index_t s = 0; more(s) && err.empty(); ++s) {
       const index_t slot = s / panels_, panel = s % panels_;
       if (!collective && !local.empty()) {  // failed here: no more work
-        if (panel + 1 == panels_) report_progress(slot);
+        if (claims_->dynamic()) break;
+        if (panel + 1 == panels_) report_progress(slot);  // as the others do
         continue;
       }
       if (panel == 0) {
         if (slot >= 2) local = first_of(local, timed_wait_write(static_cast<int>(slot % 2)));
         local = first_of(local, begin_block(slot));
       }
-      if (s + 1 < steps) timed_read_start(s + 1);
+      if (read < s) timed_read_start(read = s);  // a block taken at need: not read ahead
+      if (more(s + 1, true)) timed_read_start(read = s + 1);
       local = first_of(local, multiply(s));
       if (panel + 1 < panels_) continue;
       finish_block(slot);
@@ -143,10 +160,22 @@ class Streamer {
     job_.settings.progress(p, job_.settings.progress_user);
   }
 
+  // The block (index into D's blocks, down the columns of blocks) this rank computes in slot
+  // `slot`, or -1 (none; kLater: none of its own, ask again without `may_take`): claimed in
+  // order, the first time a slot is asked for.
+  index_t block_id(index_t slot, bool may_take = true) {
+    while (static_cast<index_t>(blocks_.size()) <= slot) {
+      const index_t b = claims_->next(may_take);
+      if (b == BlockClaims::kLater) return b;
+      blocks_.push_back(b);
+    }
+    return blocks_[static_cast<std::size_t>(slot)];
+  }
+
   // This rank's D block in slot `slot`: [i0, i1) x [j0, j1), or empty.
-  [[nodiscard]] Sub block_of(index_t slot) const {
-    const index_t b = slot * ranks_ + me_;
-    if (b >= tm_ * tn_) return {};
+  Sub block_of(index_t slot) {
+    const index_t b = block_id(slot);
+    if (b < 0) return {};
     const index_t bi = b % tm_, bj = b / tm_;
     return {bi * bm_, std::min(md_, (bi + 1) * bm_), bj * bn_, std::min(nd_, (bj + 1) * bn_)};
   }
@@ -254,11 +283,13 @@ class Streamer {
   bool trans_ = false, staging_ = false, loaded_ = false;
   Side L_, R_;
   index_t md_ = 0, nd_ = 0, bm_ = 0, bn_ = 0, tm_ = 0, tn_ = 0, panels_ = 0, slots_ = 0;
-  int ranks_ = 1, me_ = 0;
+  int ranks_ = 1;
   T alpha_{}, beta_{};
   Buffer<T> dbuf_[2], stage_, lbuf_[2], rbuf_[2];
   PanelSlots lslots_, rslots_;
   PanelReader *lr_ = nullptr, *rr_ = nullptr;
+  BlockClaims* claims_ = nullptr;
+  std::vector<index_t> blocks_;  ///< block_id of each slot claimed so far
   std::unique_ptr<PanelReader> cr_;
   OutputFile* out_ = nullptr;
 };

@@ -4,8 +4,11 @@
 // and bad input: refused on every rank with the same message, nothing written.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
+#include "comm/mpi_check.hpp"
 #include "core/instantiate.hpp"
 #include "mpi/ooc_test_util.hpp"
 #include "shardmm/error.hpp"
@@ -110,6 +113,7 @@ TYPED_TEST(OocTyped, WholeKPanelsReadOncePerRank) {
         out.fortran_order = fortran_out;
         FileGemmSettings s;
         s.io = io;
+        s.balance = false;  // the plan counts the round-robin deal's reads
         const T alpha = scalar<T>(0.5, 2);
         const auto rep =
             gemm_files(MPI_COMM_WORLD, opA, fa, Op::N, fb, alpha, 0.0, MatrixFile{}, out, {}, s);
@@ -124,6 +128,41 @@ TYPED_TEST(OocTyped, WholeKPanelsReadOncePerRank) {
         EXPECT_LE(most, rep.plan.bytes_read) << what;
         EXPECT_EQ(rep.plan.kb, k) << what;  // no budget: whole-k panels
       }
+}
+
+// Balanced streams: every block is computed and written exactly once (the ranks' written
+// bytes add up to the result), whoever takes it. Rank 0 is slowed after each of its blocks
+// (the progress callback sleeps), so the others take some of its blocks.
+TEST(Ooc, BalancedStreamWritesEveryBlockOnce) {
+  const int ranks = comm::comm_size(MPI_COMM_WORLD), me = comm::comm_rank(MPI_COMM_WORLD);
+  const index_t m = 96, n = 80, k = 40;
+  const Stored a = stored(Op::N, m, k, 1, true), b = stored(Op::N, k, n, 2, false);
+  const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
+  for (const IoMethod io : {IoMethod::Posix, IoMethod::Mmap})
+    for (const std::int64_t budget : {std::int64_t{0}, std::int64_t{24} << 10}) {
+      MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
+      FileGemmSettings s;
+      s.io = io;
+      s.progress = [](const FileGemmProgress&, void*) {
+        if (comm::comm_rank(MPI_COMM_WORLD) == 0)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      };
+      Options o;
+      o.memory_limit = budget;
+      const auto rep =
+          gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, MatrixFile{}, out, o, s);
+      const std::string what = to_string(io) + " " + rep.plan.to_string();
+      EXPECT_LE(ooc::result_error<double>(Op::N, a, Op::N, b, 1.0, 0.0, nullptr, out.path), kBound)
+          << what;
+      long long mine = rep.bytes_written, total = 0;
+      MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+      EXPECT_EQ(total, m * n * 8) << what;
+      const index_t deal = (rep.plan.blocks + ranks - 1) / ranks;  // rank 0's round-robin share
+      if (me == 0 && ranks > 1 &&
+          rep.plan.blocks >= index_t{3} * ranks) {  // 1 block is claimed ahead
+        EXPECT_LT(mine, deal * rep.plan.bm * rep.plan.bn * 8) << what << ": no block was taken";
+      }
+    }
 }
 
 TEST(Ooc, InCoreWhenEverythingFits) {
@@ -322,6 +361,7 @@ TEST(Ooc, FileTruncatedMidStreamLeavesTheOutputAlone) {
     Cut cut{fa.path, fa.data_offset + plan.kb * a.rows * 8};
     FileGemmSettings s;
     s.io = io;
+    s.balance = false;  // cut_a is collective: every rank calls it at the same steps
     s.progress = cut_a;
     s.progress_user = &cut;
     expect_same_error_everywhere<IoError>(
