@@ -19,7 +19,9 @@
 //   default width (core/blocking.hpp): the widest of 4, 2 or 1 x OpenBLAS's k block (384) whose
 //   receive buffers fit in a fifth of the rank's A + B + C, else 256 if its buffers fit in a
 //   quarter, else 128.
-// Overlap: the broadcasts of panel s+1 (MPI_Ibcast, double-buffered) are in flight while
+// Overlap: the broadcasts of panel s+1 (comm::ibcast, double-buffered: on 3 or more ranks a
+//   pipelined chain of chunks, comm/chain_bcast.cpp, for a panel of two chunks or more, else
+//   MPI_Ibcast) are in flight while
 //   panel s multiplies; the GEMM runs in pieces of one BLAS k block (no piece repacks what
 //   another packed) with MPI_Testall in between so the broadcasts progress; over a network
 //   each piece's GEMM also runs in blocks with MPI_Testall between them (blas::Progress), on

@@ -1,5 +1,8 @@
-// Checked MPI calls and MPI datatype traits. Every MPI call in shardmm goes through
-// SHARDMM_MPI, which throws MpiError (with the call's text and MPI's message) on failure.
+// Checked MPI calls and MPI datatype traits. Every MPI call in shardmm is checked: through
+// SHARDMM_MPI, which throws MpiError (with the call's text and MPI's message) on failure, or,
+// for MPI-IO, through io::mpi_io_error (io/file_transfer.hpp), which turns the code into a
+// message the ranks agree on before throwing IoError. Destructors free handles unchecked
+// (MPI_File_close, MPI_Win_free): they cannot throw.
 #pragma once
 
 #include <mpi.h>

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Checks that the source files the docs name exist, so a doc cannot keep describing a file that
+was renamed, split or removed (the class of stale claims that named reduce_partials for the
+sharding rules).
+
+Usage: check_references.py REPO_ROOT
+Every `name.ext` in backticks in README.md and docs/*.md, for ext in cpp, hpp, h, c, py, cmake,
+sh, must name a file of the repository: a path relative to the root, to src/ or to include/,
+or, without a directory, a file of that name anywhere in the tree. Exits 1 listing the misses.
+"""
+import os
+import re
+import sys
+
+NAMED = re.compile(r"`([\w./-]+\.(?:cpp|hpp|h|c|py|cmake|sh))`")
+SKIP_DIRS = {".git", "build"}
+
+
+def tree_files(root):
+    paths, names = set(), set()
+    for d, dirs, files in os.walk(root):
+        dirs[:] = [x for x in dirs if x not in SKIP_DIRS and not x.startswith("build")]
+        for f in files:
+            rel = os.path.relpath(os.path.join(d, f), root)
+            paths.add(rel)
+            names.add(f)
+    return paths, names
+
+
+def exists(ref, paths, names):
+    if "/" not in ref:
+        return ref in names
+    ref = ref.lstrip("./")
+    return any(p + ref in paths for p in ("", "src/", "include/", "include/shardmm/"))
+
+
+def main():
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if len(sys.argv) == 2 else 2
+    root = sys.argv[1]
+    paths, names = tree_files(root)
+    docs = ["README.md"] + sorted("docs/" + f for f in os.listdir(os.path.join(root, "docs"))
+                                  if f.endswith(".md"))
+    misses = []
+    for doc in docs:
+        with open(os.path.join(root, doc), encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                misses += [f"{doc}:{n}: `{r}` names no file of the repository"
+                           for r in NAMED.findall(line) if not exists(r, paths, names)]
+    print("\n".join(misses) if misses else f"check_references: {len(docs)} docs, all named files exist")
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
