@@ -1,8 +1,6 @@
 #include "comm/chain_bcast.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -10,26 +8,10 @@
 #include "comm/tags.hpp"
 #include "comm/wait.hpp"
 #include "shardmm/error.hpp"
-#include "shardmm/plan.hpp"
 
 namespace shardmm::comm {
 
 namespace {
-
-// SHARDMM_BCAST_CHUNK when it is 0 or a byte count (parse_bytes: 65536, 64K, 64KiB), else
-// 256 KiB. noexcept: it initialises a static.
-std::int64_t initial_chunk() noexcept {
-  constexpr std::int64_t kDefault = std::int64_t{256} << 10;
-  const char* env = std::getenv("SHARDMM_BCAST_CHUNK");
-  if (env == nullptr) return kDefault;
-  if (std::string_view(env) == "0") return 0;
-  try {
-    return parse_bytes(env);
-  } catch (...) {  // a bad value keeps the default, as before
-    return kDefault;
-  }
-}
-std::int64_t g_chunk_bytes = initial_chunk();
 
 // Chain broadcasts on one communicator get consecutive tags from a counter cached on it (an
 // attribute, so a new communicator starts at 0 on every member). Two chains in flight on the
@@ -81,12 +63,6 @@ void forward_ready(Relay& r, Requests& q) {
 }
 
 }  // namespace
-
-std::int64_t bcast_chunk_bytes() { return g_chunk_bytes; }
-void set_bcast_chunk_bytes(std::int64_t bytes) {
-  if (bytes < 0) throw InvalidArgument("broadcast chunk size must be >= 0 bytes");
-  g_chunk_bytes = bytes;
-}
 
 void chain_ibcast(void* buf, std::int64_t count, std::int64_t chunk, std::size_t elem,
                   MPI_Datatype type, int root, MPI_Comm comm, Requests& out) {

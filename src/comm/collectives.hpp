@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/blocking.hpp"
 #include "memory/workspace.hpp"
 #include "trace/trace.hpp"
 
@@ -63,10 +64,10 @@ void describe(trace::Span& span, MPI_Comm comm, const char* role = nullptr, int 
 template <class T>
 void ibcast(T* buf, std::int64_t count, int root, MPI_Comm comm, Requests& out);
 
-/// Chunk size of the chain broadcast in bytes; 0 turns the chain off. Default 256 KiB, or the
-/// environment's SHARDMM_BCAST_CHUNK (a whole number of bytes).
-std::int64_t bcast_chunk_bytes();
-void set_bcast_chunk_bytes(std::int64_t bytes);
+/// Chunk size of the chain broadcast in bytes; 0 turns the chain off (core/blocking.hpp: the
+/// cost model reads the same value).
+using blocking::bcast_chunk_bytes;
+using blocking::set_bcast_chunk_bytes;
 
 /// Non-blocking send / receive of `count` elements (split above the message limit).
 template <class T>

@@ -5,8 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 namespace shardmm::blocking {
+
+/// comm::ibcast's chain chunk in bytes (0: no chains): SHARDMM_BCAST_CHUNK when it is 0 or a
+/// byte count (65536, 64K, 64KiB), else 256 KiB; read once. The cost model prices the chains'
+/// pipeline fill with the same value. set_bcast_chunk_bytes (tests) changes it for both;
+/// negative: InvalidArgument.
+std::int64_t bcast_chunk_bytes();
+void set_bcast_chunk_bytes(std::int64_t bytes);
 
 /// OpenBLAS's k block for DGEMM on this machine's kernel (SkylakeX): a GEMM whose k is a
 /// multiple of it packs nothing twice. One core, C 2048 x 4096 (bench/panel_width.cpp):

@@ -13,11 +13,6 @@
 namespace shardmm::plan {
 namespace {
 
-// comm::ibcast sends a message of at least two chunks down a pipelined chain on 3 or more
-// ranks (comm/chain_bcast.cpp), in chunks of this many bytes (comm::bcast_chunk_bytes()'s
-// default).
-constexpr double kChainChunkBytes = 256.0 * 1024;
-
 struct Costs {
   double words = 0, messages = 0, memory = 0;  // memory in elements
   // Of `memory`, the tiles of A, B and C in the algorithm's layouts (what the caller holds when
@@ -38,9 +33,12 @@ struct Costs {
 // (PlanRequest::relays_in_gemm) each panel's fill overlaps its successor's transfer, and only
 // the stream's first fill stays exposed.
 void add_chain_fill(Costs& x, const PlanRequest& r, double count, double elems, double ranks) {
+  // comm::ibcast sends a message of at least two chunks down a pipelined chain on 3 or more
+  // ranks (comm/chain_bcast.cpp), in chunks of blocking::bcast_chunk_bytes() (0: no chains).
   const double elem = double(dtype_size(r.dtype));
-  const double chunk = std::max(1.0, std::floor(kChainChunkBytes / elem));
-  if (ranks < 3 || elems < 2 * chunk) return;
+  const double chunk_bytes = double(blocking::bcast_chunk_bytes());
+  const double chunk = std::max(1.0, std::floor(chunk_bytes / elem));
+  if (chunk_bytes <= 0 || ranks < 3 || elems < 2 * chunk) return;
   const double exposed = r.relays_in_gemm ? 1.0 : count;
   x.fill_words += exposed * (ranks - 2) * chunk;
   x.fill_hops += exposed * (ranks - 2);
