@@ -1,7 +1,8 @@
 // The PBLAS level-3 family beside gemm, on the same DistMatrix, mesh and redistribution layer.
 //
 // Today: transpose / geadd / tradd (ScaLAPACK's p?tran, p?tranu, p?tranc, p?geadd,
-// p?tradd) and the rank-k updates syrk / herk (p?syrk, p?herk). Every operand may have any layout
+// p?tradd), the rank-k updates syrk / herk (p?syrk, p?herk) and the triangular products and
+// solves trmm / trsm (p?trmm, p?trsm). Every operand may have any layout
 // on one mesh (the same communicator); shapes are validated on global metadata before anything
 // moves, so a bad call throws on every rank.
 #pragma once
@@ -14,6 +15,12 @@ namespace shardmm {
 /// Which triangle of a square (or trapezoid of a rectangular) matrix an operation reads or
 /// writes: Upper is i <= j, Lower is i >= j (global indices of the matrix as passed).
 enum class Uplo { Upper, Lower };
+
+/// Which side of B the triangular matrix op(A) stands on: Left op(A) B, Right B op(A).
+enum class Side { Left, Right };
+
+/// Unit: A's diagonal is taken as ones and never read; NonUnit: A's diagonal is used.
+enum class Diag { NonUnit, Unit };
 
 /// C <- beta * C + alpha * op(A), op T or C (op(A) = A^T or A^H; C is m x n, A is n x m).
 /// One local transpose of A's tile (no communication) and one redistribution into C's
@@ -49,5 +56,26 @@ void syrk(Uplo uplo, Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix<
 template <Scalar T>
 void herk(Uplo uplo, Op op, real_t<T> alpha, const DistMatrix<T>& A, real_t<T> beta,
           DistMatrix<T>& C);
+
+/// B <- alpha op(A)^-1 B (Left) or alpha B op(A)^-1 (Right): solves op(A) X = alpha B or
+/// X op(A) = alpha B for X, written over B (m x n). A is the square triangle `uplo` (m x m for
+/// Left, n x n for Right; the other triangle is never used), op N, T or C, `diag` Unit takes its
+/// diagonal as ones. Blocked and right-looking (docs/ALGORITHMS.md): op(A)'s rows (Left; its
+/// columns for Right) move once to the ranks holding the matching rows (columns) of B, then per
+/// step one block of B's rows (columns) is solved where it lives and broadcast along B's row
+/// (column) axes, and every rank updates its own trailing part of B with one local GEMM. B never
+/// moves. alpha == 0 sets B to zero without reading A. A singular A gives what BLAS' trsm
+/// gives (infinities or NaN), no error. Throws DimensionMismatch (shapes), NotSupported (B
+/// unreduced). Collective.
+template <Scalar T>
+void trsm(Side side, Uplo uplo, Op op, Diag diag, T alpha, const DistMatrix<T>& A,
+          DistMatrix<T>& B);
+
+/// B <- alpha op(A) B (Left) or alpha B op(A) (Right), A triangular as for trsm; the same
+/// data movement as trsm (each step broadcasts B's block before its owner multiplies it by
+/// the diagonal block). Collective.
+template <Scalar T>
+void trmm(Side side, Uplo uplo, Op op, Diag diag, T alpha, const DistMatrix<T>& A,
+          DistMatrix<T>& B);
 
 }  // namespace shardmm

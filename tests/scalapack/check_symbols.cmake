@@ -1,6 +1,6 @@
 # cmake -DLIBRARY=<lib> -DSPELLINGS=all|prefixed -P check_symbols.cmake
 # all:      <lib> defines p?<r>_, p?<r>, P?<R> and shardmm_p?<r> for s, d, c, z and every
-#           routine r it replaces (gemm, geadd, tradd, syrk; tran for s, d; tranu, tranc,
+#           routine r it replaces (gemm, geadd, tradd, syrk, trsm, trmm; tran for s, d; tranu, tranc,
 #           herk for c, z)
 # prefixed: <lib> defines shardmm_p?<r> and none of ScaLAPACK's own names
 execute_process(COMMAND nm -D --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols
@@ -12,7 +12,7 @@ set(missing "")
 set(unexpected "")
 set(routines "")
 foreach(x s d c z)
-  foreach(r gemm geadd tradd syrk)
+  foreach(r gemm geadd tradd syrk trsm trmm)
     list(APPEND routines p${x}${r})
   endforeach()
 endforeach()

@@ -80,6 +80,22 @@ void shardmm_pzsyrk(SHARDMM_PXSYRK_PARAMS(void, void));
 void shardmm_pcherk(SHARDMM_PXSYRK_PARAMS(void, float));
 void shardmm_pzherk(SHARDMM_PXSYRK_PARAMS(void, double));
 
+/* p?trsm / p?trmm: sub(B) <- alpha op(sub(A))^-1 sub(B), alpha op(sub(A)) sub(B) (SIDE 'L') or
+ * the same on sub(B)'s right (SIDE 'R'), sub(A) triangular (UPLO, DIAG). */
+#define SHARDMM_PXTRSM_PARAMS(T)                                                                \
+  const char *side, const char *uplo, const char *transa, const char *diag, const int *m,       \
+      const int *n, const T *alpha, const T *a, const int *ia, const int *ja, const int *desca, \
+      T *b, const int *ib, const int *jb, const int *descb
+
+void shardmm_pstrsm(SHARDMM_PXTRSM_PARAMS(float));
+void shardmm_pdtrsm(SHARDMM_PXTRSM_PARAMS(double));
+void shardmm_pctrsm(SHARDMM_PXTRSM_PARAMS(void));
+void shardmm_pztrsm(SHARDMM_PXTRSM_PARAMS(void));
+void shardmm_pstrmm(SHARDMM_PXTRSM_PARAMS(float));
+void shardmm_pdtrmm(SHARDMM_PXTRSM_PARAMS(double));
+void shardmm_pctrmm(SHARDMM_PXTRSM_PARAMS(void));
+void shardmm_pztrmm(SHARDMM_PXTRSM_PARAMS(void));
+
 #ifdef __cplusplus
 }
 #endif
