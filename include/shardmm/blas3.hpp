@@ -78,4 +78,37 @@ template <Scalar T>
 void trmm(Side side, Uplo uplo, Op op, Diag diag, T alpha, const DistMatrix<T>& A,
           DistMatrix<T>& B);
 
+/// C <- alpha op(A) op(B)^T + alpha op(B) op(A)^T + beta C on the `uplo` triangle of the n x n
+/// C (ScaLAPACK's p?syr2k); op N (A and B n x k) or T (k x n; for real types C is T). Two
+/// passes of syrk's update (op(A)'s rows beside C's rows with op(B)'s beside its columns, then
+/// the other way round): twice syrk's words and flops. alpha == 0 or k == 0 reads neither A nor
+/// B; beta == 0 does not read C. Throws as syrk, and DimensionMismatch when A and B differ in
+/// shape. Collective.
+template <Scalar T>
+void syr2k(Uplo uplo, Op op, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+           DistMatrix<T>& C);
+
+/// C <- alpha op(A) op(B)^H + conj(alpha) op(B) op(A)^H + beta C on the `uplo` triangle (p?her2k),
+/// beta real, op N or C (T for real types); the diagonal's imaginary parts are set to zero. As
+/// syr2k otherwise.
+template <Scalar T>
+void her2k(Uplo uplo, Op op, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B,
+           real_t<T> beta, DistMatrix<T>& C);
+
+/// C <- alpha A B + beta C (Left; A is m x m) or alpha B A + beta C (Right; A is n x n), A
+/// symmetric with only its `uplo` triangle read (ScaLAPACK's p?symm); C and B are m x n.
+/// A's full square is formed once in A's own layout (the triangle as it is, the other one
+/// from A^T: one transposed redistribution of A), then one gemm (its planner, algorithms and
+/// pool as for any product). alpha == 0 reads neither A nor B; beta == 0 does not read C.
+/// Throws DimensionMismatch (shapes), NotSupported (A unreduced). Collective.
+template <Scalar T>
+void symm(Side side, Uplo uplo, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+          DistMatrix<T>& C);
+
+/// As symm with A Hermitian (p?hemm): the other triangle is conj(A)^T and the imaginary parts
+/// of A's diagonal are taken as zero. For a real type it is symm.
+template <Scalar T>
+void hemm(Side side, Uplo uplo, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+          DistMatrix<T>& C);
+
 }  // namespace shardmm
