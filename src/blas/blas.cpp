@@ -158,10 +158,54 @@ void scale(index_t m, index_t n, T beta, T* C, index_t ldc) {
   }
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                             \
-  template void gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*, \
-                        index_t, T, T*, index_t);                                          \
-  template void scale<T>(index_t, index_t, T, T*, index_t);
+namespace {
+
+// One ?trsm (solve) or ?trmm (multiply) call, column-major.
+template <Scalar T>
+void triangular(bool solve, bool left, bool lower, Op opA, bool unit, index_t m, index_t n,
+                const T* A, index_t lda, T* B, index_t ldb) {
+  if (m == 0 || n == 0) return;
+  const CBLAS_SIDE side = left ? CblasLeft : CblasRight;
+  const CBLAS_UPLO uplo = lower ? CblasLower : CblasUpper;
+  const CBLAS_TRANSPOSE ta = to_cblas(opA);
+  const CBLAS_DIAG diag = unit ? CblasUnit : CblasNonUnit;
+  const blas_int M = checked(m), N = checked(n), LDA = checked(lda), LDB = checked(ldb);
+  const T one(1);
+  if constexpr (std::is_same_v<T, float>) {
+    if (solve) cblas_strsm(CblasColMajor, side, uplo, ta, diag, M, N, one, A, LDA, B, LDB);
+    else cblas_strmm(CblasColMajor, side, uplo, ta, diag, M, N, one, A, LDA, B, LDB);
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (solve) cblas_dtrsm(CblasColMajor, side, uplo, ta, diag, M, N, one, A, LDA, B, LDB);
+    else cblas_dtrmm(CblasColMajor, side, uplo, ta, diag, M, N, one, A, LDA, B, LDB);
+  } else if constexpr (std::is_same_v<T, std::complex<float>>) {
+    if (solve) cblas_ctrsm(CblasColMajor, side, uplo, ta, diag, M, N, &one, A, LDA, B, LDB);
+    else cblas_ctrmm(CblasColMajor, side, uplo, ta, diag, M, N, &one, A, LDA, B, LDB);
+  } else {
+    if (solve) cblas_ztrsm(CblasColMajor, side, uplo, ta, diag, M, N, &one, A, LDA, B, LDB);
+    else cblas_ztrmm(CblasColMajor, side, uplo, ta, diag, M, N, &one, A, LDA, B, LDB);
+  }
+}
+
+}  // namespace
+
+template <Scalar T>
+void trsm(bool left, bool lower, Op opA, bool unit, index_t m, index_t n, const T* A, index_t lda,
+          T* B, index_t ldb) {
+  triangular(true, left, lower, opA, unit, m, n, A, lda, B, ldb);
+}
+
+template <Scalar T>
+void trmm(bool left, bool lower, Op opA, bool unit, index_t m, index_t n, const T* A, index_t lda,
+          T* B, index_t ldb) {
+  triangular(false, left, lower, opA, unit, m, n, A, lda, B, ldb);
+}
+
+#define SHARDMM_INSTANTIATE(T)                                                                   \
+  template void gemm<T>(Op, Op, index_t, index_t, index_t, T, const T*, index_t, const T*,       \
+                        index_t, T, T*, index_t);                                                \
+  template void scale<T>(index_t, index_t, T, T*, index_t);                                      \
+  template void trsm<T>(bool, bool, Op, bool, index_t, index_t, const T*, index_t, T*, index_t); \
+  template void trmm<T>(bool, bool, Op, bool, index_t, index_t, const T*, index_t, T*, index_t);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 

@@ -16,6 +16,18 @@ template <Scalar T>
 void gemm(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, const T* A, index_t lda,
           const T* B, index_t ldb, T beta, T* C, index_t ldc);
 
+/// B (m x n) <- op(A)^-1 B (left) or B op(A)^-1 (right), A triangular (lower or upper; `unit`:
+/// its diagonal is taken as ones and not read), column-major; one BLAS ?trsm. Zero sizes: no
+/// call.
+template <Scalar T>
+void trsm(bool left, bool lower, Op opA, bool unit, index_t m, index_t n, const T* A, index_t lda,
+          T* B, index_t ldb);
+
+/// B (m x n) <- op(A) B (left) or B op(A) (right), A triangular as for trsm; one BLAS ?trmm.
+template <Scalar T>
+void trmm(bool left, bool lower, Op opA, bool unit, index_t m, index_t n, const T* A, index_t lda,
+          T* B, index_t ldb);
+
 /// C <- beta * C on an m x n column-major block (beta == 0 writes zeros without reading).
 template <Scalar T>
 void scale(index_t m, index_t n, T beta, T* C, index_t ldc);

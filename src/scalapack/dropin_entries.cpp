@@ -1,8 +1,8 @@
-// ScaLAPACK's own names for p?gemm, p?geadd, p?tradd, p?tran / p?tranu / p?tranc, p?syrk and
-// p?herk, in the
-// three Fortran spellings (psgemm_, psgemm, PSGEMM, ...), forwarding to shardmm_p?gemm, ...
-// Only libshardmm_scalapack (the drop-in) has them; libshardmm_pxgemm has the prefixed names alone,
-// so it coexists with ScaLAPACK in any order.
+// ScaLAPACK's own names for p?gemm, p?geadd, p?tradd, p?tran / p?tranu / p?tranc, p?syrk,
+// p?herk, p?syr2k, p?her2k, p?trsm, p?trmm, p?symm and p?hemm, in the three Fortran spellings
+// (psgemm_, psgemm, PSGEMM, ...), forwarding to shardmm_p?gemm, ... Only libshardmm_scalapack (the
+// drop-in) has them; libshardmm_pxgemm has the prefixed names alone, so it coexists with ScaLAPACK
+// in any order.
 //
 // With SHARDMM_VERBOSE set (and not "0"), the first call of any of them on MPI_COMM_WORLD's
 // rank 0 prints one line to stderr saying the drop-in is active, naming the symbol the program
@@ -47,6 +47,15 @@ void announce(const char* symbol) noexcept {
 #define SHARDMM_GEADD_ARGS() trans, SHARDMM_TRAN_ARGS()
 #define SHARDMM_TRADD_ARGS() uplo, trans, SHARDMM_TRAN_ARGS()
 #define SHARDMM_SYRK_ARGS() uplo, trans, n, k, alpha, a, ia, ja, desca, beta, c, ic, jc, descc
+#define SHARDMM_SYMM_ARGS() \
+  side, uplo, m, n, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc
+#define SHARDMM_SYR2K_ARGS() \
+  uplo, trans, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc
+#define SHARDMM_SYR2K_PARAMS(CT) SHARDMM_PXSYR2K_PARAMS(CT, CT)
+#define SHARDMM_CHER2K_PARAMS(CT) SHARDMM_PXSYR2K_PARAMS(CT, float)
+#define SHARDMM_ZHER2K_PARAMS(CT) SHARDMM_PXSYR2K_PARAMS(CT, double)
+#define SHARDMM_TRSM_ARGS() \
+  side, uplo, transa, diag, m, n, alpha, a, ia, ja, desca, b, ib, jb, descb
 // p?syrk / p?herk signatures by element type (ALPHA and BETA: the element type, or real).
 #define SHARDMM_SYRK_PARAMS(CT) SHARDMM_PXSYRK_PARAMS(CT, CT)
 #define SHARDMM_CHERK_PARAMS(CT) SHARDMM_PXSYRK_PARAMS(CT, float)
@@ -65,7 +74,11 @@ void announce(const char* symbol) noexcept {
   SHARDMM_SPELLINGS(p##x##gemm, P##X##GEMM, SHARDMM_PXGEMM_PARAMS, CT, SHARDMM_GEMM_ARGS)     \
   SHARDMM_SPELLINGS(p##x##geadd, P##X##GEADD, SHARDMM_PXGEADD_PARAMS, CT, SHARDMM_GEADD_ARGS) \
   SHARDMM_SPELLINGS(p##x##tradd, P##X##TRADD, SHARDMM_PXTRADD_PARAMS, CT, SHARDMM_TRADD_ARGS) \
-  SHARDMM_SPELLINGS(p##x##syrk, P##X##SYRK, SHARDMM_SYRK_PARAMS, CT, SHARDMM_SYRK_ARGS)
+  SHARDMM_SPELLINGS(p##x##syrk, P##X##SYRK, SHARDMM_SYRK_PARAMS, CT, SHARDMM_SYRK_ARGS)       \
+  SHARDMM_SPELLINGS(p##x##trsm, P##X##TRSM, SHARDMM_PXTRSM_PARAMS, CT, SHARDMM_TRSM_ARGS)     \
+  SHARDMM_SPELLINGS(p##x##trmm, P##X##TRMM, SHARDMM_PXTRSM_PARAMS, CT, SHARDMM_TRSM_ARGS)     \
+  SHARDMM_SPELLINGS(p##x##symm, P##X##SYMM, SHARDMM_PXSYMM_PARAMS, CT, SHARDMM_SYMM_ARGS)     \
+  SHARDMM_SPELLINGS(p##x##syr2k, P##X##SYR2K, SHARDMM_SYR2K_PARAMS, CT, SHARDMM_SYR2K_ARGS)
 
 extern "C" {
 SHARDMM_TYPE(s, S, float)
@@ -80,4 +93,8 @@ SHARDMM_SPELLINGS(pctranc, PCTRANC, SHARDMM_PXTRAN_PARAMS, void, SHARDMM_TRAN_AR
 SHARDMM_SPELLINGS(pztranc, PZTRANC, SHARDMM_PXTRAN_PARAMS, void, SHARDMM_TRAN_ARGS)
 SHARDMM_SPELLINGS(pcherk, PCHERK, SHARDMM_CHERK_PARAMS, void, SHARDMM_SYRK_ARGS)
 SHARDMM_SPELLINGS(pzherk, PZHERK, SHARDMM_ZHERK_PARAMS, void, SHARDMM_SYRK_ARGS)
+SHARDMM_SPELLINGS(pchemm, PCHEMM, SHARDMM_PXSYMM_PARAMS, void, SHARDMM_SYMM_ARGS)
+SHARDMM_SPELLINGS(pzhemm, PZHEMM, SHARDMM_PXSYMM_PARAMS, void, SHARDMM_SYMM_ARGS)
+SHARDMM_SPELLINGS(pcher2k, PCHER2K, SHARDMM_CHER2K_PARAMS, void, SHARDMM_SYR2K_ARGS)
+SHARDMM_SPELLINGS(pzher2k, PZHER2K, SHARDMM_ZHER2K_PARAMS, void, SHARDMM_SYR2K_ARGS)
 }

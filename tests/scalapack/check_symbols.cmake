@@ -1,7 +1,7 @@
 # cmake -DLIBRARY=<lib> -DSPELLINGS=all|prefixed -P check_symbols.cmake
 # all:      <lib> defines p?<r>_, p?<r>, P?<R> and shardmm_p?<r> for s, d, c, z and every
-#           routine r it replaces (gemm, geadd, tradd, syrk; tran for s, d; tranu, tranc,
-#           herk for c, z)
+#           routine r it replaces (gemm, geadd, tradd, syrk, syr2k, trsm, trmm, symm; tran for s, d;
+#           tranu, tranc, herk, her2k, hemm for c, z)
 # prefixed: <lib> defines shardmm_p?<r> and none of ScaLAPACK's own names
 execute_process(COMMAND nm -D --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols
   RESULT_VARIABLE rc)
@@ -12,11 +12,12 @@ set(missing "")
 set(unexpected "")
 set(routines "")
 foreach(x s d c z)
-  foreach(r gemm geadd tradd syrk)
+  foreach(r gemm geadd tradd syrk syr2k trsm trmm symm)
     list(APPEND routines p${x}${r})
   endforeach()
 endforeach()
-list(APPEND routines pstran pdtran pctranu pctranc pztranu pztranc pcherk pzherk)
+list(APPEND routines pstran pdtran pctranu pctranc pztranu pztranc pcherk pzherk pchemm
+  pzhemm pcher2k pzher2k)
 foreach(routine IN LISTS routines)
   string(TOUPPER ${routine} ROUTINE)
   foreach(name ${routine}_ ${routine} ${ROUTINE} shardmm_${routine})

@@ -80,6 +80,52 @@ void shardmm_pzsyrk(SHARDMM_PXSYRK_PARAMS(void, void));
 void shardmm_pcherk(SHARDMM_PXSYRK_PARAMS(void, float));
 void shardmm_pzherk(SHARDMM_PXSYRK_PARAMS(void, double));
 
+/* p?trsm / p?trmm: sub(B) <- alpha op(sub(A))^-1 sub(B), alpha op(sub(A)) sub(B) (SIDE 'L') or
+ * the same on sub(B)'s right (SIDE 'R'), sub(A) triangular (UPLO, DIAG). */
+#define SHARDMM_PXTRSM_PARAMS(T)                                                                \
+  const char *side, const char *uplo, const char *transa, const char *diag, const int *m,       \
+      const int *n, const T *alpha, const T *a, const int *ia, const int *ja, const int *desca, \
+      T *b, const int *ib, const int *jb, const int *descb
+
+void shardmm_pstrsm(SHARDMM_PXTRSM_PARAMS(float));
+void shardmm_pdtrsm(SHARDMM_PXTRSM_PARAMS(double));
+void shardmm_pctrsm(SHARDMM_PXTRSM_PARAMS(void));
+void shardmm_pztrsm(SHARDMM_PXTRSM_PARAMS(void));
+void shardmm_pstrmm(SHARDMM_PXTRSM_PARAMS(float));
+void shardmm_pdtrmm(SHARDMM_PXTRSM_PARAMS(double));
+void shardmm_pctrmm(SHARDMM_PXTRSM_PARAMS(void));
+void shardmm_pztrmm(SHARDMM_PXTRSM_PARAMS(void));
+
+/* p?symm / p?hemm: sub(C) <- alpha sub(A) sub(B) + beta sub(C) (SIDE 'L') or alpha sub(B)
+ * sub(A) + beta sub(C) (SIDE 'R'), sub(A) symmetric / Hermitian with its UPLO triangle read. */
+#define SHARDMM_PXSYMM_PARAMS(T)                                                                \
+  const char *side, const char *uplo, const int *m, const int *n, const T *alpha, const T *a,   \
+      const int *ia, const int *ja, const int *desca, const T *b, const int *ib, const int *jb, \
+      const int *descb, const T *beta, T *c, const int *ic, const int *jc, const int *descc
+
+void shardmm_pssymm(SHARDMM_PXSYMM_PARAMS(float));
+void shardmm_pdsymm(SHARDMM_PXSYMM_PARAMS(double));
+void shardmm_pcsymm(SHARDMM_PXSYMM_PARAMS(void));
+void shardmm_pzsymm(SHARDMM_PXSYMM_PARAMS(void));
+void shardmm_pchemm(SHARDMM_PXSYMM_PARAMS(void));
+void shardmm_pzhemm(SHARDMM_PXSYMM_PARAMS(void));
+
+/* p?syr2k / p?her2k: sub(C) := alpha op(sub(A)) op(sub(B))' + alpha' op(sub(B)) op(sub(A))' +
+ * beta sub(C) on the UPLO triangle of the N x N sub(C), op(.) N x K; ' = ^T and alpha' = alpha
+ * (p?syr2k) or ^H and conj(alpha) (p?her2k: BETA real, the diagonal's imaginary parts set to
+ * zero). R is the type of BETA. */
+#define SHARDMM_PXSYR2K_PARAMS(T, R)                                                            \
+  const char *uplo, const char *trans, const int *n, const int *k, const T *alpha, const T *a,  \
+      const int *ia, const int *ja, const int *desca, const T *b, const int *ib, const int *jb, \
+      const int *descb, const R *beta, T *c, const int *ic, const int *jc, const int *descc
+
+void shardmm_pssyr2k(SHARDMM_PXSYR2K_PARAMS(float, float));
+void shardmm_pdsyr2k(SHARDMM_PXSYR2K_PARAMS(double, double));
+void shardmm_pcsyr2k(SHARDMM_PXSYR2K_PARAMS(void, void));
+void shardmm_pzsyr2k(SHARDMM_PXSYR2K_PARAMS(void, void));
+void shardmm_pcher2k(SHARDMM_PXSYR2K_PARAMS(void, float));
+void shardmm_pzher2k(SHARDMM_PXSYR2K_PARAMS(void, double));
+
 #ifdef __cplusplus
 }
 #endif
