@@ -17,6 +17,7 @@
 #include "core/instantiate.hpp"
 #include "front/resolve.hpp"
 #include "matrix/pooled.hpp"
+#include "shardmm/error.hpp"
 #include "shardmm/redistribute.hpp"
 #include "trace/call.hpp"
 

@@ -279,6 +279,7 @@ void bcast_string(MPI_Comm comm, std::string& s, int root) {
 namespace {
 // MPI has no 16-bit floating-point type: the sum of two bf16 or f16 vectors, in f32, rounded.
 template <class H>
+// NOLINTNEXTLINE(readability-non-const-parameter): MPI_User_function's signature
 void half_sum(void* in, void* inout, int* len, MPI_Datatype* /*type*/) {
   const auto* a = static_cast<const H*>(in);
   auto* b = static_cast<H*>(inout);
