@@ -12,10 +12,12 @@
 #include "blas/blas.hpp"
 #include "comm/agree.hpp"
 #include "comm/traffic.hpp"
+#include "comm/wire.hpp"
 #include "core/fault.hpp"
 #include "core/instantiate.hpp"
 #include "front/resolve.hpp"
 #include "matrix/pooled.hpp"
+#include "shardmm/error.hpp"
 #include "shardmm/redistribute.hpp"
 #include "trace/call.hpp"
 
@@ -74,6 +76,7 @@ const DistMatrix<T>& in_layout(const DistMatrix<T>& X, const Layout& L, memory::
   if (X.layout().same_distribution(L)) return X;
   comm::agreed(X.mesh().comm(), "redistribute",
                [&] { tmp.emplace(matrix::pooled<T>(X.mesh(), L, slot)); });
+  const comm::OperandMoves operand;  // A or B: may travel in a 16-bit wire format
   redistribute(X, *tmp);
   return *tmp;
 }
@@ -130,8 +133,11 @@ GemmReport run_remeshed(const MeshShape& shape, Op opA, Op opB, T alpha, const D
     B2o.emplace(matrix::pooled<T>(M, setup.B, memory::Slot::OperandB));
     C2o.emplace(matrix::pooled<T>(M, setup.C, memory::Slot::OperandC));
   });
-  redistribute(A, *A2o);
-  redistribute(B, *B2o);
+  {
+    const comm::OperandMoves operands;  // may travel in a 16-bit wire format
+    redistribute(A, *A2o);
+    redistribute(B, *B2o);
+  }
   const double t1 = algo::now();
   GemmReport rep =
       run_planned(setup, opA, opB, alpha, *A2o, *B2o, T(0), *C2o, o);  // in place there
@@ -167,12 +173,29 @@ Decision decide(const algo::Problem& p, const DistMatrix<T>& C, bool trivial,
   return d;
 }
 
+// Options::wire: for f32 only (a copy with F32 otherwise); no fast algorithm under a 16-bit
+// wire (Strassen asked for by name is refused on every rank alike, Auto leaves it out).
+template <Scalar T>
+Options wire_checked(const Options& options) {
+  Options o = options;
+  if (!std::is_same_v<T, float>) o.wire = Wire::F32;
+  if (o.wire == Wire::F32) return o;
+  if (o.algorithm == Algorithm::Strassen)
+    throw NotSupported("Strassen-Winograd with a " + to_string(o.wire) +
+                       " wire: its sums of operand blocks would be rounded too; use the f32 wire "
+                       "or a classical algorithm");
+  o.allow_fast = false;
+  return o;
+}
+
 }  // namespace
 
 template <Scalar T>
 GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
-                DistMatrix<T>& C, const Options& options) {
+                DistMatrix<T>& C, const Options& caller_options) {
   const algo::Problem p = front::validate(opA, opB, A, B, C);
+  const Options options = wire_checked<T>(caller_options);
+  const comm::WireScope wire(options.wire);  // operands only: see comm/wire.hpp
   trace::Call call(C.mesh().active() ? C.mesh().comm() : MPI_COMM_NULL, "gemm", options.trace);
   if (call.span())
     call.span().arg("m", p.m).arg("n", p.n).arg("k", p.k).text("dtype", to_string(dtype_of<T>()));

@@ -1,7 +1,7 @@
 // What bench and multiply share after parsing: the operands' mesh (--grid) and the library
 // Options of the algorithm options (cli.cpp declares them once for both subcommands). Cfg is
 // BenchConfig or MultiplyConfig: both have the fields grid, panel, stationary, ring_axis,
-// bidirectional, allow_fast, memory_limit and blas_threads.
+// bidirectional, wire, allow_fast, memory_limit and blas_threads.
 #pragma once
 
 #include <mpi.h>
@@ -42,6 +42,7 @@ Options algo_options(const Cfg& cfg, const std::string& algorithm) {
                                          : Stationary::Auto;
   o.ring_axis = cfg.ring_axis;
   o.bidirectional = cfg.bidirectional;
+  o.wire = parse_wire(cfg.wire);
   o.allow_fast = cfg.allow_fast;
   o.blas_threads = cfg.blas_threads;
   if (!cfg.memory_limit.empty()) o.memory_limit = parse_bytes(cfg.memory_limit);

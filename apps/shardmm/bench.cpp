@@ -397,7 +397,7 @@ int bench_typed(const BenchConfig& cfg) {
       continue;
     }
     finish_row(cfg, *s, *c);
-    if (c->row.probe > 100 && rc == 0) rc = 3;
+    if (c->row.probe > probe_limit(cfg) && rc == 0) rc = 3;
     rows.push_back(c->row);
   }
   if (me == 0) bench::report(ctx, rows);

@@ -29,6 +29,7 @@ struct BenchConfig {
   std::string stationary = "auto";  ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
   bool bidirectional = false;
+  std::string wire = "f32";   ///< --wire: f32 | bf16 | f16 (Options::wire)
   bool allow_fast = false;    ///< --allow-fast: Auto may pick Strassen
   std::string memory_limit;   ///< per rank for the planner, e.g. 512M
   std::string memory_growth;  ///< Auto's cap on added memory, e.g. 2 or unlimited
@@ -40,6 +41,16 @@ struct BenchConfig {
   std::string scalapack_grid;   ///< "PxQ": ScaLAPACK's grid, if not the operands' mesh
   bool tune_scalapack = false;  ///< time ScaLAPACK on every grid and block size, print the best
 };
+
+/// The probe check's limit in units of the element type's epsilon: 100, plus the wire format's
+/// 2 u_w for f32 under --wire bf16|f16 (docs/ALGORITHMS.md, "Wire formats").
+inline double probe_limit(const BenchConfig& cfg) {
+  const double eps32 = 0x1p-23;
+  if (cfg.dtype != "f32" && cfg.dtype != "float32" && cfg.dtype != "s") return 100;
+  if (cfg.wire == "bf16") return 100 + 2 * 0x1p-8 / eps32;
+  if (cfg.wire == "f16") return 100 + 2 * 0x1p-11 / eps32;
+  return 100;
+}
 
 /// Runs the benchmark; returns the process exit code (0, or 3 when a check failed).
 int run_bench(const BenchConfig& cfg);

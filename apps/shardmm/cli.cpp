@@ -79,6 +79,10 @@ void add_algo_options(CLI::App* s, Cfg& c) {
       "--ring-axis", c.ring_axis,
       "mesh axis the ring runs along (default: the only axis longer than 1, else the longest)");
   s->add_flag("--bidirectional", c.bidirectional, "ring: send halves both ways");
+  s->add_option("--wire", c.wire,
+                "f32 operands travel as f32 (default), bf16 or f16: half the bytes, each moved "
+                "element rounded once (error bound: docs/ALGORITHMS.md)")
+      ->check(CLI::IsMember({"f32", "bf16", "f16"}));
   s->add_option("--trace", c.trace,
                 "write a trace of every library call to FILE (Chrome trace-event JSON for "
                 "Perfetto; docs/PROFILING.md), as SHARDMM_TRACE=FILE does");

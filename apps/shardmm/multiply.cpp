@@ -271,8 +271,12 @@ int run_multiply(const MultiplyConfig& cfg) {
     case Dtype::F64: return multiply_typed<double>(cfg, p, o);
     case Dtype::C64: return multiply_typed<std::complex<float>>(cfg, p, o);
     case Dtype::C128: return multiply_typed<std::complex<double>>(cfg, p, o);
+    case Dtype::F16:
+    case Dtype::BF16: break;
   }
-  return 1;
+  throw NotSupported("multiply: " + to_string(in.dtype) +
+                     " files are not supported by the launcher yet (the library reads them: "
+                     "read_npy / read_raw, then gemm)");
 }
 
 }  // namespace shardmm::cli

@@ -94,5 +94,7 @@ extern template class DistMatrix<float>;
 extern template class DistMatrix<double>;
 extern template class DistMatrix<std::complex<float>>;
 extern template class DistMatrix<std::complex<double>>;
+extern template class DistMatrix<bf16>;
+extern template class DistMatrix<f16>;
 
 }  // namespace shardmm

@@ -38,6 +38,14 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
 
 /// What gemm would run for these operands and options (algorithm, grid, detail; the counters
 /// stay 0), without running it: pure, no communication. Throws as gemm does on a bad call.
+/// 16-bit products: A, B and C stored as bf16 (or f16), moved between ranks in 16 bits, each
+/// local GEMM on tiles widened to f32 and every partial sum of C kept in f32; C is rounded to
+/// 16 bits once. alpha and beta are f32. Error bound: docs/ALGORITHMS.md ("16-bit formats").
+GemmReport gemm(Op opA, Op opB, float alpha, const DistMatrix<bf16>& A, const DistMatrix<bf16>& B,
+                float beta, DistMatrix<bf16>& C, const Options& options = {});
+GemmReport gemm(Op opA, Op opB, float alpha, const DistMatrix<f16>& A, const DistMatrix<f16>& B,
+                float beta, DistMatrix<f16>& C, const Options& options = {});
+
 template <Scalar T>
 GemmReport gemm_dry_run(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<T>& B,
                         const DistMatrix<T>& C, const Options& options = {});

@@ -25,6 +25,17 @@ enum class RingForm {
 /// Elemental's SUMMA_NNA/NNB/NNC).
 enum class Stationary { Auto, A, B, C };
 
+/// The format f32 operands travel in (Options::wire).
+enum class Wire {
+  F32,   ///< as stored (the default)
+  BF16,  ///< bfloat16: half the bytes, each moved element rounded once (unit roundoff 2^-8)
+  F16,   ///< IEEE half: half the bytes, unit roundoff 2^-11, finite only below 65520
+};
+
+std::string to_string(Wire w);
+/// f32|bf16|f16 (also "none" for f32)
+Wire parse_wire(std::string_view text);
+
 /// Auto's default cap on added memory, as a multiple of the caller's local A + B + C
 /// (Options::memory_growth).
 inline constexpr double kLeanMemoryGrowth = 1.3;
@@ -81,6 +92,13 @@ struct Options {
   /// (docs/PROFILING.md). Empty: the file SHARDMM_TRACE names, else no trace. A file collects
   /// every call of the process traced into it and is rewritten whole after each.
   std::string trace;
+  /// f32 products: the format A and B travel in between ranks. BF16 or F16 halve the bytes of
+  /// every operand transfer (redistributions into the algorithm's layouts, broadcasts, shifts,
+  /// gathers); each moved element is rounded once to the format, partial sums of C still travel
+  /// in f32, and the local GEMMs accumulate in f32. Error bound: docs/ALGORITHMS.md ("Wire
+  /// formats"). Ignored for other element types (16-bit products always move 16 bits); not
+  /// with Algorithm::Strassen (NotSupported), and Auto then leaves fast algorithms out.
+  Wire wire = Wire::F32;
 };
 
 }  // namespace shardmm

@@ -24,6 +24,8 @@ py::dtype numpy_dtype(Dtype dtype) {
     case Dtype::F64: return py::dtype::of<double>();
     case Dtype::C64: return py::dtype::of<std::complex<float>>();
     case Dtype::C128: break;
+    case Dtype::F16:
+    case Dtype::BF16: throw NotSupported("16-bit matrices are not in the Python package yet");
   }
   return py::dtype::of<std::complex<double>>();
 }
@@ -46,6 +48,8 @@ MatrixPtr make_matrix(const Mesh& mesh, Dtype dtype, const Layout& layout) {
     case Dtype::C64:
       return std::make_shared<Matrix>(Matrix{DistMatrix<std::complex<float>>(mesh, layout)});
     case Dtype::C128: break;
+    case Dtype::F16:
+    case Dtype::BF16: throw NotSupported("16-bit matrices are not in the Python package yet");
   }
   return std::make_shared<Matrix>(Matrix{DistMatrix<std::complex<double>>(mesh, layout)});
 }

@@ -187,3 +187,19 @@ def test_gil_is_released_during_gemm():
     worker.join()
     assert np.allclose(results[0][0].gather(), 64.0)
     comm.Free()
+
+
+@pytest.mark.parametrize("wire,u", [("bf16", 2.0**-8), ("f16", 2.0**-11)])
+def test_wire_format_halves_the_operand_bytes(mesh, wire, u):
+    """float32 operands sent as 16-bit: within (2 u_w + (k + 2) u32) |A||B|, half the bytes."""
+    a, b, c, A, B, C = operands(mesh, np.float32, "N", "N",
+                                ("[I_X,J_Y]", "[I_X,J_Y]", "[I_X,J_Y]"))
+    opts = {"algorithm": "summa", "stationary": "C"} if len(mesh.shape) > 1 else {}
+    _, full = shardmm.gemm(A, B, C, beta=0.0, **opts)
+    _, narrow = shardmm.gemm(A, B, C, beta=0.0, wire=wire, **opts)
+    assert 2 * narrow["bytes_sent"] == full["bytes_sent"]
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    bound = (2 * u + (K_ + 2) * 2.0**-24) * np.abs(a).astype(np.float64) @ np.abs(b)
+    assert np.all(np.abs(C.gather() - exact) <= bound)
+    with pytest.raises(shardmm.InvalidArgument):
+        shardmm.gemm(A, B, C, wire="f8")

@@ -25,6 +25,7 @@
 #include "algo/reduce_partials.hpp"
 #include "blas/blas.hpp"
 #include "comm/traffic.hpp"
+#include "comm/wire.hpp"
 #include "matrix/pooled.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/redistribute.hpp"
@@ -182,6 +183,7 @@ void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Tim
       B3.emplace(tile_3d(M3, x.B, l.b, b_in_place, memory::Slot::StagedB0));
       Cp.emplace(matrix::pooled<T>(M3, l.partial, memory::Slot::StagedC0));
     });
+    const comm::OperandMoves operands;  // A and B may travel in a 16-bit wire format
     if (!a_in_place) redistribute(x.A, *A3);
     if (!b_in_place) redistribute(x.B, *B3);
   });

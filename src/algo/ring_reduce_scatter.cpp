@@ -13,6 +13,7 @@
 
 #include "algo/ring.hpp"
 #include "comm/collectives.hpp"
+#include "comm/wire.hpp"
 #include "core/blocking.hpp"
 #include "core/instantiate.hpp"
 #include "memory/workspace.hpp"
@@ -127,6 +128,7 @@ void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t
 // the arriving sum is added there. p = 2 swaps the sums in chunks (reduce_scatter_swap).
 template <Scalar T>
 void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& o, Timers& t) {
+  const comm::WireScope sums(Wire::F32);  // partial sums of C travel as stored
   const int cd = splitting(x.C.layout(), 0).empty() ? 1 : 0;
   const DimMap& cmap = x.C.layout().map(cd);
   const index_t other = cd == 0 ? x.C.cols() : x.C.rows(), max_tile = widest(cmap) * other;

@@ -25,6 +25,7 @@
 #include "algo/sharded_plan.hpp"
 #include "algo/sharded_reduce.hpp"
 #include "algo/sharded_steps.hpp"
+#include "comm/wire.hpp"
 #include "matrix/pooled.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/redistribute.hpp"
@@ -105,7 +106,10 @@ template <Scalar T>
 void arrive(Operand<T>& o, Timers& t) {
   using How = typename Operand<T>::How;
   if (o.how == How::Moved) {
-    t.timed(&Timers::comm, [&] { redistribute(*o.X, *o.moved); });
+    t.timed(&Timers::comm, [&] {
+      const comm::OperandMoves operand;  // A or B: may travel in a 16-bit wire format
+      redistribute(*o.X, *o.moved);
+    });
     o.pieces = {sharded::whole(*o.moved)};
   } else if (o.how == How::Gathered) {
     t.timed(&Timers::comm, [&] { o.pieces = sharded::gather_all(*o.X, o.to, o.gather, o.buf); });

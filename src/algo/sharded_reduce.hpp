@@ -14,6 +14,7 @@
 #include "algo/sharded_steps.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
+#include "comm/wire.hpp"
 #include "matrix/redistribute_detail.hpp"
 
 namespace shardmm::algo::sharded {
@@ -76,7 +77,8 @@ void fused_reduce_scatter(DistMatrix<T>& C, const Reduction& red, T beta, T* buf
   };
   T* slot[2] = {buf, buf + red.widest};
   T* out = slot[1];
-  compute(block(me - 1), out, T(0));  // step 0 sends my own part of block me - 1
+  const comm::WireScope sums(Wire::F32);  // partial sums of C travel as stored
+  compute(block(me - 1), out, T(0));      // step 0 sends my own part of block me - 1
   constexpr int kTag = 47;
   for (int s = 0; s + 1 < n; ++s) {
     const Region &sb = block(me - s - 1), &rb = block(me - s - 2);

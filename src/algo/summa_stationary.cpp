@@ -19,6 +19,7 @@
 #include "algo/pack.hpp"
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
+#include "comm/wire.hpp"
 #include "core/instantiate.hpp"
 #include "matrix/pooled.hpp"
 #include "memory/workspace.hpp"
@@ -39,7 +40,10 @@ DistMatrix<T> align_k(const DistMatrix<T>& M, int km, const Layout& S, int ks) {
   std::optional<DistMatrix<T>> out;
   prologue(M.mesh().comm(),
            [&] { out.emplace(matrix::pooled<T>(M.mesh(), L, memory::Slot::Realigned)); });
-  redistribute(M, *out);
+  {
+    const comm::OperandMoves operand;  // M is A or B: it may travel in a 16-bit wire format
+    redistribute(M, *out);
+  }
   return std::move(*out);
 }
 

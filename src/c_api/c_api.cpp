@@ -81,6 +81,7 @@ void shardmm_options_init(shardmm_options* o) {
   o->grid_m = d.grid_m, o->grid_n = d.grid_n, o->grid_k = d.grid_k;
   o->memory_limit = d.memory_limit;
   o->trace = nullptr;
+  o->wire = SHARDMM_WIRE_F32;
 }
 
 int shardmm_mesh_create(MPI_Comm comm, const char* shape, shardmm_mesh* mesh) {

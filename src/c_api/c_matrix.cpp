@@ -73,6 +73,7 @@ Options to_options(const shardmm_options* o) {
   r.memory_limit = o->memory_limit;
   r.allow_fast = o->allow_fast != 0;
   r.trace = o->trace ? o->trace : "";
+  r.wire = pick<Wire>(o->wire, {Wire::F32, Wire::BF16, Wire::F16}, "wire");
   return r;
 }
 

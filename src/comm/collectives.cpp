@@ -8,10 +8,16 @@
 #include "comm/mpi_check.hpp"
 #include "comm/traffic.hpp"
 #include "comm/wait.hpp"
+#include "comm/wire.hpp"
 #include "core/instantiate.hpp"
 #include "memory/workspace.hpp"
 
 namespace shardmm::comm {
+
+void Requests::land() {
+  for (auto& f : landing) f();
+  landing.clear();
+}
 
 void Requests::wait() {
   if (empty()) return;
@@ -21,6 +27,7 @@ void Requests::wait() {
   wait_all(reqs);  // spinning or sleeping (comm/wait.hpp)
   reqs.clear();
   if (!flights.empty()) trace::landed(flights);
+  land();
 }
 
 bool Requests::test() {
@@ -31,6 +38,7 @@ bool Requests::test() {
   if (done) reqs.clear();
   if (!relayed || !done) return false;
   if (!flights.empty()) trace::landed(flights);
+  land();
   return true;
 }
 
@@ -58,12 +66,50 @@ void in_pieces(std::int64_t count, F&& post) {
   for (std::int64_t off = 0; off < count; off += limit)
     post(off, static_cast<int>(std::min(limit, count - off)));
 }
+
+// The 16-bit wire applies to this transfer: f32 data under a WireScope of bf16 or f16.
+template <class T>
+bool on_wire() {
+  if constexpr (std::is_same_v<T, float>) return wire() != Wire::F32;
+  else return false;
+}
+
+// A receiver's view of its float buffer while the 16-bit patterns arrive in its first half.
+std::uint16_t* as_bits(float* buf) { return reinterpret_cast<std::uint16_t*>(buf); }
+
+// Sends `count` floats as their 16-bit patterns: `post` gets the staging buffer, which `out`
+// keeps until the transfer has landed.
+template <class F>
+void send_narrowed(const float* buf, std::int64_t count, Requests& out, F&& post) {
+  const Wire w = wire();
+  auto staged = std::make_shared<Staging>(count);
+  narrow(w, buf, staged->data(), count);
+  post(staged->data());
+  out.landing.emplace_back([staged] {});  // holds the staging buffer until then
+}
+
+// Receives `count` floats as 16-bit patterns into the buffer's first half (`post`), widened
+// in place once they have landed.
+template <class F>
+void receive_narrowed(float* buf, std::int64_t count, Requests& out, F&& post) {
+  const Wire w = wire();
+  post(as_bits(buf));
+  out.landing.emplace_back([w, buf, count] { widen_in_place(w, buf, count); });
+}
 }  // namespace
 
 template <class T>
 void ibcast(T* buf, std::int64_t count, int root, MPI_Comm comm, Requests& out) {
   const int P = comm_size(comm);
   if (P == 1 || count == 0) return;
+  if constexpr (std::is_same_v<T, float>) {
+    if (on_wire<T>()) {
+      auto post = [&](std::uint16_t* bits) { ibcast(bits, count, root, comm, out); };
+      if (comm_rank(comm) == root) send_narrowed(buf, count, out, post);
+      else receive_narrowed(buf, count, out, post);
+      return;
+    }
+  }
   trace::Span span("ibcast", trace::Cat::Comm);
   const std::int64_t b = bytes(count, sizeof(T));
   if (comm_rank(comm) == root) tally(span, b * (P - 1), 0, P - 1);
@@ -85,6 +131,12 @@ void ibcast(T* buf, std::int64_t count, int root, MPI_Comm comm, Requests& out) 
 template <class T>
 void isend(const T* buf, std::int64_t count, int peer, int tag, MPI_Comm comm, Requests& out) {
   if (count == 0) return;
+  if constexpr (std::is_same_v<T, float>) {
+    if (on_wire<T>())
+      return send_narrowed(buf, count, out, [&](const std::uint16_t* bits) {
+        isend(bits, count, peer, tag, comm, out);
+      });
+  }
   trace::Span span("isend", trace::Cat::Comm);
   tally(span, bytes(count, sizeof(T)), 0, 1);
   describe(span, comm, "peer", peer);
@@ -99,6 +151,11 @@ void isend(const T* buf, std::int64_t count, int peer, int tag, MPI_Comm comm, R
 template <class T>
 void irecv(T* buf, std::int64_t count, int peer, int tag, MPI_Comm comm, Requests& out) {
   if (count == 0) return;
+  if constexpr (std::is_same_v<T, float>) {
+    if (on_wire<T>())
+      return receive_narrowed(
+          buf, count, out, [&](std::uint16_t* bits) { irecv(bits, count, peer, tag, comm, out); });
+  }
   trace::Span span("irecv", trace::Cat::Comm);
   tally(span, 0, bytes(count, sizeof(T)), 0);
   describe(span, comm, "peer", peer);
@@ -110,11 +167,32 @@ void irecv(T* buf, std::int64_t count, int peer, int tag, MPI_Comm comm, Request
   });
 }
 
+namespace {
+// allgatherv of floats as 16-bit patterns: the own piece is rounded into a staging buffer laid
+// out like `recv`, the pieces are gathered there, and the others' are widened into `recv` (the
+// own piece stays as it was).
+void allgatherv_narrowed(float* recv, const std::vector<std::int64_t>& counts,
+                         const std::vector<std::int64_t>& displs, MPI_Comm comm) {
+  const int P = comm_size(comm), me = comm_rank(comm);
+  std::int64_t end = 0;
+  for (int r = 0; r < P; ++r) end = std::max(end, displs[r] + counts[r]);
+  const Wire w = wire();
+  Staging staged(end);
+  narrow(w, recv + displs[me], staged.data() + displs[me], counts[me]);
+  allgatherv(staged.data(), counts, displs, comm);
+  for (int r = 0; r < P; ++r)
+    if (r != me) widen(w, staged.data() + displs[r], recv + displs[r], counts[r]);
+}
+}  // namespace
+
 template <class T>
 void allgatherv(T* recv, const std::vector<std::int64_t>& counts,
                 const std::vector<std::int64_t>& displs, MPI_Comm comm) {
   const int P = comm_size(comm), me = comm_rank(comm);
   if (P == 1) return;
+  if constexpr (std::is_same_v<T, float>) {
+    if (on_wire<T>()) return allgatherv_narrowed(recv, counts, displs, comm);
+  }
   const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
   trace::Span span("allgatherv", trace::Cat::Comm);
   tally(span, bytes(counts[me], sizeof(T)) * (P - 1), bytes(total - counts[me], sizeof(T)),
@@ -184,6 +262,7 @@ void reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& cou
   }
   trace::Span span("reduce_scatter", trace::Cat::Comm);  // bytes: in its isend/irecv spans
   describe(span, comm);
+  const WireScope sums(Wire::F32);                // partial sums travel as stored
   ring_reduce_scatter(send, recv, counts, comm);  // isend/irecv count and split the messages
 }
 
@@ -197,6 +276,31 @@ void bcast_string(MPI_Comm comm, std::string& s, int root) {
   SHARDMM_MPI(MPI_Bcast(s.data(), static_cast<int>(len), MPI_CHAR, root, comm));
 }
 
+namespace {
+// MPI has no 16-bit floating-point type: the sum of two bf16 or f16 vectors, in f32, rounded.
+template <class H>
+// NOLINTNEXTLINE(readability-non-const-parameter): MPI_User_function's signature
+void half_sum(void* in, void* inout, int* len, MPI_Datatype* /*type*/) {
+  const auto* a = static_cast<const H*>(in);
+  auto* b = static_cast<H*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = H(float(a[i]) + float(b[i]));
+}
+
+template <class T>
+MPI_Op sum_op() {
+  if constexpr (is_half_v<T>) {
+    static const MPI_Op op = [] {
+      MPI_Op made = MPI_OP_NULL;
+      SHARDMM_MPI(MPI_Op_create(&half_sum<T>, 1, &made));
+      return made;
+    }();
+    return op;
+  } else {
+    return MPI_SUM;
+  }
+}
+}  // namespace
+
 template <class T>
 void allreduce_sum(T* buf, std::int64_t count, MPI_Comm comm) {
   const int P = comm_size(comm);
@@ -209,7 +313,7 @@ void allreduce_sum(T* buf, std::int64_t count, MPI_Comm comm) {
   if (span.seen())
     span.blocked("MPI_Allreduce", "sum of " + std::to_string(bytes(count, sizeof(T))) + " B", comm);
   in_pieces(count, [&](std::int64_t off, int n) {
-    SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, buf + off, n, mpi_type<T>(), MPI_SUM, comm));
+    SHARDMM_MPI(MPI_Allreduce(MPI_IN_PLACE, buf + off, n, mpi_type<T>(), sum_op<T>(), comm));
   });
 }
 
@@ -222,6 +326,15 @@ void allreduce_sum(T* buf, std::int64_t count, MPI_Comm comm) {
   template void reduce_scatter<T>(const T*, T*, const std::vector<std::int64_t>&, MPI_Comm); \
   template void allreduce_sum<T>(T*, std::int64_t, MPI_Comm);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
+SHARDMM_FOR_EACH_HALF(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
+
+// The 16-bit patterns of the f32 wire (movement only).
+template void ibcast<std::uint16_t>(std::uint16_t*, std::int64_t, int, MPI_Comm, Requests&);
+template void isend<std::uint16_t>(const std::uint16_t*, std::int64_t, int, int, MPI_Comm,
+                                   Requests&);
+template void irecv<std::uint16_t>(std::uint16_t*, std::int64_t, int, int, MPI_Comm, Requests&);
+template void allgatherv<std::uint16_t>(std::uint16_t*, const std::vector<std::int64_t>&,
+                                        const std::vector<std::int64_t>&, MPI_Comm);
 
 }  // namespace shardmm::comm

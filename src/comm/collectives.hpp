@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -39,9 +40,15 @@ class Requests {
   std::vector<MPI_Request> reqs;
   std::vector<trace::Flight> flights;
   std::vector<Relay> relays;
+  /// Run once everything has arrived, in order (a 16-bit wire's widening of what arrived and
+  /// the release of its staging buffers, comm/wire.hpp).
+  std::vector<std::function<void()>> landing;
   void wait();
   bool test();  ///< drives progress; true when all are complete
-  [[nodiscard]] bool empty() const { return reqs.empty() && relays.empty(); }
+  [[nodiscard]] bool empty() const { return reqs.empty() && relays.empty() && landing.empty(); }
+
+ private:
+  void land();
 };
 
 /// test() on every one of them (each makes progress); true when all are complete.
@@ -55,6 +62,10 @@ void tally(trace::Span& span, std::int64_t sent, std::int64_t received, std::int
 /// When recording: the span's communicator (its members' world ranks) and `role` ("root",
 /// "peer") as a world rank.
 void describe(trace::Span& span, MPI_Comm comm, const char* role = nullptr, int rank = -1);
+
+/// Under a 16-bit wire (comm/wire.hpp) the f32 instantiations of ibcast, isend, irecv and
+/// allgatherv move 16-bit patterns; a receiver's buffer holds floats once the operation has
+/// landed (Requests::wait, or test() returning true).
 
 /// Broadcast `count` elements from `root` of `comm` (non-blocking, appended to `out`). On 3 or
 /// more ranks a message of at least two chunks (bcast_chunk_bytes()) goes down a pipelined chain
@@ -99,7 +110,7 @@ void reserve_reduce_scatter(std::int64_t widest) {
 /// Collective: `s` of rank `root` on every rank (messages and paths: far below INT_MAX).
 void bcast_string(MPI_Comm comm, std::string& s, int root);
 
-/// In-place sum all-reduce.
+/// In-place sum all-reduce (16-bit types: summed in f32, rounded once per combination).
 template <class T>
 void allreduce_sum(T* buf, std::int64_t count, MPI_Comm comm);
 

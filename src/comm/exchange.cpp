@@ -14,6 +14,7 @@
 #include "comm/tags.hpp"
 #include "comm/traffic.hpp"
 #include "comm/wait.hpp"
+#include "comm/wire.hpp"
 #include "core/instantiate.hpp"
 
 namespace shardmm::comm {
@@ -78,11 +79,45 @@ void exchange_split(MPI_Comm comm, const T* send, const std::vector<std::int64_t
 
 }  // namespace
 
+namespace {
+std::int64_t extent(const std::vector<std::int64_t>& counts,
+                    const std::vector<std::int64_t>& displs) {
+  std::int64_t end = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r)
+    if (counts[r] > 0) end = std::max(end, displs[r] + counts[r]);
+  return end;
+}
+
+// alltoallv of floats under a 16-bit wire (comm/wire.hpp): the segments to others are rounded
+// into a staging buffer laid out like `send`, exchanged as 16-bit patterns into one laid out
+// like `recv`, and the others' segments widened into `recv` (the own one is copied as is).
+void alltoallv_narrowed(MPI_Comm comm, const float* send, const std::vector<std::int64_t>& sc,
+                        const std::vector<std::int64_t>& sd, float* recv,
+                        const std::vector<std::int64_t>& rc, const std::vector<std::int64_t>& rd) {
+  const int P = comm_size(comm), me = comm_rank(comm);
+  const Wire w = wire();
+  Staging out(extent(sc, sd)), in(extent(rc, rd));
+  for (int r = 0; r < P; ++r)
+    if (r != me) narrow(w, send + sd[r], out.data() + sd[r], sc[r]);
+  std::vector<std::int64_t> sc2 = sc, rc2 = rc;
+  sc2[me] = rc2[me] = 0;  // the own segment is not rounded
+  alltoallv(comm, static_cast<const std::uint16_t*>(out.data()), sc2, sd, in.data(), rc2, rd);
+  for (int r = 0; r < P; ++r)
+    if (r != me) widen(w, in.data() + rd[r], recv + rd[r], rc[r]);
+  std::copy_n(send + sd[me], sc[me], recv + rd[me]);
+}
+}  // namespace
+
 template <class T>
 void alltoallv(MPI_Comm comm, const T* send, const std::vector<std::int64_t>& send_counts,
                const std::vector<std::int64_t>& send_displs, T* recv,
                const std::vector<std::int64_t>& recv_counts,
                const std::vector<std::int64_t>& recv_displs) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (wire() != Wire::F32)
+      return alltoallv_narrowed(comm, send, send_counts, send_displs, recv, recv_counts,
+                                recv_displs);
+  }
   const auto& sc = send_counts;
   const auto& sd = send_displs;
   const auto& rc = recv_counts;
@@ -131,6 +166,8 @@ std::int64_t pointwise_exchanges() { return g_pointwise; }
                              const std::vector<std::int64_t>&, T*,                 \
                              const std::vector<std::int64_t>&, const std::vector<std::int64_t>&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
+SHARDMM_FOR_EACH_HALF(SHARDMM_INSTANTIATE)
+SHARDMM_INSTANTIATE(std::uint16_t)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::comm

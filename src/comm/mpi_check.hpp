@@ -46,6 +46,18 @@ inline MPI_Datatype mpi_type<std::int64_t>() {
   return MPI_INT64_T;
 }
 template <>
+inline MPI_Datatype mpi_type<std::uint16_t>() {
+  return MPI_UINT16_T;
+}
+template <>
+inline MPI_Datatype mpi_type<bf16>() {  // moved as bits; sums go through comm's own operation
+  return MPI_UINT16_T;
+}
+template <>
+inline MPI_Datatype mpi_type<f16>() {
+  return MPI_UINT16_T;
+}
+template <>
 inline MPI_Datatype mpi_type<int>() {
   return MPI_INT;
 }

@@ -10,6 +10,15 @@
 
 #include <complex>
 
+#include "shardmm/half.hpp"
+
+// The 16-bit storage types, instantiated where values are stored, moved and read or written
+// (DistMatrix, redistribution, communication, files) and by gemm's front end (which widens
+// them to f32 for the algorithms): SHARDMM_FOR_EACH_HALF(M).
+#define SHARDMM_FOR_EACH_HALF(M) \
+  M(::shardmm::bf16)             \
+  M(::shardmm::f16)
+
 #ifdef SHARDMM_LINT
 #define SHARDMM_FOR_EACH_SCALAR(M) \
   M(double)                        \

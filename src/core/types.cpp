@@ -37,6 +37,8 @@ std::string to_string(Dtype dtype) {
     case Dtype::F64: return "f64";
     case Dtype::C64: return "c64";
     case Dtype::C128: return "c128";
+    case Dtype::F16: return "f16";
+    case Dtype::BF16: return "bf16";
   }
   return "?";
 }
@@ -47,11 +49,16 @@ Dtype parse_dtype(std::string_view text) {
   if (t == "f64" || t == "float64" || t == "d") return Dtype::F64;
   if (t == "c64" || t == "complex64" || t == "c") return Dtype::C64;
   if (t == "c128" || t == "complex128" || t == "z") return Dtype::C128;
-  throw InvalidArgument("unknown dtype '" + std::string(text) + "' (use f32, f64, c64 or c128)");
+  if (t == "f16" || t == "float16" || t == "h") return Dtype::F16;
+  if (t == "bf16" || t == "bfloat16") return Dtype::BF16;
+  throw InvalidArgument("unknown dtype '" + std::string(text) +
+                        "' (use f32, f64, c64, c128, f16 or bf16)");
 }
 
 std::size_t dtype_size(Dtype dtype) {
   switch (dtype) {
+    case Dtype::F16:
+    case Dtype::BF16: return 2;
     case Dtype::F32: return 4;
     case Dtype::F64:
     case Dtype::C64: return 8;
@@ -81,6 +88,23 @@ Algorithm parse_algorithm(std::string_view text) {
     if (to_string(a) == t) return a;
   throw InvalidArgument("unknown algorithm '" + std::string(text) +
                         "' (auto, local, summa, cannon, ring, sharded, 25d, strassen)");
+}
+
+std::string to_string(Wire w) {
+  switch (w) {
+    case Wire::F32: return "f32";
+    case Wire::BF16: return "bf16";
+    case Wire::F16: return "f16";
+  }
+  return "?";
+}
+
+Wire parse_wire(std::string_view text) {
+  const std::string t = lower(text);
+  if (t == "f32" || t == "none") return Wire::F32;
+  if (t == "bf16") return Wire::BF16;
+  if (t == "f16") return Wire::F16;
+  throw InvalidArgument("unknown wire format '" + std::string(text) + "' (use f32, bf16 or f16)");
 }
 
 }  // namespace shardmm

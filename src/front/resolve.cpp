@@ -326,6 +326,7 @@ algo::Problem remeshed(const algo::Problem& p, const MeshShape& shape) {
   template algo::Problem validate<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&, \
                                      const Layout&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
+SHARDMM_FOR_EACH_HALF(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::front

@@ -220,8 +220,18 @@ NpyHeader read_npy_header(const std::string& path, MPI_Comm comm) {
   return NpyHeader{static_cast<Dtype>(f[0]), f[1], f[2], f[3] != 0, f[4], static_cast<int>(f[5])};
 }
 
+// NumPy has no bfloat16: bf16 matrices go to raw files (the same on every rank).
+template <Scalar T>
+void check_npy_dtype(const char* what) {
+  if constexpr (std::is_same_v<T, bf16>)
+    throw NotSupported(std::string(what) +
+                       ": NumPy has no bfloat16 dtype; use read_raw / write_raw for bf16 (raw "
+                       "16-bit patterns, as numpy.uint16 holds them) or f16 ('<f2')");
+}
+
 template <Scalar T>
 void read_npy(const std::string& path, DistMatrix<T>& dst) {
+  check_npy_dtype<T>("read_npy");
   if (!dst.mesh().active()) return;
   trace::Call call(dst.mesh().comm(), "read");
   if (call.span()) call.span().text("path", path).text("format", "npy");
@@ -240,6 +250,7 @@ void read_npy(const std::string& path, DistMatrix<T>& dst) {
 
 template <Scalar T>
 void write_npy(const std::string& path, const DistMatrix<T>& src, bool fortran_order) {
+  check_npy_dtype<T>("write_npy");
   check_writable(src, "write_npy");
   if (!src.mesh().active()) return;
   trace::Call call(src.mesh().comm(), "write");
@@ -281,6 +292,8 @@ SHARDMM_IO_INSTANTIATE(float)
 SHARDMM_IO_INSTANTIATE(double)
 SHARDMM_IO_INSTANTIATE(std::complex<float>)
 SHARDMM_IO_INSTANTIATE(std::complex<double>)
+SHARDMM_IO_INSTANTIATE(f16)
+SHARDMM_IO_INSTANTIATE(bf16)
 #undef SHARDMM_IO_INSTANTIATE
 
 }  // namespace shardmm

@@ -40,9 +40,11 @@ std::uint32_t read_le(std::string_view bytes, std::size_t n) {
 Dtype dtype_from_descr(const std::string& descr) {
   const std::string code = descr.empty() ? "" : descr.substr(1);
   std::optional<Dtype> d;
-  for (Dtype t : {Dtype::F32, Dtype::F64, Dtype::C64, Dtype::C128})
+  for (Dtype t : {Dtype::F32, Dtype::F64, Dtype::C64, Dtype::C128, Dtype::F16})
     if (npy_descr(t).substr(1) == code) d = t;
-  if (!d) fail("unsupported dtype '" + descr + "' (shardmm reads '<f4', '<f8', '<c8' and '<c16')");
+  if (!d)
+    fail("unsupported dtype '" + descr +
+         "' (shardmm reads '<f4', '<f8', '<c8', '<c16' and '<f2'; bf16 lives in raw files)");
   switch (descr[0]) {
     case '<':
     case '=': return *d;  // '=' is native, and the host is little-endian
@@ -193,6 +195,8 @@ std::string npy_descr(Dtype dtype) {
     case Dtype::F64: return "<f8";
     case Dtype::C64: return "<c8";
     case Dtype::C128: return "<c16";
+    case Dtype::F16: return "<f2";
+    case Dtype::BF16: return "bf16 (no .npy dtype)";  // NumPy has no bfloat16
   }
   return "?";
 }

@@ -197,14 +197,23 @@ T DistMatrix<T>::at(index_t i, index_t j) const {
   T mine(0);
   if (contributes(layout_, c) && layout_.owns(c, i, j))
     mine = local(layout_.row_map().to_local(i), layout_.col_map().to_local(j));
-  T sum(0);
-  SHARDMM_MPI(MPI_Allreduce(&mine, &sum, 1, comm::mpi_type<T>(), MPI_SUM, mesh_.comm()));
-  return sum;
+  if constexpr (is_half_v<T>) {  // MPI has no 16-bit float: sum in f32, round once
+    const float wide = mine;
+    float sum = 0;
+    SHARDMM_MPI(MPI_Allreduce(&wide, &sum, 1, MPI_FLOAT, MPI_SUM, mesh_.comm()));
+    return T(sum);
+  } else {
+    T sum(0);
+    SHARDMM_MPI(MPI_Allreduce(&mine, &sum, 1, comm::mpi_type<T>(), MPI_SUM, mesh_.comm()));
+    return sum;
+  }
 }
 
 template class DistMatrix<float>;
 template class DistMatrix<double>;
 template class DistMatrix<std::complex<float>>;
 template class DistMatrix<std::complex<double>>;
+template class DistMatrix<bf16>;
+template class DistMatrix<f16>;
 
 }  // namespace shardmm

@@ -20,6 +20,7 @@
 #include "comm/exchange.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/traffic.hpp"
+#include "comm/wire.hpp"
 #include "core/instantiate.hpp"
 #include "matrix/redistribute_detail.hpp"
 #include "memory/workspace.hpp"
@@ -198,6 +199,10 @@ RedistStats redistribute(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, 
     return stats;
   }
   join_group(src, m);
+  // Values move as stored, except operands inside gemm under a 16-bit wire (comm/wire.hpp).
+  // Partial sums (an unreduced source) always move as stored.
+  const bool narrowed = comm::OperandMoves::open() && src.layout().unreduced_axes().empty();
+  const comm::WireScope values(narrowed ? comm::wire() : Wire::F32);
   const comm::Traffic before = comm::traffic();
   stats.elements_copied_locally = run(m);
   const comm::Traffic moved = comm::traffic() - before;
@@ -232,6 +237,7 @@ DistMatrix<T> redistribute(const DistMatrix<T>& src, const Layout& layout, Redis
   template RedistStats redistribute<T>(const DistMatrix<T>&, DistMatrix<T>&, T, T); \
   template DistMatrix<T> redistribute<T>(const DistMatrix<T>&, const Layout&, RedistStats*);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
+SHARDMM_FOR_EACH_HALF(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm

@@ -133,6 +133,7 @@ std::int64_t permute(const Move<T>& m) {
   template std::int64_t all_gather<T>(const Move<T>&); \
   template std::int64_t permute<T>(const Move<T>&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
+SHARDMM_FOR_EACH_HALF(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::matrix::detail

@@ -64,6 +64,7 @@ std::int64_t all_reduce(const Move<T>& m) {
   template std::int64_t reduce_scatter<T>(const Move<T>&); \
   template std::int64_t all_reduce<T>(const Move<T>&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
+SHARDMM_FOR_EACH_HALF(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::matrix::detail

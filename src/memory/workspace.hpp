@@ -18,7 +18,8 @@ namespace shardmm::memory {
 /// its steps; StagedA0/A1/B0/B1/C0/C1: operands or results an algorithm stages in layouts of
 /// its own (two per operand: a staged one can be staged again); Pieces: an all-gather's
 /// receive buffer; Stream/StreamIn/StreamOut0/1: an operand streamed alongside a swap, its
-/// assembled chunk, one incoming and two outgoing pieces.
+/// assembled chunk, one incoming and two outgoing pieces; WideA/B/C: a 16-bit product's
+/// operands widened to f32 for the f32 product (front/gemm_half.cpp).
 enum class Slot : int {
   Panel0,
   Panel1,
@@ -44,6 +45,9 @@ enum class Slot : int {
   StreamIn,
   StreamOut0,
   StreamOut1,
+  WideA,
+  WideB,
+  WideC,
   Count
 };
 

@@ -61,6 +61,10 @@ void product_dims(Op opA, const MatrixFile& A, Op opB, const MatrixFile& B, OocP
   if (A.dtype != B.dtype)
     throw InvalidArgument("A is " + to_string(A.dtype) + " but B is " + to_string(B.dtype) +
                           "; both operands must have the same dtype");
+  if (A.dtype == Dtype::F16 || A.dtype == Dtype::BF16)
+    throw NotSupported("products from files in " + to_string(A.dtype) +
+                       " are not supported yet: read the files (read_npy / read_raw) and call "
+                       "gemm, or convert them to f32");
   p.m = opA == Op::N ? A.rows : A.cols;
   p.k = opA == Op::N ? A.cols : A.rows;
   const index_t kb = opB == Op::N ? B.rows : B.cols;
@@ -86,6 +90,8 @@ void run_typed(const ooc::Job& job, FileGemmReport& rep, bool stream) {
     case Dtype::F64: return run_as<double>(job, rep, stream);
     case Dtype::C64: return run_as<std::complex<float>>(job, rep, stream);
     case Dtype::C128: return run_as<std::complex<double>>(job, rep, stream);
+    case Dtype::F16:
+    case Dtype::BF16: break;  // refused by product_dims
   }
 }
 

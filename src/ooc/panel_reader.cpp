@@ -271,6 +271,8 @@ MPI_Datatype mpi_element(Dtype d) {
     case Dtype::F64: return MPI_DOUBLE;
     case Dtype::C64: return MPI_C_FLOAT_COMPLEX;
     case Dtype::C128: return MPI_C_DOUBLE_COMPLEX;
+    case Dtype::F16:
+    case Dtype::BF16: return MPI_UINT16_T;
   }
   return MPI_BYTE;
 }

@@ -118,6 +118,8 @@ TEST(CliBench, EveryOption) {
                                     "--ring-axis",
                                     "y",
                                     "--bidirectional",
+                                    "--wire",
+                                    "bf16",
                                     "--memory-limit",
                                     "512M",
                                     "--progress",
@@ -144,6 +146,7 @@ TEST(CliBench, EveryOption) {
   EXPECT_EQ(b.panel, 128);
   EXPECT_EQ(b.ring_axis, "y");
   EXPECT_TRUE(b.bidirectional);
+  EXPECT_EQ(b.wire, "bf16");
   EXPECT_EQ(b.memory_limit, "512M");
   EXPECT_TRUE(b.progress);
   EXPECT_TRUE(b.quiet);

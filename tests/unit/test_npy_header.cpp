@@ -44,8 +44,11 @@ void expect_io_error(const std::string& bytes, const std::string& part) {
   }
 }
 
-const std::vector<std::pair<std::string, Dtype>> kDtypes = {
-    {"<f4", Dtype::F32}, {"<f8", Dtype::F64}, {"<c8", Dtype::C64}, {"<c16", Dtype::C128}};
+const std::vector<std::pair<std::string, Dtype>> kDtypes = {{"<f4", Dtype::F32},
+                                                            {"<f8", Dtype::F64},
+                                                            {"<c8", Dtype::C64},
+                                                            {"<c16", Dtype::C128},
+                                                            {"<f2", Dtype::F16}};
 
 TEST(NpyHeader, EveryVersionDtypeAndOrder) {
   for (int version : {1, 2, 3})
@@ -159,7 +162,7 @@ TEST(NpyHeader, BadPreamble) {
 TEST(NpyHeader, UnsupportedDtypes) {
   expect_io_error(npy(1, dict("<i4", false, "(3, 4)")), "unsupported dtype '<i4'");
   expect_io_error(npy(1, dict("|O", false, "(3, 4)")), "unsupported dtype '|O'");
-  expect_io_error(npy(1, dict("<f2", false, "(3, 4)")), "unsupported dtype '<f2'");
+  expect_io_error(npy(1, dict("<u2", false, "(3, 4)")), "unsupported dtype '<u2'");
   expect_io_error(npy(1, dict("", false, "(3, 4)")), "unsupported dtype ''");
   expect_io_error(npy(1, dict(">f8", false, "(3, 4)")), "big-endian data is not supported");
   expect_io_error(npy(3, dict(">c16", true, "(3, 4)")), "big-endian data is not supported");

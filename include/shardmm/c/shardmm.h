@@ -80,6 +80,15 @@ typedef enum shardmm_ring_form {
   SHARDMM_RING_FORM_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
 } shardmm_ring_form;
 
+/* The format f32 operands travel in between ranks (shardmm::Wire): as stored, or rounded to
+ * bfloat16 / IEEE half (half the bytes; error bound in docs/ALGORITHMS.md). */
+typedef enum shardmm_wire {
+  SHARDMM_WIRE_F32 = 0,
+  SHARDMM_WIRE_BF16 = 1,
+  SHARDMM_WIRE_F16 = 2,
+  SHARDMM_WIRE_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
+} shardmm_wire;
+
 /* Options of shardmm_gemm / shardmm_plan; shardmm_options_init sets the defaults (those of the
  * C++ shardmm::Options). */
 typedef struct shardmm_options {
@@ -97,6 +106,7 @@ typedef struct shardmm_options {
   int allow_fast;             /* AUTO may pick Strassen (default 0: classical only) */
   const char *trace; /* trace this call into this file (Chrome trace-event JSON, for Perfetto;
                         docs/PROFILING.md); NULL: the file SHARDMM_TRACE names, if any */
+  shardmm_wire wire; /* f32 products: the operands' format between ranks (default F32) */
 } shardmm_options;
 
 /* What one shardmm_gemm did on this rank. */
