@@ -53,7 +53,9 @@ struct Options {
   /// of the rank's A + B + C, else 256 if its buffers fit in a quarter, else 128; panels cut
   /// at the operands' k-block boundaries). Also, at p = 2, the chunk in which the ring swaps:
   /// the AllGather forms' k-chunk (0: 4, 2 or 1 x 384, else 256) and the ReduceScatter form's
-  /// chunk of C's split dimension (0: 4, 2 or 1 x 384). See src/core/blocking.hpp.
+  /// chunk of C's split dimension (0: 4, 2 or 1 x 384). SUMMA A/B-stationary: the columns
+  /// (rows) of C per owner that one chunk of the moving operand streams (0: the widest whose
+  /// buffers fit in half of the rank's A + B + C, at least 32). See src/core/blocking.hpp.
   std::int64_t panel = 0;
   /// Block size of the layouts an algorithm redistributes into (0: block layouts).
   std::int64_t block = 0;

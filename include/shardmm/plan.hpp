@@ -110,6 +110,9 @@ struct PlanRequest {
   bool allow_fast = false;
   /// Strassen's crossover (Options::fast_crossover); 0 = profile.strassen_crossover.
   std::int64_t fast_crossover = 0;
+  /// Options::panel: SUMMA A/B-stationary's chunk of C's columns (rows) per owner; 0 = the
+  /// algorithm's own rule (blocking::stationary_chunk_width).
+  std::int64_t panel = 0;
   /// The sharding rules' plan for the caller's layouts, as gemm prices it (words < 0: none,
   /// and no sharded candidate): elements the busiest rank receives (of them `streamed` while
   /// the product runs), its messages, its flops in real arithmetic (2 m' n' k', duplicated work

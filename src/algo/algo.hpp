@@ -69,7 +69,10 @@ struct Setup {
   std::string ring_axis;
   bool ring_stream = false;  // p = 2 AllGather form: the other operand's k split streamed
   Stationary stationary = Stationary::C;  // SUMMA variant
-  int pm = 1, pn = 1, pk = 1;             // 2.5D grid
+  // SUMMA A/B-stationary: how many of each owner's local columns (A stays) or rows (B stays)
+  // of C one chunk of the moving operand streams (blocking::stationary_chunk_width).
+  index_t chunk = 0;
+  int pm = 1, pn = 1, pk = 1;  // 2.5D grid
   std::vector<Layout> staged;  // sharding rules: op(A)'s, op(B)'s and the product's layouts
 };
 
@@ -162,6 +165,8 @@ struct Layouts25D {
 Layouts25D gemm25d_layouts(Op opA, Op opB, index_t m, index_t n, index_t k, int pm, int pn, int pk);
 
 Setup summa_setup(const Problem& p, const Options& o);
+/// SUMMA A/B-stationary on setup `s`'s layouts: Setup::chunk (summa_stationary.cpp).
+index_t stationary_chunk(const Problem& p, const Options& o, const Setup& s);
 Setup cannon_setup(const Problem& p, const Options& o);
 Setup ring_setup(const Problem& p, const Options& o);
 Setup sharded_setup(const Problem& p, const Options& o);

@@ -94,11 +94,12 @@ Setup summa_setup(const Problem& p, const Options& o) {
   // The front end resolves Stationary::Auto with the planner (front/resolve.cpp); a setup
   // asked for its layouts alone (Auto) describes the C-stationary variant.
   setup.stationary = o.stationary == Stationary::Auto ? Stationary::C : o.stationary;
+  if (setup.stationary != Stationary::C) setup.chunk = stationary_chunk(p, o, setup);
   setup.detail =
       setup.stationary == Stationary::C ? "C-stationary, panel broadcasts along rows and columns"
       : setup.stationary == Stationary::A
-          ? "A-stationary: B gathered to A's k split, partial C reduce-scattered along rows"
-          : "B-stationary: A gathered to B's k split, partial C reduce-scattered along columns";
+          ? "A-stationary: B streamed to A's k split, partial C reduce-scattered along rows"
+          : "B-stationary: A streamed to B's k split, partial C reduce-scattered along columns";
   return setup;
 }
 

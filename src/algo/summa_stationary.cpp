@@ -1,17 +1,24 @@
 // SUMMA, A- and B-stationary variants (Elemental's SUMMA_NNA / SUMMA_NNB), on the same p x q
 // grid and layouts as the C-stationary SUMMA (summa.cpp).
 //
-// A-stationary (wins when n is small next to m and k):
-//   1. B moves: one redistribution (alltoallv on the mesh) to [K over Q with A's k map, J
-//      replicated], so rank (r, q) holds op(B)[k rows of its A tile, all n columns].
-//   2. D = alpha * op(A_loc) * op(B_loc): an m_loc x n partial sum over the process row.
+// A-stationary (wins when n is small next to m and k), streamed in chunks of C's columns:
+// chunk [b, e) takes local columns [b, e) of op(B) and C on every process column that owns
+// more than b of them (a block-cyclic split of its own: e - b columns on each such owner,
+// from the map's source coordinate on; every chunk takes the same columns on every owner but
+// the one with fewer, whose extent is itself a cut). Per chunk:
+//   1. B's chunk moves: one redistribution (alltoallv on the mesh) to [K over Q with A's k map,
+//      J replicated], so rank (r, q) holds op(B)[k rows of its A tile, the chunk's columns].
+//   2. D = alpha * op(A_loc) * op(B_chunk): an m_loc x chunk partial sum over the process row.
 //   3. A reduce-scatter along the process row (axis_comm(Q); comm::reduce_scatter, a ring of
-//      isend/irecv on workspace buffers): process column c receives the sum of the columns of
-//      D it owns in C's column map; C_loc = that + beta * C_loc.
-//   Words per rank: B's k_q x n slice (less what it held) + (q-1) x its C tile.
-// B-stationary is the mirror image: A moves to [I replicated, K over R with B's k map], the
-// m x n_loc partial is reduce-scattered along the process column onto C's row map.
-// No overlap: the phases depend on each other.
+//      isend/irecv on workspace buffers): process column c receives the sum of its columns of
+//      the chunk and adds it onto C_loc's columns [b, e) (C_loc was scaled by beta first).
+//   Words per rank, summed over the chunks: B's k_q x n slice (less what it held) + (q-1) x
+//   its C tile, as gathered whole; the buffers hold one chunk (Setup::chunk columns per
+//   owner; blocking::stationary_chunk_width keeps them within half of the rank's A + B + C).
+// B-stationary is the mirror image: A's chunks of rows move to [I replicated, K over R with
+// B's k map], the chunk x n_loc partial is reduce-scattered along the process column onto C's
+// rows [b, e).
+// No overlap: each chunk's phases depend on each other.
 #include <algorithm>
 #include <optional>
 
@@ -20,6 +27,7 @@
 #include "blas/blas.hpp"
 #include "comm/collectives.hpp"
 #include "comm/wire.hpp"
+#include "core/blocking.hpp"
 #include "core/instantiate.hpp"
 #include "matrix/pooled.hpp"
 #include "memory/workspace.hpp"
@@ -29,7 +37,7 @@ namespace shardmm::algo {
 namespace {
 
 // The moving operand M redistributed so its k dim follows the stationary operand's k map,
-// into workspace slot Aligned (allocated on every rank before anything moves).
+// into workspace slot Realigned (allocated on every rank before anything moves).
 template <Scalar T>
 DistMatrix<T> align_k(const DistMatrix<T>& M, int km, const Layout& S, int ks) {
   ShardingSpec spec;
@@ -47,15 +55,15 @@ DistMatrix<T> align_k(const DistMatrix<T>& M, int km, const Layout& S, int ks) {
   return std::move(*out);
 }
 
-// Elements of D (rows x cols) each coordinate along `dim` of C's map owns.
+// Elements of D (rows x cols) each coordinate along `dim` of the chunk's map owns.
 std::vector<std::int64_t> owner_counts(index_t rows, index_t cols, const DimMap& map, int dim) {
   std::vector<std::int64_t> counts(static_cast<std::size_t>(map.nprocs));
   for (int c = 0; c < map.nprocs; ++c) counts[c] = map.local_extent(c) * (dim == 1 ? rows : cols);
   return counts;
 }
 
-// Packs D (rows x cols, ld = rows) by destination coordinate along `dim` of C's map into
-// `out`: the pieces come out in destination order, each in C's local column-major order.
+// Packs D (rows x cols, ld = rows) by destination coordinate along `dim` of the chunk's map
+// into `out`: the pieces come out in destination order, each in C's local column-major order.
 template <Scalar T>
 void pack_by_owner(const T* D, index_t rows, index_t cols, const DimMap& map, int dim, T* out) {
   for (int c = 0; c < map.nprocs; ++c) {
@@ -65,49 +73,146 @@ void pack_by_owner(const T* D, index_t rows, index_t cols, const DimMap& map, in
   }
 }
 
-}  // namespace
+// Local indices [begin, begin + width) along the streamed dimension on the first `owners`
+// coordinates from the map's source (the others own none of the chunk).
+struct StreamChunk {
+  index_t begin = 0, width = 0;
+  int owners = 0;
+};
 
+// The chunks of `map` (regular block-cyclic) at `w` per owner: cut at multiples of w and at
+// every owner's extent, so each chunk is the same width on each owner it touches; largest
+// first (the pool's slots reach their size on the first chunk). Empty when the owners'
+// extents do not fall from the source coordinate on (an irregular map): stream it whole.
+std::vector<StreamChunk> stream_chunks(const DimMap& map, index_t w) {
+  std::vector<index_t> extent(static_cast<std::size_t>(map.nprocs)), cuts{0};
+  for (int d = 0; d < map.nprocs; ++d) extent[d] = map.local_extent((map.src + d) % map.nprocs);
+  if (!std::is_sorted(extent.rbegin(), extent.rend())) return {};
+  for (index_t b = w; b < extent[0]; b += w) cuts.push_back(b);
+  cuts.insert(cuts.end(), extent.begin(), extent.end());
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::vector<StreamChunk> out;
+  for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+    const auto owners =
+        std::count_if(extent.begin(), extent.end(), [&](index_t e) { return e >= cuts[i + 1]; });
+    out.push_back({cuts[i], cuts[i + 1] - cuts[i], static_cast<int>(owners)});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const StreamChunk& a, const StreamChunk& b) {
+    return a.width * a.owners > b.width * b.owners;
+  });
+  return out;
+}
+
+// M's layout with stored dim `sd` cut down to chunk `c`: a block-cyclic split of c.width per
+// owner from the map's source coordinate.
+Layout chunk_layout(const Layout& L, int sd, const StreamChunk& c) {
+  ShardingSpec spec = L.spec();
+  DimSpec& d = spec.dims[sd];
+  d.kind = DimSpec::Kind::BlockCyclic;
+  d.nb = std::max<index_t>(c.width, 1), d.src = L.map(sd).src, d.first = 0;
+  const index_t extent = c.width * c.owners;
+  return Layout(L.mesh(), sd == 0 ? extent : L.rows(), sd == 1 ? extent : L.cols(), spec);
+}
+
+// This rank's tile of M's chunk: a view of M's local tile from local index `begin` along `sd`
+// (read only: redistribute takes its source as const).
 template <Scalar T>
-void summa_stationary_run(const Operands<T>& x, const Setup& setup, Timers& t) {
-  const bool a_stays = setup.stationary == Stationary::A;
-  const Mesh& mesh = x.C.mesh();
-  const DistMatrix<T>& S = a_stays ? x.A : x.B;
-  const int ks = stored_dim(a_stays ? x.opA : x.opB, a_stays ? 1 : 0);
-  const int km = stored_dim(a_stays ? x.opB : x.opA, a_stays ? 0 : 1);
-  const DistMatrix<T> M = t.timed(&Timers::comm, "align", -1,
-                                  [&] { return align_k(a_stays ? x.B : x.A, km, S.layout(), ks); });
+DistMatrix<T> chunk_view(const DistMatrix<T>& M, int sd, const Layout& part, index_t begin) {
+  const Mesh& mesh = M.mesh();
+  const bool mine =
+      mesh.active() && part.local_rows(mesh.coords()) * part.local_cols(mesh.coords()) > 0;
+  T* base = const_cast<T*>(M.data());  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  T* data = mine ? base + begin * (sd == 1 ? M.ld() : 1) : nullptr;
+  return DistMatrix<T>::view(mesh, part, data, M.ld());
+}
 
-  // D = alpha * op(A) * op(B) on the local pieces: m_loc x n (A stays) or m x n_loc (B stays).
-  const DistMatrix<T>& A = a_stays ? x.A : M;
-  const DistMatrix<T>& B = a_stays ? M : x.B;
-  const index_t rows = a_stays ? x.C.local_rows() : x.C.rows();
-  const index_t cols = a_stays ? x.C.cols() : x.C.local_cols();
-  const index_t kl = a_stays ? (x.opA == Op::N ? A.local_cols() : A.local_rows())
-                             : (x.opB == Op::N ? B.local_rows() : B.local_cols());
-  const int dim = a_stays ? 1 : 0;  // the dimension D spans in full
-  const std::vector<std::int64_t> counts = owner_counts(rows, cols, x.C.layout().map(dim), dim);
+// What one run streams: the stationary operand S (its k stored dim ks), the moving one M (k
+// stored dim km, streamed stored dim sd), and C's dimension `dim` the chunks cut.
+template <Scalar T>
+struct StationaryStream {
+  const Operands<T>& x;
+  bool a_stays;
+  const DistMatrix<T>& S;
+  const DistMatrix<T>& M;
+  int ks, km, sd, dim;
+  index_t kl;  // the stationary operand's local k
+};
+
+// One chunk, `part` of M from local index `begin`: align it, multiply, reduce-scatter the
+// partial sums along C's `dim` axes and add this rank's share onto C from `begin` on.
+template <Scalar T>
+void run_chunk(const StationaryStream<T>& s, const Layout& part, index_t begin, std::int64_t step,
+               Timers& t) {
+  const Operands<T>& x = s.x;
+  const Mesh& mesh = x.C.mesh();
+  const DistMatrix<T> view = chunk_view(s.M, s.sd, part, begin);
+  const DistMatrix<T> Mc = t.timed(&Timers::comm, "align", step,
+                                   [&] { return align_k(view, s.km, s.S.layout(), s.ks); });
+  const DistMatrix<T>& A = s.a_stays ? x.A : Mc;
+  const DistMatrix<T>& B = s.a_stays ? Mc : x.B;
+  const DimMap& map = part.map(s.sd);
+  const index_t rows = s.a_stays ? x.C.local_rows() : map.extent;
+  const index_t cols = s.a_stays ? map.extent : x.C.local_cols();
+  const index_t mine_w = part.map(s.sd).local_extent(x.C.layout().dim_coord(s.dim, mesh.coords()));
+  const std::vector<std::int64_t> counts = owner_counts(rows, cols, map, s.dim);
   T *D = nullptr, *send = nullptr, *mine = nullptr;  // partial sums, packed by owner, my block
   prologue(mesh.comm(), [&] {
     D = memory::get<T>(memory::Slot::Partial, rows * cols);
     send = memory::get<T>(memory::Slot::Pack, rows * cols);
-    mine = memory::get<T>(memory::Slot::Unpack, x.C.local_rows() * x.C.local_cols());
-    comm::reserve_reduce_scatter<T>(*std::max_element(counts.begin(), counts.end()));
+    mine = memory::get<T>(memory::Slot::Unpack, *std::max_element(counts.begin(), counts.end()));
   });
-  t.timed(&Timers::gemm, "gemm", -1, [&] {
-    blas::gemm(x.opA, x.opB, rows, cols, kl, x.alpha, A.data(), A.ld(), B.data(), B.ld(), T(0), D,
+  t.timed(&Timers::gemm, "gemm", step, [&] {
+    blas::gemm(x.opA, x.opB, rows, cols, s.kl, x.alpha, A.data(), A.ld(), B.data(), B.ld(), T(0), D,
                std::max<index_t>(rows, 1));
   });
-
-  // Reduce-scatter the partial sums onto C's map along the dimension D spans in full.
-  t.timed(&Timers::comm, "reduce", -1, [&] {
-    pack_by_owner(D, rows, cols, x.C.layout().map(dim), dim, send);
-    const MPI_Comm comm = mesh.axis_comm(axis_names(mesh.shape(), x.C.layout().dim_axes(dim)));
+  t.timed(&Timers::comm, "reduce", step, [&] {
+    pack_by_owner(D, rows, cols, map, s.dim, send);
+    const MPI_Comm comm = mesh.axis_comm(axis_names(mesh.shape(), x.C.layout().dim_axes(s.dim)));
     comm::reduce_scatter(send, mine, counts, comm);
   });
-  t.timed(nullptr, "update", -1, [&] {  // in the trace only: no counter holds this interval
-    blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
-    add_block(mine, x.C.local_rows(), x.C.local_rows(), x.C.local_cols(), x.C.data(), x.C.ld());
+  t.timed(nullptr, "update", step, [&] {  // in the trace only: no counter holds this interval
+    const index_t ld = x.C.ld();
+    if (s.dim == 1) add_block(mine, rows, rows, mine_w, x.C.data() + begin * ld, ld);
+    else add_block(mine, mine_w, mine_w, cols, x.C.data() + begin, ld);
   });
+}
+
+}  // namespace
+
+index_t stationary_chunk(const Problem& p, const Options& o, const Setup& s) {
+  if (o.panel > 0) return o.panel;
+  const DimMap& ka = s.A.map(stored_dim(p.opA, 1));
+  const DimMap& kb = s.B.map(stored_dim(p.opB, 0));
+  const double ml = double(widest(s.C.row_map())), nl = double(widest(s.C.col_map()));
+  const double abc = ml * double(widest(ka)) + double(widest(kb)) * nl + ml * nl;
+  return s.stationary == Stationary::A ? blocking::stationary_chunk_width(
+                                             double(widest(ka)), ml, s.C.col_map().nprocs, nl, abc)
+                                       : blocking::stationary_chunk_width(
+                                             double(widest(kb)), nl, s.C.row_map().nprocs, ml, abc);
+}
+
+template <Scalar T>
+void summa_stationary_run(const Operands<T>& x, const Setup& setup, Timers& t) {
+  const bool a_stays = setup.stationary == Stationary::A;
+  const DistMatrix<T>& S = a_stays ? x.A : x.B;
+  const DistMatrix<T>& M = a_stays ? x.B : x.A;
+  const int ks = stored_dim(a_stays ? x.opA : x.opB, a_stays ? 1 : 0);
+  const int km = stored_dim(a_stays ? x.opB : x.opA, a_stays ? 0 : 1);
+  const index_t kl = a_stays ? (x.opA == Op::N ? S.local_cols() : S.local_rows())
+                             : (x.opB == Op::N ? S.local_rows() : S.local_cols());
+  const StationaryStream<T> s{x, a_stays, S, M, ks, km, 1 - km, a_stays ? 1 : 0, kl};
+  const DimMap& map = M.layout().map(s.sd);
+  const std::vector<StreamChunk> chunks = stream_chunks(map, std::max<index_t>(setup.chunk, 1));
+  index_t width = chunks.empty() ? widest(map) : 0;  // the widest piece a rank receives
+  for (const StreamChunk& c : chunks) width = std::max(width, c.width);
+  const index_t other = a_stays ? widest(x.C.layout().row_map()) : widest(x.C.layout().col_map());
+  prologue(x.C.mesh().comm(), [&] { comm::reserve_reduce_scatter<T>(other * width); });
+  blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
+  if (chunks.empty() && map.extent > 0) return run_chunk(s, M.layout(), 0, -1, t);
+  for (std::size_t i = 0; i < chunks.size(); ++i)
+    run_chunk(s, chunk_layout(M.layout(), s.sd, chunks[i]), chunks[i].begin,
+              static_cast<std::int64_t>(i), t);
 }
 
 #define SHARDMM_INSTANTIATE(T) \

@@ -4,6 +4,8 @@
 // and predicts exactly what a run takes.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 
@@ -79,6 +81,27 @@ inline std::int64_t rs_chunk_width(double other, double kl, double abc_share) {
   for (std::int64_t w : {4 * kKBlock, 2 * kKBlock})
     if (double(w) * (3.0 * other + kl) <= 0.25 * abc_share) return w;
   return kKBlock;
+}
+
+/// The narrowest chunk SUMMA's stationary forms stream (below it the chunks' messages and
+/// agreements, not their words, set the time).
+constexpr std::int64_t kMinChunk = 32;
+
+/// SUMMA's A- and B-stationary forms (summa_stationary.cpp) stream the moving operand: w of
+/// each owner's local columns of C (A stays; rows when B stays) at a time, on `owners`
+/// owners. Per unit of w a chunk's buffers hold, for each owner, the aligned moving operand
+/// and its redistribution's receive buffer (`kl` each: the moving operand's k per rank), the
+/// partial product and its packed copy (`stay` each: C's extent along the other dimension),
+/// plus the reduce-scatter's two running sums (`stay` each). The widest w whose buffers fit in
+/// half of a rank's A + B + C (`abc` elements), at least kMinChunk, at most `widest` (C's
+/// widest extent along the streamed dimension: one chunk, the whole operand at once). From
+/// global extents only, so every rank cuts the same chunks.
+inline std::int64_t stationary_chunk_width(double kl, double stay, double owners, double widest,
+                                           double abc) {
+  const double per_w = owners * (2 * kl + 2 * stay) + 2 * stay;
+  const double w = per_w > 0 ? std::floor(0.5 * abc / per_w) : widest;
+  const double top = std::max(widest, 1.0);
+  return static_cast<std::int64_t>(std::min(top, std::max(w, double(kMinChunk))));
 }
 
 }  // namespace shardmm::blocking

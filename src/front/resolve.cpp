@@ -259,6 +259,7 @@ PlanRequest request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype, c
   q.memory_growth = o.memory_growth;
   q.allow_fast = o.allow_fast;
   q.fast_crossover = o.fast_crossover;
+  q.panel = o.panel;
   q.profile = MachineProfile::from_environment();
   // As the algorithms' GEMMs will (none without overlap: no next panel is in flight then).
   q.relays_in_gemm = mesh.active() && algo::polls(mesh, o.overlap);

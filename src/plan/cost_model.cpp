@@ -69,6 +69,27 @@ double redistribution(const PlanRequest& r, const Candidate& c, double a_loc, do
   return (a_loc + b_loc + c_loc) * (1 - 1.0 / r.ranks);
 }
 
+// SUMMA A/B-stationary's chunk per owner (Options::panel, else the algorithm's rule), at most
+// the owner's extent `widest`.
+double stationary_width(const PlanRequest& r, double kl, double stay, double owners, double widest,
+                        double abc) {
+  const double w = r.panel > 0
+                       ? double(r.panel)
+                       : double(blocking::stationary_chunk_width(kl, stay, owners, widest, abc));
+  return std::max(1.0, std::min(w, widest));
+}
+
+// The packed send buffer of a stationary form's chunk alignment (an all-gather packs none):
+// none when every piece a rank sends is one run of its tile, else the chunk's tile (`tile`) once
+// per destination
+// (`copies`: the ranks that share the stationary operand's k block). Pieces are runs when k
+// runs down the stored columns (`k_down`) and the rank's k goes to one owner (not `split`),
+// or when k runs along the rows and the chunk spans the tile's rows (not `narrow`).
+double chunk_send(bool k_down, bool split, bool narrow, double tile, double copies) {
+  const bool runs = k_down ? !split : !narrow;
+  return runs ? 0.0 : tile * copies;
+}
+
 Costs summa(const PlanRequest& r, const Candidate& c) {
   const double m = double(r.m), n = double(r.n), k = double(r.k), p = c.pm, q = c.pn;
   const double ml = up(m, p), nl = up(n, q), kq = up(k, q), kp = up(k, p);
@@ -77,26 +98,35 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
   switch (c.stationary) {
     // The moving operand goes to the stationary one's k split with its other dimension whole:
     // a rank needs kq x n of B and already holds about 1/(p q) of that (exactly so at p = 1,
-    // where B's k is not split at all).
-    // Buffers (summa_stationary.cpp, block layouts): the aligned moving operand, the partial
-    // product and its packed copy, C's block of the sums (or, when larger, the alignment's
-    // receive buffer where its pieces do not land in place), the reduce-scatter's two running
-    // sums (a C tile each), and an all-gather's receive buffer when the alignment is one.
+    // where B's k is not split at all). It streams in chunks of w of each owner's columns of
+    // C (rows when B stays), so every buffer holds one chunk (summa_stationary.cpp, block
+    // layouts): the aligned moving operand, the partial product and its packed copy, the
+    // owner's block of the sums (or, when larger, the alignment's receive buffer where its
+    // pieces do not land in place), the reduce-scatter's two running sums, and an
+    // all-gather's receive buffer when the alignment is one.
     case Stationary::A: {  // B to A's k split, C partials reduce-scattered along rows
+      const double w = stationary_width(r, kq, ml, q, nl, x.tiles.sum()), nj = std::min(n, q * w);
       x.words = kq * n * (1 - 1 / (p * q)) + ml * n * (1 - 1 / q);
-      const double unpack = std::max(ml * nl, p > 1 && p != q ? kq * n : 0.0);
-      const double pieces = q == 1 && p > 1 ? kq * n : 0.0;
-      x.memory = x.tiles.sum() + kq * n + 2 * ml * n + unpack + 2 * ml * nl + pieces;
-      x.messages = 2 * (p + q);
+      const double unpack = std::max(ml * w, p > 1 && p != q ? kq * nj : 0.0);
+      const double pieces = q == 1 && p > 1 ? kq * nj : 0.0;
+      const double pack = std::max(
+          ml * nj,
+          pieces > 0 ? 0.0 : chunk_send(r.opB == Op::N, std::fmod(p, q) != 0, w < nl, kp * w, p));
+      x.memory = x.tiles.sum() + kq * nj + ml * nj + pack + unpack + 2 * ml * w + pieces;
+      x.messages = 2 * (p + q) * up(nl, w);
       x.overlapped = false;
       break;
     }
     case Stationary::B: {
+      const double w = stationary_width(r, kp, nl, p, ml, x.tiles.sum()), mj = std::min(m, p * w);
       x.words = kp * m * (1 - 1 / (p * q)) + nl * m * (1 - 1 / p);
-      const double unpack = std::max(ml * nl, p > 1 ? m * kp : 0.0);
-      const double pieces = p == 1 && q > 1 ? m * kp : 0.0;
-      x.memory = x.tiles.sum() + m * kp + 2 * m * nl + unpack + 2 * ml * nl + pieces;
-      x.messages = 2 * (p + q);
+      const double unpack = std::max(nl * w, p > 1 ? mj * kp : 0.0);
+      const double pieces = p == 1 && q > 1 ? mj * kp : 0.0;
+      const double pack = std::max(
+          mj * nl,
+          pieces > 0 ? 0.0 : chunk_send(r.opA != Op::N, std::fmod(q, p) != 0, w < ml, kq * w, q));
+      x.memory = x.tiles.sum() + mj * kp + mj * nl + pack + unpack + 2 * nl * w + pieces;
+      x.messages = 2 * (p + q) * up(ml, w);
       x.overlapped = false;
       break;
     }

@@ -134,6 +134,30 @@ TYPED_TEST(GemmTyped, SummaStationaryB) {
   kn.stationary = Stationary::B;
   sweep<TypeParam>(Algorithm::Summa, {kBc, kGrid}, kn);
 }
+// SUMMA's stationary forms streamed in chunks of C's columns (A stays) or rows (B stays): one
+// column or row per owner, a ragged last chunk, the default rule and one chunk wider than any
+// tile, on block-cyclic operands (owners with uneven extents, source coordinate 1) and block
+// ones, for every op pair.
+TYPED_TEST(GemmTyped, SummaStationaryChunks) {
+  using T = TypeParam;
+  const Shape shapes[] = {{37, 45, 23}, {45, 37, 9}};
+  const Op ops[] = {Op::N, Op::T};
+  Knobs kn;
+  kn.mb = 4, kn.nb = 5;
+  std::size_t i = 0;
+  for (Stationary st : {Stationary::A, Stationary::B})
+    for (index_t chunk : {index_t(0), index_t(1), index_t(3), index_t(100)}) {
+      kn.stationary = st, kn.panel = chunk;
+      for (Op a : ops)
+        for (Op b : ops)
+          for (const Shape& s : shapes)
+            for (const auto& lay : {kBc, kGrid})
+              if (case_selected(i++))
+                run_case<T>(Algorithm::Summa, a, b, s, value<T>(1.5, 0.5), value<T>(-0.5, 0), lay,
+                            kn);
+    }
+}
+
 // SUMMA with panels wider than one BLAS k block (cut into k pieces, a ragged last piece),
 // the default width, and owners reading their panels in place (block and block-cyclic
 // operands whose local k indices form one run), for every op pair.

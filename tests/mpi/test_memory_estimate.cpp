@@ -49,6 +49,15 @@ std::vector<Case> cases() {
     o.stationary = s;
     out.push_back({"summa " + std::to_string(int(s)), o, grid_shape(), std::nullopt});
   }
+  // The stationary forms streamed in chunks narrower than the default (several chunks, a
+  // ragged last one, and one as wide as a tile).
+  for (Stationary s : {Stationary::A, Stationary::B})
+    for (index_t chunk : {index_t(16), index_t(28), index_t(200)}) {
+      Options o = with(Algorithm::Summa);
+      o.stationary = s, o.panel = chunk;
+      out.push_back({"summa " + std::to_string(int(s)) + " chunk " + std::to_string(chunk), o,
+                     grid_shape(), std::nullopt});
+    }
   const MeshShape g = grid_shape();
   if (g.sizes[0] == g.sizes[1]) out.push_back({"cannon", with(Algorithm::Cannon), g, std::nullopt});
   if (P > 1)
