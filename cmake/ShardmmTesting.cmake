@@ -8,9 +8,12 @@
 # Open MPI refuses more ranks than cores and, as root, to start at all without these flags;
 # other MPIs (MPICH's Hydra) oversubscribe by default and reject them. SHARDMM_MPI_IS_OPENMPI
 # comes from cmake/ShardmmDependencies.cmake (mpiexec --version).
+# Open MPI also binds each rank of a job of at most 2 ranks to a core of its own, counted from
+# core 0 in every job: two 1-rank tests that ctest runs side by side (-j2) would share core 0
+# while core 1 idles. --bind-to none leaves the placement to the kernel, as for larger jobs.
 set(SHARDMM_MPIEXEC_EXTRA_FLAGS "")
 if(SHARDMM_MPI_IS_OPENMPI)
-  list(APPEND SHARDMM_MPIEXEC_EXTRA_FLAGS --oversubscribe)
+  list(APPEND SHARDMM_MPIEXEC_EXTRA_FLAGS --oversubscribe --bind-to none)
   execute_process(COMMAND id -u OUTPUT_VARIABLE _shardmm_uid OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(_shardmm_uid STREQUAL "0")
     list(APPEND SHARDMM_MPIEXEC_EXTRA_FLAGS --allow-run-as-root)
