@@ -68,11 +68,12 @@ target_precompile_headers(shardmm_test_pch PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:<shardmm/shardmm.hpp$<ANGLE-R>>)
 
 # shardmm_test_pch_use(TARGET): TARGET's sources start from the test PCH, when they are all
-# C++ (the PCH is C++ only; the C programs of tests/c and tests/scalapack compile without).
+# C++ (the PCH is C++ only; the C programs of tests/c and tests/scalapack compile without,
+# as programs made of another target's objects do).
 function(shardmm_test_pch_use target)
   get_target_property(_sources ${target} SOURCES)
   foreach(_source IN LISTS _sources)
-    if(_source MATCHES "\\.c$")
+    if(_source MATCHES "\\.c$|TARGET_OBJECTS")
       return()
     endif()
   endforeach()
