@@ -1,9 +1,25 @@
 # Test helpers.
 #   shardmm_add_unit_test(NAME SOURCES ... [LIBS ...])
 #   shardmm_add_mpi_test(NAME SOURCES ... [RANKS 1 2 3 4 6] [TIMEOUT s] [LIBS ...])
-# MPI tests run through CMake's MPIEXEC_EXECUTABLE (with Open MPI: --oversubscribe, and
-# --allow-run-as-root as root),
+# MPI tests run through CMake's MPIEXEC_EXECUTABLE (with Open MPI: --oversubscribe,
+# --bind-to none, and --allow-run-as-root as root),
 # OPENBLAS_NUM_THREADS=1, a timeout so a deadlock fails, and the label "mpi".
+#
+# What a new test does so that the suite stays fast on 2 cores (ctest -j2):
+# - gtest programs: shardmm_add_unit_test / shardmm_add_mpi_test. RANKS: only the counts where
+#   the behaviour differs (1: no communication; 2: a line, the p = 2 paths; 3: a prime count,
+#   1-D; 4: 2 x 2; 6: 2 x 3), not every count by habit: each extra oversubscribed run costs
+#   ranks x startup plus the waits' polling. A sweep of many cases runs all of them at 1 and 2
+#   ranks and spreads them over 3, 4 and 6 (tests/mpi/test_gemm.cpp's case_selected), or
+#   sweeps a case in full only at the smallest count it fits in (tests/scalapack's
+#   SHARDMM_DROPIN_FULL_FROM).
+# - Other commands under mpiexec: ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} N
+#   ${SHARDMM_MPIEXEC_EXTRA_FLAGS} (handed on to scripts that launch jobs themselves),
+#   PROCESSORS N (the ranks that compute; a test that mostly waits, as the hang reports, 1),
+#   and shardmm_test_ranks_cap(TEST N).
+# - No sleeps or timeouts on the path of a passing test; RUN_SERIAL only where a test needs
+#   the machine to itself (timing, network namespaces): it idles the other core.
+# - Sources compiled for two programs go in one OBJECT library (tests/scalapack's dropin).
 
 # Open MPI refuses more ranks than cores and, as root, to start at all without these flags;
 # other MPIs (MPICH's Hydra) oversubscribe by default and reject them. SHARDMM_MPI_IS_OPENMPI
