@@ -1,9 +1,26 @@
 # Test helpers.
 #   shardmm_add_unit_test(NAME SOURCES ... [LIBS ...])
 #   shardmm_add_mpi_test(NAME SOURCES ... [RANKS 1 2 3 4 6] [TIMEOUT s] [LIBS ...])
-# MPI tests run through CMake's MPIEXEC_EXECUTABLE (with Open MPI: --oversubscribe, and
-# --allow-run-as-root as root),
+# MPI tests run through CMake's MPIEXEC_EXECUTABLE (with Open MPI: --oversubscribe, at 1 rank
+# --bind-to none, and --allow-run-as-root as root),
 # OPENBLAS_NUM_THREADS=1, a timeout so a deadlock fails, and the label "mpi".
+#
+# What a new test does so that the suite stays fast on 2 cores (ctest -j2):
+# - gtest programs: shardmm_add_unit_test / shardmm_add_mpi_test. RANKS: only the counts where
+#   the behaviour differs (1: no communication; 2: a line, the p = 2 paths; 3: a prime count,
+#   1-D; 4: 2 x 2; 6: 2 x 3), not every count by habit: each extra oversubscribed run costs
+#   ranks x startup plus the waits' polling. A sweep of many cases runs all of them at 1 and 2
+#   ranks and spreads them over 3, 4 and 6 (tests/mpi/test_gemm.cpp's case_selected), or
+#   sweeps a case in full only at the smallest count it fits in (tests/scalapack's
+#   SHARDMM_DROPIN_FULL_FROM).
+# - Other commands under mpiexec: ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} N and the
+#   flags of shardmm_mpiexec_flags(N VAR) (SHARDMM_MPIEXEC_EXTRA_FLAGS for scripts that
+#   launch jobs themselves),
+#   PROCESSORS N (the ranks that compute; a test that mostly waits, as the hang reports, 1),
+#   and shardmm_test_ranks_cap(TEST N).
+# - No sleeps or timeouts on the path of a passing test; RUN_SERIAL only where a test needs
+#   the machine to itself (timing, network namespaces): it idles the other core.
+# - Sources compiled for two programs go in one OBJECT library (tests/scalapack's dropin).
 
 # Open MPI refuses more ranks than cores and, as root, to start at all without these flags;
 # other MPIs (MPICH's Hydra) oversubscribe by default and reject them. SHARDMM_MPI_IS_OPENMPI
@@ -30,6 +47,24 @@ else()
 endif()
 set(SHARDMM_TEST_MAX_RANKS ${_shardmm_max_ranks} CACHE STRING
   "Largest rank count of the MPI tests that run (0: all; default: all with Open MPI, else the cores)")
+
+# Open MPI binds each rank of a job of at most 2 ranks to a core of its own, counted from core 0
+# in every job: two 1-rank tests that ctest runs side by side (-j2) shared core 0 while core 1
+# idled. A 1-rank job gets SHARDMM_MPIEXEC_NP1_FLAGS (--bind-to none: the kernel places it).
+# 2-rank jobs keep their binding: a rank per core, and SHARDMM_WAIT=auto then sleeps while it
+# waits (2 ranks > 1 usable CPU), which a loaded machine needs (unbound, they spin).
+set(SHARDMM_MPIEXEC_NP1_FLAGS "")
+if(SHARDMM_MPI_IS_OPENMPI)
+  set(SHARDMM_MPIEXEC_NP1_FLAGS --bind-to none)
+endif()
+# shardmm_mpiexec_flags(NP VAR): SHARDMM_MPIEXEC_EXTRA_FLAGS, and for NP = 1 the NP1 flags.
+function(shardmm_mpiexec_flags np var)
+  set(_flags ${SHARDMM_MPIEXEC_EXTRA_FLAGS})
+  if(np EQUAL 1)
+    list(APPEND _flags ${SHARDMM_MPIEXEC_NP1_FLAGS})
+  endif()
+  set(${var} ${_flags} PARENT_SCOPE)
+endfunction()
 
 # shardmm_test_ranks_cap(TEST NP): disables TEST when NP exceeds SHARDMM_TEST_MAX_RANKS.
 function(shardmm_test_ranks_cap test np)
@@ -65,11 +100,12 @@ target_precompile_headers(shardmm_test_pch PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:<shardmm/shardmm.hpp$<ANGLE-R>>)
 
 # shardmm_test_pch_use(TARGET): TARGET's sources start from the test PCH, when they are all
-# C++ (the PCH is C++ only; the C programs of tests/c and tests/scalapack compile without).
+# C++ (the PCH is C++ only; the C programs of tests/c and tests/scalapack compile without,
+# as programs made of another target's objects do).
 function(shardmm_test_pch_use target)
   get_target_property(_sources ${target} SOURCES)
   foreach(_source IN LISTS _sources)
-    if(_source MATCHES "\\.c$")
+    if(_source MATCHES "\\.c$|TARGET_OBJECTS")
       return()
     endif()
   endforeach()
@@ -114,8 +150,9 @@ function(shardmm_add_mpi_test name)
   target_compile_options(${name} PRIVATE ${SHARDMM_WARNINGS} ${SHARDMM_TEST_OPTIMIZE})
   shardmm_test_pch_use(${name})
   foreach(np IN LISTS T_RANKS)
+    shardmm_mpiexec_flags(${np} _flags)
     add_test(NAME ${name}.np${np}
-      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${SHARDMM_MPIEXEC_EXTRA_FLAGS}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${_flags}
               ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
     set_tests_properties(${name}.np${np} PROPERTIES LABELS mpi TIMEOUT ${T_TIMEOUT}
       PROCESSORS ${np} ENVIRONMENT "OPENBLAS_NUM_THREADS=1")

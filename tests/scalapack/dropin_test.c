@@ -8,6 +8,8 @@
  *   SHARDMM_DROPIN_WRITE=file    write every sub(C) to `file` (the reference run)
  *   SHARDMM_DROPIN_COMPARE=file  compare every sub(C) with `file` within the normwise bound
  *   SHARDMM_DROPIN_EXPECT=text   the library providing pdgemm_ must contain `text`
+ *   SHARDMM_DROPIN_SAMPLES=n     cases per grid shape, type and transpose pair (default 1)
+ *   SHARDMM_DROPIN_FULL_FROM=p   grid shapes of fewer than p processes: 1 case each (default 1)
  *   SHARDMM_DROPIN_ERRORS=1      also check illegal-argument reports through PB_Cabort (this
  *                                program's own, as in ScaLAPACK's testers); =common: only those
  *                                ScaLAPACK's own PDGEMM makes on every process alike
@@ -197,17 +199,21 @@ static void make_grids(Run *r, int shape_of[kMaxGrids][2]) {
   }
 }
 
-/* Sampled cases: per grid shape, type and transpose pair (the three grid orders in turn). */
-static int sampled_cases(Run *r, int shape_of[kMaxGrids][2], int samples) {
+/* Sampled cases: per grid shape, type and transpose pair (the three grid orders in turn).
+ * Shapes of fewer than `full_from` processes (swept in full at a smaller rank count of the
+ * suite) run one sample per type and transpose pair: on this world, with its idle ranks. */
+static int sampled_cases(Run *r, int shape_of[kMaxGrids][2], int samples, int full_from) {
   int id = 0;
-  for (int gi = 0; gi < r->ngrids; gi += kOrders)
+  for (int gi = 0; gi < r->ngrids; gi += kOrders) {
+    const int n = shape_of[gi][0] * shape_of[gi][1] < full_from ? 1 : samples;
     for (int kind = 0; kind < 4; ++kind)
-      for (int t = 0; t < 9 * samples; ++t, ++id) {
+      for (int t = 0; t < 9 * n; ++t, ++id) {
         const int grid = gi + id % kOrders;
         const Case c = make_case(id, grid, shape_of[grid][0], shape_of[grid][1], kind,
                                  "NTC"[t % 9 / 3], "NTC"[t % 3], -1, -1, -1);
         run_case(r, &c);
       }
+  }
   return id;
 }
 
@@ -268,8 +274,10 @@ int main(int argc, char **argv) {
   if ((getenv("SHARDMM_DROPIN_WRITE") && r.rank == 0 && !r.write) ||
       (getenv("SHARDMM_DROPIN_COMPARE") && r.rank == 0 && !r.compare))
     ++r.failures;
-  const char *samples = getenv("SHARDMM_DROPIN_SAMPLES");
-  special_cases(&r, shape_of, sampled_cases(&r, shape_of, samples ? atoi(samples) : 1));
+  const char *samples = getenv("SHARDMM_DROPIN_SAMPLES"),
+             *full = getenv("SHARDMM_DROPIN_FULL_FROM");
+  const int ids = sampled_cases(&r, shape_of, samples ? atoi(samples) : 1, full ? atoi(full) : 1);
+  special_cases(&r, shape_of, ids);
   int errors = 0;
   const char *check_errors = getenv("SHARDMM_DROPIN_ERRORS");
   if (check_errors) {
