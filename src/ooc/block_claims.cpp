@@ -8,6 +8,7 @@
 // (Open MPI 4.1 offers no such window there at all): they keep the round-robin deal.
 #include "ooc/block_claims.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -49,6 +50,15 @@ BlockClaims::~BlockClaims() {
   // Collective: every rank is done claiming (the stream's end was agreed). A destructor
   // cannot throw; a failure to free leaks the window only.
   (void)MPI_Win_free(&win_);
+}
+
+index_t BlockClaims::taken() const {
+  index_t n = 0;
+  for (int r = 0; r < ranks_; ++r) {
+    const index_t own = (blocks_ - r + ranks_ - 1) / ranks_;  // r's round-robin blocks
+    n += std::min<index_t>(own, std::atomic_ref<std::int64_t>(counters_[r]).load());
+  }
+  return n;
 }
 
 index_t BlockClaims::take(int owner) {

@@ -39,6 +39,8 @@ class BlockClaims {
   /// Blocks every rank computes in the static deal (the busiest rank's count).
   [[nodiscard]] index_t static_slots() const { return (blocks_ + ranks_ - 1) / ranks_; }
   [[nodiscard]] bool dynamic() const { return win_ != MPI_WIN_NULL; }
+  /// Dynamic: the blocks taken so far by all ranks.
+  [[nodiscard]] index_t taken() const;
 
  private:
   index_t take(int owner);  ///< owner's next block, or -1

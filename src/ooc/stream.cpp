@@ -146,14 +146,19 @@ class Streamer {
     const auto t = Clock::now();
     err = io::first_error(job_.comm, local);
     rep_.agree_seconds += since(t);
+    if (err.empty() && claims_->dynamic()) report_progress(-1);  // every block is done
     return err;
   }
 
+  // Blocks done as this rank sees them after its slot `slot` (-1: all): in the round-robin
+  // deal every rank's slots so far; balanced, the blocks taken so far by all ranks.
   void report_progress(index_t slot) {
     if (!job_.settings.progress) return;
     FileGemmProgress p;
     p.blocks_total = tm_ * tn_;
-    p.blocks_done = std::min((slot + 1) * ranks_, p.blocks_total);
+    p.blocks_done = slot < 0             ? p.blocks_total
+                    : claims_->dynamic() ? claims_->taken()
+                                         : std::min((slot + 1) * ranks_, p.blocks_total);
     p.bytes_read = read_bytes();
     p.bytes_written = out_->bytes();
     p.seconds = since(job_.t0);
