@@ -109,8 +109,10 @@ std::vector<StreamChunk> stream_chunks(const DimMap& map, index_t w) {
 Layout chunk_layout(const Layout& L, int sd, const StreamChunk& c) {
   ShardingSpec spec = L.spec();
   DimSpec& d = spec.dims[sd];
-  d.kind = DimSpec::Kind::BlockCyclic;
-  d.nb = std::max<index_t>(c.width, 1), d.src = L.map(sd).src, d.first = 0;
+  if (!d.axes.empty()) {  // a dimension on no mesh axis (one owner) stays as it is
+    d.kind = DimSpec::Kind::BlockCyclic;
+    d.nb = std::max<index_t>(c.width, 1), d.src = L.map(sd).src, d.first = 0;
+  }
   const index_t extent = c.width * c.owners;
   return Layout(L.mesh(), sd == 0 ? extent : L.rows(), sd == 1 ? extent : L.cols(), spec);
 }
