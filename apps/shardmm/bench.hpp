@@ -28,8 +28,8 @@ struct BenchConfig {
   index_t panel = 0;                ///< SUMMA panel width
   std::string stationary = "auto";  ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
+  std::string wire = "f32";  ///< --wire: f32 | bf16 | f16 (Options::wire)
   bool bidirectional = false;
-  std::string wire = "f32";   ///< --wire: f32 | bf16 | f16 (Options::wire)
   bool allow_fast = false;    ///< --allow-fast: Auto may pick Strassen
   std::string memory_limit;   ///< per rank for the planner, e.g. 512M
   std::string memory_growth;  ///< Auto's cap on added memory, e.g. 2 or unlimited

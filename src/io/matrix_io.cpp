@@ -220,6 +220,8 @@ NpyHeader read_npy_header(const std::string& path, MPI_Comm comm) {
   return NpyHeader{static_cast<Dtype>(f[0]), f[1], f[2], f[3] != 0, f[4], static_cast<int>(f[5])};
 }
 
+namespace {
+
 // NumPy has no bfloat16: bf16 matrices go to raw files (the same on every rank).
 template <Scalar T>
 void check_npy_dtype(const char* what) {
@@ -228,6 +230,8 @@ void check_npy_dtype(const char* what) {
                        ": NumPy has no bfloat16 dtype; use read_raw / write_raw for bf16 (raw "
                        "16-bit patterns, as numpy.uint16 holds them) or f16 ('<f2')");
 }
+
+}  // namespace
 
 template <Scalar T>
 void read_npy(const std::string& path, DistMatrix<T>& dst) {
