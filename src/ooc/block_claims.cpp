@@ -28,8 +28,7 @@ bool one_host(MPI_Comm comm) {
 
 }  // namespace
 
-BlockClaims::BlockClaims(MPI_Comm comm, index_t blocks, bool dynamic)
-    : comm_(comm), blocks_(blocks) {
+BlockClaims::BlockClaims(MPI_Comm comm, index_t blocks, bool dynamic) : blocks_(blocks) {
   ranks_ = comm::comm_size(comm), me_ = comm::comm_rank(comm);
   victim_ = me_;
   if (!dynamic || ranks_ == 1 || !one_host(comm)) return;

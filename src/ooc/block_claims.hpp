@@ -2,8 +2,8 @@
 // round-robin (block b to rank b mod P, in order); with `dynamic`, a rank that has finished its
 // own takes the others' not yet started blocks, so a rank slowed by its core's other work
 // (interrupts, the kernel's writeback, another job) no longer holds everyone up at the end.
-// On the development VM the disk's interrupts all land on one core; the rank bound to it
-// finished 0.2-3.6 s after the other in 16 s runs.
+// On the development VM (whose disk interrupts all land on one core) two ranks ended
+// 0.2-3.6 s apart in 16-18 s runs.
 //
 // Dynamic claims are atomic fetch-and-adds on a counter per rank in shared memory (an MPI
 // shared window): rank r's counter says how many of r's round-robin blocks were taken. A rank
@@ -36,8 +36,6 @@ class BlockClaims {
   /// (-1 after its last); dynamic, its next own block, else (with `may_take`; without it,
   /// kLater) one taken from another rank, -1 when none has one left.
   index_t next(bool may_take = true);
-  /// Blocks every rank computes in the static deal (the busiest rank's count).
-  [[nodiscard]] index_t static_slots() const { return (blocks_ + ranks_ - 1) / ranks_; }
   [[nodiscard]] bool dynamic() const { return win_ != MPI_WIN_NULL; }
   /// Dynamic: the blocks taken so far by all ranks.
   [[nodiscard]] index_t taken() const;
@@ -45,7 +43,6 @@ class BlockClaims {
  private:
   index_t take(int owner);  ///< owner's next block, or -1
 
-  MPI_Comm comm_;
   index_t blocks_;
   int ranks_ = 1, me_ = 0, victim_ = 0;
   index_t static_next_ = 0;
