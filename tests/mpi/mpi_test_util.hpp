@@ -64,4 +64,18 @@ void expect_same_error_everywhere(F&& f, const std::string& must_contain = "") {
   EXPECT_EQ(mn[1], mx[1]) << "ranks threw different messages: " << what;
 }
 
+/// The world as the mesh an algorithm runs on: a line for the ring, a q x q grid for Cannon,
+/// else near-square; `line` (1: 1 x P, 2: P x 1) a 2D grid that is a line.
+inline Mesh mesh_for(Algorithm a, int line = 0) {
+  const int P = world_size();
+  if (line)
+    return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {line == 1 ? 1 : P, line == 1 ? P : 1}));
+  if (a == Algorithm::Ring) return Mesh::line(MPI_COMM_WORLD, "x");
+  if (a == Algorithm::Cannon) {
+    const int q = static_cast<int>(std::floor(std::sqrt(double(P)) + 1e-9));
+    return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {q, q}), true);
+  }
+  return Mesh::grid2d(MPI_COMM_WORLD);
+}
+
 }  // namespace shardmm::testing

@@ -31,18 +31,6 @@ struct Knobs {
   bool overlap = true;
 };
 
-Mesh mesh_for(Algorithm a, int line) {
-  const int P = world_size();
-  if (line)
-    return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {line == 1 ? 1 : P, line == 1 ? P : 1}));
-  if (a == Algorithm::Ring) return Mesh::line(MPI_COMM_WORLD, "x");
-  if (a == Algorithm::Cannon) {
-    const int q = static_cast<int>(std::floor(std::sqrt(double(P)) + 1e-9));
-    return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {q, q}), true);
-  }
-  return Mesh::grid2d(MPI_COMM_WORLD);
-}
-
 template <Scalar T>
 T value(double re, double im) {
   if constexpr (is_complex_v<T>) return T(static_cast<real_t<T>>(re), static_cast<real_t<T>>(im));

@@ -19,16 +19,6 @@ struct Shape {
 const Shape kShapes[] = {{23, 19, 31}, {7, 5, 3}, {1, 11, 6}};
 using L3 = std::array<std::string, 3>;
 
-Mesh mesh_for(Algorithm a) {
-  const int P = world_size();
-  if (a == Algorithm::Ring) return Mesh::line(MPI_COMM_WORLD, "x");
-  if (a == Algorithm::Cannon) {
-    const int q = static_cast<int>(std::floor(std::sqrt(double(P)) + 1e-9));
-    return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {q, q}), true);
-  }
-  return Mesh::grid2d(MPI_COMM_WORLD);
-}
-
 Layout layout(const Mesh& mesh, index_t r, index_t c, const std::string& spec) {
   if (spec == "bc")
     return Layout::block_cyclic(mesh.shape(), r, c, 3, 2, 0, 1 % mesh.shape().sizes[1]);

@@ -24,16 +24,6 @@ struct Case {
   bool operands_only = false;  // every byte the algorithm moves is an operand's
 };
 
-Mesh mesh_for(Algorithm a) {
-  const int P = world_size();
-  if (a == Algorithm::Ring) return Mesh::line(MPI_COMM_WORLD, "x");
-  if (a == Algorithm::Cannon) {
-    const int q = static_cast<int>(std::floor(std::sqrt(double(P)) + 1e-9));
-    return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {q, q}), true);
-  }
-  return Mesh::grid2d(MPI_COMM_WORLD);
-}
-
 struct Result {
   double err = 0;
   std::int64_t bytes = 0;
