@@ -1,7 +1,7 @@
 // What bench and multiply share after parsing: the operands' mesh (--grid) and the library
 // Options of the algorithm options (cli.cpp declares them once for both subcommands). Cfg is
 // BenchConfig or MultiplyConfig: both have the fields grid, panel, stationary, ring_axis,
-// bidirectional, wire, allow_fast, memory_limit and blas_threads.
+// bidirectional, wire, allow_fast, memory_limit, blas_threads and trace.
 #pragma once
 
 #include <mpi.h>
@@ -45,6 +45,7 @@ Options algo_options(const Cfg& cfg, const std::string& algorithm) {
   o.wire = parse_wire(cfg.wire);
   o.allow_fast = cfg.allow_fast;
   o.blas_threads = cfg.blas_threads;
+  o.trace = cfg.trace;  // --trace: the command's products, each traced into the file
   if (!cfg.memory_limit.empty()) o.memory_limit = parse_bytes(cfg.memory_limit);
   if (!cfg.memory_growth.empty()) o.memory_growth = parse_growth(cfg.memory_growth);
   if (!cfg.grid.empty() && MeshShape::parse(cfg.grid).ndims() == 3) {

@@ -84,8 +84,8 @@ void add_algo_options(CLI::App* s, Cfg& c) {
                 "element rounded once (error bound: docs/ALGORITHMS.md)")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
   s->add_option("--trace", c.trace,
-                "write a trace of every library call to FILE (Chrome trace-event JSON for "
-                "Perfetto; docs/PROFILING.md), as SHARDMM_TRACE=FILE does");
+                "write a trace of every product to FILE (Chrome trace-event JSON for Perfetto; "
+                "docs/PROFILING.md); SHARDMM_TRACE=FILE also traces the other library calls");
   s->add_flag("--allow-fast", c.allow_fast,
               "auto may pick Strassen-Winograd (weaker error bound: docs/ALGORITHMS.md)");
   s->add_option("--memory-limit", c.memory_limit,
@@ -267,9 +267,6 @@ Parsed parse(int argc, const char* const* argv) {
 int run(const Parsed& parsed) {
   const Commands& c = parsed.commands;
   const std::string& cmd = parsed.command;
-  const std::string& trace = cmd == "bench" ? c.bench.trace : c.multiply.trace;
-  if (!trace.empty() && ::setenv("SHARDMM_TRACE", trace.c_str(), 1) != 0)
-    throw std::runtime_error("cannot set SHARDMM_TRACE for --trace");
   if (cmd == "bench") return run_bench(c.bench);
   if (cmd == "plan") return run_plan(c.plan);
   if (cmd == "calibrate") return run_calibrate(c.calibrate);

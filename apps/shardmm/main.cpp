@@ -30,8 +30,7 @@ int launch(int argc, char** argv, int rank) {
   try {
     return shardmm::cli::run(parsed);
   } catch (const std::exception& e) {
-    const char* report = std::getenv("SHARDMM_REPORT_ERRORS");
-    if (report != nullptr && std::strcmp(report, "all") == 0) {
+    if (shardmm::environment("SHARDMM_REPORT_ERRORS") == "all") {
       int size = 1;
       MPI_Comm_size(MPI_COMM_WORLD, &size);  // on MPI_COMM_WORLD errors are fatal
       say(stderr, "shardmm: error (rank " + std::to_string(rank) + " of " + std::to_string(size) +

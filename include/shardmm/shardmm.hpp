@@ -2,6 +2,7 @@
 #pragma once
 
 #include "shardmm/blas3.hpp"
+#include "shardmm/config.hpp"
 #include "shardmm/dist_matrix.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/gemm.hpp"

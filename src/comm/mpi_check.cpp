@@ -1,5 +1,7 @@
 #include "comm/mpi_check.hpp"
 
+#include "shardmm/config.hpp"
+
 #include <climits>
 #include <cstdlib>
 #include <string>
@@ -35,10 +37,13 @@ namespace {
 // SHARDMM_MAX_MESSAGE when it is a whole number in [1, INT_MAX], else INT_MAX. noexcept: it
 // initialises a static.
 std::int64_t initial_limit() noexcept {
-  if (const char* env = std::getenv("SHARDMM_MAX_MESSAGE")) {
-    char* end = nullptr;
-    const long long v = std::strtoll(env, &end, 10);
-    if (end != env && *end == '\0' && v > 0 && v <= INT_MAX) return v;
+  try {
+    if (const auto env = environment("SHARDMM_MAX_MESSAGE")) {
+      char* end = nullptr;
+      const long long v = std::strtoll(env->c_str(), &end, 10);
+      if (end != env->c_str() && *end == '\0' && v > 0 && v <= INT_MAX) return v;
+    }
+  } catch (...) {  // no memory for the copy: the default
   }
   return INT_MAX;
 }

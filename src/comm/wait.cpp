@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "comm/mpi_check.hpp"
+#include "shardmm/config.hpp"
 #include "shardmm/error.hpp"
 
 namespace shardmm::comm {
@@ -55,8 +56,7 @@ void politely(Test&& done) {
 }  // namespace
 
 void read_wait_setting() {
-  const char* env = std::getenv("SHARDMM_WAIT");
-  const std::string v = env != nullptr ? env : "";
+  const std::string v = environment("SHARDMM_WAIT").value_or("");
   if (v == "spin") g_mode = WaitMode::Spin;
   else if (v == "sleep") g_mode = WaitMode::Sleep;
   else if (v.empty() || v == "auto") {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "shardmm/config.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
 
@@ -15,11 +16,11 @@ namespace {
 // initialises a static.
 std::int64_t initial_chunk() noexcept {
   constexpr std::int64_t kDefault = std::int64_t{256} << 10;
-  const char* env = std::getenv("SHARDMM_BCAST_CHUNK");
-  if (env == nullptr) return kDefault;
-  if (std::string_view(env) == "0") return 0;
   try {
-    return parse_bytes(env);
+    const auto env = environment("SHARDMM_BCAST_CHUNK");
+    if (!env) return kDefault;
+    if (*env == "0") return 0;
+    return parse_bytes(*env);
   } catch (...) {  // a bad value keeps the default
     return kDefault;
   }

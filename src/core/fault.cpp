@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "shardmm/config.hpp"
 #include "shardmm/error.hpp"
 
 namespace shardmm::fault {
@@ -62,12 +63,12 @@ bool selects(std::string_view spec, std::string_view phase, int world_rank, std:
 }
 
 void point(std::string_view phase) {
-  const char* spec = std::getenv("SHARDMM_FAULT_INJECT");
-  if (spec == nullptr || *spec == '\0') return;
+  const auto spec = environment("SHARDMM_FAULT_INJECT");
+  if (!spec) return;
   int rank = 0;
   if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS) rank = -2;
   std::string kind;
-  if (!selects(spec, phase, rank, kind)) return;
+  if (!selects(*spec, phase, rank, kind)) return;
   const std::string what = "injected failure in phase '" + std::string(phase) + "' on rank " +
                            std::to_string(rank) + " (SHARDMM_FAULT_INJECT)";
   if (kind == "stall") {  // a hang for the watchdog to find: nothing moves on this rank again

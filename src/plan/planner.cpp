@@ -10,6 +10,7 @@
 
 #include "core/winograd.hpp"
 #include "plan/cost_model.hpp"
+#include "shardmm/config.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
 
@@ -22,10 +23,10 @@ constexpr double kSmallWork = 2e6;  // flops (2mnk) below which the local path i
 
 std::int64_t memory_limit(const PlanRequest& r) {
   if (r.memory_limit > 0) return r.memory_limit;
-  const char* env = std::getenv("SHARDMM_MEMORY_LIMIT");
-  if (!env || !*env) return 0;
+  const auto env = environment("SHARDMM_MEMORY_LIMIT");
+  if (!env) return 0;
   try {
-    return parse_bytes(env);
+    return parse_bytes(*env);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(std::string("SHARDMM_MEMORY_LIMIT: ") + e.what());
   }
@@ -34,10 +35,10 @@ std::int64_t memory_limit(const PlanRequest& r) {
 double memory_growth(const PlanRequest& r) {
   if (memory_limit(r) > 0) return 0;
   if (r.memory_growth != 0) return r.memory_growth;
-  const char* env = std::getenv("SHARDMM_MEMORY_GROWTH");
-  if (!env || !*env) return kLeanMemoryGrowth;
+  const auto env = environment("SHARDMM_MEMORY_GROWTH");
+  if (!env) return kLeanMemoryGrowth;
   try {
-    return parse_growth(env);
+    return parse_growth(*env);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(std::string("SHARDMM_MEMORY_GROWTH: ") + e.what());
   }

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "shardmm/config.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
 
@@ -37,8 +38,8 @@ MachineProfile MachineProfile::from_json_file(const std::string& path) {
 }
 
 MachineProfile MachineProfile::from_environment() {
-  const char* env = std::getenv("SHARDMM_PROFILE");
-  return env && *env ? from_json_file(env) : MachineProfile{};
+  const auto path = environment("SHARDMM_PROFILE");
+  return path ? from_json_file(*path) : MachineProfile{};
 }
 
 std::string MachineProfile::to_json() const {

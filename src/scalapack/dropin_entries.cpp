@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "shardmm/c/scalapack.h"
+#include "shardmm/config.hpp"
 #include "shardmm/version.hpp"
 
 namespace {
@@ -22,8 +23,8 @@ namespace {
 std::atomic<bool> g_announced{false};
 
 bool verbose() {
-  const char* env = std::getenv("SHARDMM_VERBOSE");
-  return env != nullptr && env[0] != '\0' && std::strcmp(env, "0") != 0;
+  const auto env = shardmm::environment("SHARDMM_VERBOSE");
+  return env && *env != "0";
 }
 
 // Once per process, on world rank 0 only; MPI is initialized (the caller has a BLACS grid).

@@ -9,6 +9,7 @@
 #include "comm/mpi_check.hpp"
 #include "comm/wait.hpp"
 #include "memory/workspace.hpp"
+#include "shardmm/config.hpp"
 #include "shardmm/error.hpp"
 #include "trace/events.hpp"
 #include "trace/watchdog.hpp"
@@ -24,6 +25,13 @@ int world_rank() {
   return r;
 }
 
+// Where rank 0 makes the status directory: SHARDMM_WATCHDOG_DIR, else TMPDIR, else /tmp.
+std::string status_base() {
+  if (auto dir = environment("SHARDMM_WATCHDOG_DIR")) return *dir;
+  const char* tmp = std::getenv("TMPDIR");  // the system's variable, not one of ours
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
+
 // Collective, once per communicator: rank 0 makes the status directory; all learn its path.
 // Watched already (with no directory to share yet): a rank that waits here for a rank that
 // never comes (an SPMD mistake) says so and, with :abort, ends the job.
@@ -37,10 +45,7 @@ void watch_dir(MPI_Comm comm, CommFacts& f, const watchdog::Settings& watch, con
   std::string dir;
   try {
     if (comm::comm_rank(comm) == 0) {
-      const char* base = std::getenv("SHARDMM_WATCHDOG_DIR");
-      if (base == nullptr || *base == '\0') base = std::getenv("TMPDIR");
-      if (base == nullptr || *base == '\0') base = "/tmp";
-      std::string templ = std::string(base) + "/shardmm-watchdog-XXXXXX";
+      std::string templ = status_base() + "/shardmm-watchdog-XXXXXX";
       if (::mkdtemp(templ.data()) != nullptr) {
         dir = templ;
         watchdog::own(dir);
@@ -76,8 +81,7 @@ watchdog::Settings settings_for(Call::Kind kind) {
 
 std::string trace_file(const std::string& option) {
   if (!option.empty()) return option;
-  const char* env = std::getenv("SHARDMM_TRACE");
-  return env != nullptr ? env : "";
+  return environment("SHARDMM_TRACE").value_or("");
 }
 
 void prepare_watch(MPI_Comm comm) {

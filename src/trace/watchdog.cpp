@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "shardmm/config.hpp"
 #include "shardmm/error.hpp"
 
 namespace shardmm::trace::watchdog {
@@ -220,8 +221,7 @@ Settings parse(const std::string& text) {
 }
 
 Settings settings() {
-  const char* env = std::getenv("SHARDMM_WATCHDOG");
-  return parse(env != nullptr ? env : "");
+  return parse(environment("SHARDMM_WATCHDOG").value_or(""));
 }
 
 void begin_call(const Settings& set, Scope scope) {
