@@ -162,7 +162,7 @@ Decision decide(const algo::Problem& p, const DistMatrix<T>& C, bool trivial,
   auto plan = [&] {
     fault::point("plan");
     if (trivial && options.algorithm == Algorithm::Auto) return;  // nothing to choose
-    const PlanRequest q = front::request_for(p, C.mesh(), dtype_of<T>(), options);
+    const plan::Request q = front::request_for(p, C.mesh(), dtype_of<T>(), options);
     d.how = front::resolve(p, q, options);
     if (d.how.remesh) return;
     d.setup = front::make_setup(p, d.how.options);

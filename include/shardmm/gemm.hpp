@@ -78,25 +78,27 @@ struct PreferredLayouts {
 /// without redistributing A, B or C: every candidate the planner has is tried in its own
 /// layouts (a line for the ring, its grid for SUMMA, Cannon and Strassen; 2.5D always moves
 /// its inputs), planned there as gemm plans, and the fastest that moves nothing wins. The
-/// request's fields that describe a caller's layouts are ignored. gemm plans with
+/// request's layouts (a, b, c) are ignored. gemm plans with
 /// SHARDMM_PROFILE: set request.profile = MachineProfile::from_environment() to match it.
 /// Pure, no communication; throws InvalidArgument for negative sizes, OutOfMemory when no
 /// candidate fits the memory limit.
 PreferredLayouts preferred_layouts(const PlanRequest& request, Op opA = Op::N, Op opB = Op::N);
 
-/// The planner request gemm's Auto makes for op(A) * op(B) when A, B and C are held 2D
-/// block-cyclic bc(nb, nb) (ScaLAPACK's layout) on a pm x pn grid: `current_pm/pn` when SUMMA
-/// can use them there as they are (with `current_summa_words` from those tiles), and
-/// `ring_in_place` when the grid is a line. Pure; `shardmm plan --grid --nb --transa
-/// --transb` prints the plan of this request.
+/// The request for op(A) * op(B) (opA, opB set) with A, B and C held 2D block-cyclic
+/// bc(nb, nb) (ScaLAPACK's layout) on a pm x pn grid: planned, it prices what gemm's Auto
+/// sees for such inputs (SUMMA in place on that grid with the words of the actual tiles, the
+/// rings in place when the grid is a line). Pure; `shardmm plan --grid --nb --transa
+/// --transb` prints the plan of this request. Throws InvalidArgument for a grid that is not
+/// request.ranks ranks or nb < 1.
 PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn,
                                  index_t nb = 64);
 
-/// The same for operands in any layouts on one mesh (A and B as stored, before op): what
-/// they save (SUMMA on their grid, rings on their line), the sharding rules' plan for them,
-/// and every candidate's redistribution from them. Pure; `shardmm plan --grid --layout-a
-/// --layout-b --layout-c` prints its plan. Throws InvalidArgument when the layouts are not
-/// on one mesh of request.ranks ranks, DimensionMismatch when they do not fit m, n and k.
+/// The same for operands in any layouts on one mesh (A and B as stored, before op): the
+/// request names them (a, b, c), and its plan prices what they save (SUMMA on their grid,
+/// rings on their line), the sharding rules' plan for them, and every candidate's
+/// redistribution from them. Pure; `shardmm plan --grid --layout-a --layout-b --layout-c`
+/// prints its plan. Throws InvalidArgument when the layouts are not on one mesh of
+/// request.ranks ranks, DimensionMismatch when they do not fit m, n and k.
 PlanRequest layouts_request(PlanRequest request, Op opA, Op opB, const Layout& A, const Layout& B,
                             const Layout& C);
 

@@ -5,11 +5,12 @@
 
 #include <array>
 #include <cstdint>
-#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "shardmm/layout.hpp"
 #include "shardmm/options.hpp"
 #include "shardmm/types.hpp"
 
@@ -69,43 +70,21 @@ struct Candidate {
   [[nodiscard]] std::string name() const;  ///< e.g. "25d 2x2x2", "summa(A) 1x4", "ring(RS) 4"
 };
 
+/// What the planner is asked: the product, the ranks, the options that steer it and the
+/// machine. A closed value: every field is something a caller knows. With the caller's
+/// layouts (a, b, c) the planner prices what they save: SUMMA on their grid, rings on their
+/// line, the sharding rules on them, and every candidate's exact redistribution from them
+/// (block_cyclic_request and layouts_request fill them in); without, balanced estimates.
 struct PlanRequest {
   std::int64_t m = 0, n = 0, k = 0;
   int ranks = 1;
   Dtype dtype = Dtype::F64;
+  Op opA = Op::N, opB = Op::N;    ///< op(A), op(B): a, b are stored before op
   std::int64_t memory_limit = 0;  ///< bytes per rank; 0 = SHARDMM_MEMORY_LIMIT or none
   /// Options::memory_growth: without a memory limit, the cap on a candidate's added_bytes as
   /// a multiple of the caller's operands (0: SHARDMM_MEMORY_GROWTH, else kLeanMemoryGrowth;
   /// negative: no cap).
   double memory_growth = 0;
-  /// Elements of the caller's local A + B + C on the busiest rank (gemm sets it from the
-  /// caller's layouts); 0: the balanced share (m k + k n + m n) / P.
-  double resident = 0;
-  /// op(A), op(B): some buffers depend on whether k runs along an operand's stored columns
-  /// (the ring's chunks at p = 2). gemm sets them.
-  Op opA = Op::N, opB = Op::N;
-  /// The machine the costs are for. gemm fills it once per call from SHARDMM_PROFILE
-  /// (MachineProfile::from_environment); a request made by hand gets the built-in defaults.
-  MachineProfile profile;
-  /// The caller's current grid (pm x pn) when its operands are already 2D block-cyclic on it;
-  /// candidates on that grid then pay no redistribution. 0 = unknown.
-  int current_pm = 0, current_pn = 0;
-  /// With current_pm/pn: the words SUMMA C-stationary receives on the busiest rank of that
-  /// grid, from the caller's actual tiles (uneven block-cyclic splits, e.g. k <= nb on 2 rows,
-  /// where one process row holds all of B). 0 = the balanced formula.
-  double current_summa_words = 0;
-  /// Which of A, B, C ([0..2]) already sit in each ring form's layouts on the caller's mesh,
-  /// indexed by RingForm - 1 (AllGatherA, AllGatherB, ReduceScatter); those operands pay no
-  /// redistribution. Set when the caller's mesh is a line (one axis longer than 1).
-  std::array<std::array<bool, 3>, 3> ring_in_place{};
-  /// Per ring form (same index): whether it streams its non-circulating operand at p = 2
-  /// (op(B) split along k for AllGatherA, op(A) for AllGatherB) instead of re-splitting it.
-  std::array<bool, 3> ring_streamed{};
-  /// Whether a chain broadcast's relays go on while the ranks multiply: the GEMM polls the
-  /// messages in flight, as it does when the mesh spans nodes. Then each panel's pipeline fill
-  /// overlaps the next panel's transfer and a stream of panels pays it once; otherwise the
-  /// relays wait for the next MPI call and every panel pays it. gemm sets it from the mesh.
-  bool relays_in_gemm = false;
   /// Fast algorithms (Strassen) are candidates only when set (Options::allow_fast).
   bool allow_fast = false;
   /// Strassen's crossover (Options::fast_crossover); 0 = profile.strassen_crossover.
@@ -113,25 +92,22 @@ struct PlanRequest {
   /// Options::panel: SUMMA A/B-stationary's chunk of C's columns (rows) per owner; 0 = the
   /// algorithm's own rule (blocking::stationary_chunk_width).
   std::int64_t panel = 0;
-  /// The sharding rules' plan for the caller's layouts, as gemm prices it (words < 0: none,
-  /// and no sharded candidate): elements the busiest rank receives (of them `streamed` while
-  /// the product runs), its messages, its flops in real arithmetic (2 m' n' k', duplicated work
-  /// included) and the elements it holds (operands, moved operands, product, buffers).
-  struct Sharded {
-    double words = -1, streamed = 0, messages = 0, flops = 0, memory = 0;
-  } sharded;
-  /// Exact words the busiest rank receives to move the caller's operands into a candidate's
-  /// layouts and the result back (gemm sets it from the caller's layouts); unset, or a
-  /// negative answer: the balanced estimate (A, B and C's shares, (P - 1) / P of each).
-  std::function<double(const Candidate&)> redistribution_words;
-  /// Elements the front end adds on the busiest rank to run a candidate in its layouts: the
-  /// copies of the operands that move and the redistributions' send and receive buffers (gemm
-  /// sets it from the caller's layouts); unset, or a negative answer: the balanced estimate.
-  std::function<double(const Candidate&)> staged_elements;
+  /// The machine the costs are for. gemm fills it once per call from SHARDMM_PROFILE
+  /// (MachineProfile::from_environment); a request made by hand gets the built-in defaults.
+  MachineProfile profile;
+  /// Whether the mesh spans nodes, so that a chain broadcast's relays go on while the ranks
+  /// multiply (the GEMM polls the messages in flight): each panel's pipeline fill then overlaps
+  /// the next panel's transfer and a stream of panels pays it once.
+  bool relays_in_gemm = false;
+  /// The caller's A, B and C as stored, on one mesh of `ranks` ranks: all three or none.
+  std::optional<Layout> a, b, c;
 };
 
 struct GemmPlan {
   PlanRequest request;
+  /// The caller's local A + B + C on the busiest rank, bytes (from request.a/b/c, else the
+  /// balanced share): what the lean policy's cap multiplies.
+  std::int64_t resident_bytes = 0;
   std::vector<Candidate> candidates;  ///< cheapest first
   Candidate chosen;
   double lower_bound = 0;  ///< words per rank
@@ -170,8 +146,8 @@ std::int64_t memory_limit(const PlanRequest& request);
 /// kLeanMemoryGrowth; negative: no cap.
 double memory_growth(const PlanRequest& request);
 
-/// The caller's local A + B + C on the busiest rank, bytes (PlanRequest::resident, else the
-/// balanced share).
+/// The caller's local A + B + C on the busiest rank, bytes (from request.a/b/c, else the
+/// balanced share (m k + k n + m n) / P).
 std::int64_t resident_bytes(const PlanRequest& request);
 
 /// A growth cap as people write one (--memory-growth, SHARDMM_MEMORY_GROWTH): a number >= 0

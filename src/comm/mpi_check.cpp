@@ -38,14 +38,14 @@ namespace {
 // initialises a static.
 std::int64_t initial_limit() noexcept {
   try {
-    if (const auto env = environment("SHARDMM_MAX_MESSAGE")) {
-      char* end = nullptr;
-      const long long v = std::strtoll(env->c_str(), &end, 10);
-      if (end != env->c_str() && *end == '\0' && v > 0 && v <= INT_MAX) return v;
-    }
+    const auto env = environment("SHARDMM_MAX_MESSAGE");
+    if (!env) return INT_MAX;
+    char* end = nullptr;
+    const long long v = std::strtoll(env->c_str(), &end, 10);
+    return end != env->c_str() && *end == '\0' && v > 0 && v <= INT_MAX ? v : INT_MAX;
   } catch (...) {  // no memory for the copy: the default
+    return INT_MAX;
   }
-  return INT_MAX;
 }
 std::int64_t g_max_message = initial_limit();
 }  // namespace

@@ -60,21 +60,18 @@ algo::Problem in_own_layouts(const PlanRequest& q, Op opA, Op opB, const Candida
   return p;
 }
 
-// The request without what a caller's layouts save (those are recomputed per trial).
-PlanRequest bare(const PlanRequest& r) {
-  PlanRequest q;
-  q.m = r.m, q.n = r.n, q.k = r.k, q.ranks = r.ranks, q.dtype = r.dtype;
-  q.memory_limit = r.memory_limit, q.memory_growth = r.memory_growth, q.profile = r.profile;
-  q.allow_fast = r.allow_fast, q.fast_crossover = r.fast_crossover;
-  q.relays_in_gemm = r.relays_in_gemm;
+// The request without the caller's layouts (each trial describes its own).
+plan::Request bare(const PlanRequest& r) {
+  plan::Request q(r);
+  q.a.reset(), q.b.reset(), q.c.reset();
   return q;
 }
 
 // gemm's Auto on the inputs of `p`: its plan, and whether it runs on them as they are.
-PreferredLayouts trial(const PlanRequest& base, const algo::Problem& p) {
-  PlanRequest q = base;
+PreferredLayouts trial(const plan::Request& base, const algo::Problem& p) {
+  plan::Request q = base;
   front::describe_inputs(p, q);
-  PreferredLayouts out{p.mesh, p.A, p.B, p.C, plan_gemm(q).chosen, false};
+  PreferredLayouts out{p.mesh, p.A, p.B, p.C, plan::plan_gemm(q).chosen, false};
   Options o;
   o.memory_limit = q.memory_limit, o.memory_growth = q.memory_growth;
   o.allow_fast = q.allow_fast;
@@ -111,7 +108,7 @@ struct Tried {
 
 // The trial on candidate c's own layouts; none when they were tried already or no plan fits
 // the memory limit there (moving the operands out of them takes memory too).
-std::optional<PreferredLayouts> trial_in_own_layouts(const PlanRequest& base, Op opA, Op opB,
+std::optional<PreferredLayouts> trial_in_own_layouts(const plan::Request& base, Op opA, Op opB,
                                                      const Candidate& c, const MeshShape& mesh,
                                                      Tried& tried) {
   try {
@@ -144,11 +141,11 @@ PreferredLayouts preferred_layouts(const PlanRequest& request, Op opA, Op opB) {
         "preferred_layouts: sizes must be >= 0 and ranks >= 1 (m=" + std::to_string(request.m) +
         " n=" + std::to_string(request.n) + " k=" + std::to_string(request.k) +
         " ranks=" + std::to_string(request.ranks) + ")");
-  const PlanRequest base = bare(request);
-  PlanRequest free_inputs = base;  // every candidate as if the inputs sat in its layouts
+  const plan::Request base = bare(request);
+  plan::Request free_inputs = base;  // every candidate as if the inputs sat in its layouts
   free_inputs.redistribution_words = [](const Candidate&) { return 0.0; };
   free_inputs.staged_elements = [](const Candidate&) { return 0.0; };
-  const GemmPlan plan = plan_gemm(free_inputs);
+  const GemmPlan plan = plan::plan_gemm(free_inputs);
   std::optional<PreferredLayouts> best;
   Tried tried;
   for (const Candidate& c : plan.candidates) {

@@ -42,7 +42,7 @@ bool on_caller_grid(const algo::Problem& p) {
 bool is_line(const MeshShape& mesh) { return mesh.long_axes().size() == 1; }
 
 // Which operands each ring form would use as they are on the caller's line.
-void ring_fits(const algo::Problem& p, PlanRequest& q) {
+void ring_fits(const algo::Problem& p, plan::Request& q) {
   if (!is_line(p.mesh)) return;
   for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter}) {
     Options o;
@@ -142,7 +142,7 @@ double cached_redistribution_words(const algo::Problem& p, const Candidate& c) {
 }
 
 // The sharding rules' plan for the caller's layouts, priced exactly (algo/sharded_plan.hpp).
-void price_sharded(const algo::Problem& p, PlanRequest& q) {
+void price_sharded(const algo::Problem& p, plan::Request& q) {
   if (p.mesh.size() < 2) return;
   const algo::sharded::Plan plan = algo::sharded::plan_product(p);
   double operands = 0;  // the caller's tiles, taken as the sharding rules take them
@@ -155,7 +155,7 @@ void price_sharded(const algo::Problem& p, PlanRequest& q) {
 
 // What the caller's layouts save: SUMMA on the caller's grid, rings on the caller's line; the
 // sharding rules on the caller's layouts; every candidate's redistribution, exactly.
-void describe_inputs(const algo::Problem& p, PlanRequest& q) {
+void describe_inputs(const algo::Problem& p, plan::Request& q) {
   if (on_caller_grid(p)) {
     q.current_pm = p.mesh.sizes[0], q.current_pn = p.mesh.sizes[1];
     q.current_summa_words = summa_words_in_place(p);
@@ -175,8 +175,8 @@ namespace {
 
 // Auto: the planner's cheapest candidate becomes explicit options, plus the mesh shape to run
 // on when it differs from the caller's mesh.
-void choose_algorithm(const algo::Problem& p, const PlanRequest& q, Resolved& r) {
-  const Candidate c = plan_gemm(q).chosen;
+void choose_algorithm(const algo::Problem& p, const plan::Request& q, Resolved& r) {
+  const Candidate c = plan::plan_gemm(q).chosen;
   r.options.algorithm = c.algorithm;
   r.options.stationary = c.stationary;
   r.options.ring_form = c.ring_form;
@@ -190,22 +190,22 @@ void choose_algorithm(const algo::Problem& p, const PlanRequest& q, Resolved& r)
 
 // 2.5D without a grid: the planner's cheapest 2.5D grid (at least two k-slices) for the full
 // request (dtype, memory limit, profile); one rank has none and runs 1x1x1.
-void choose_25d_grid(const PlanRequest& q, Options& o) {
+void choose_25d_grid(const plan::Request& q, Options& o) {
   o.grid_m = q.ranks, o.grid_n = 1, o.grid_k = 1;
   if (q.ranks < 2) return;
-  const Candidate c = cheapest_of(q, Algorithm::Gemm25D);
+  const Candidate c = plan::cheapest_of(q, Algorithm::Gemm25D);
   o.grid_m = c.pm, o.grid_n = c.pn, o.grid_k = c.pk;
 }
 
 // SUMMA with Stationary::Auto: the planner's cheapest variant on the grid SUMMA runs on.
-void choose_summa_variant(const algo::Problem& p, const PlanRequest& q, Options& o) {
+void choose_summa_variant(const algo::Problem& p, const plan::Request& q, Options& o) {
   Options c_stationary = o;
   c_stationary.stationary = Stationary::C;
   const algo::Setup s = algo::summa_setup(p, c_stationary);
   o.stationary = Stationary::C;
   if (q.ranks < 2) return;
   o.stationary =
-      cheapest_of(q, Algorithm::Summa, s.C.row_map().nprocs, s.C.col_map().nprocs).stationary;
+      plan::cheapest_of(q, Algorithm::Summa, s.C.row_map().nprocs, s.C.col_map().nprocs).stationary;
 }
 
 }  // namespace
@@ -252,8 +252,8 @@ algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<
   return p;
 }
 
-PlanRequest request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype, const Options& o) {
-  PlanRequest q;
+plan::Request request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype, const Options& o) {
+  plan::Request q;
   q.m = p.m, q.n = p.n, q.k = p.k, q.ranks = p.mesh.size(), q.dtype = dtype;
   q.memory_limit = o.memory_limit;
   q.memory_growth = o.memory_growth;
@@ -267,7 +267,7 @@ PlanRequest request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype, c
   return q;
 }
 
-Resolved resolve(const algo::Problem& p, const PlanRequest& q, const Options& o) {
+Resolved resolve(const algo::Problem& p, const plan::Request& q, const Options& o) {
   Resolved r{o, std::nullopt, ""};
   if (o.algorithm == Algorithm::Auto) choose_algorithm(p, q, r);
   Options& x = r.options;
@@ -294,15 +294,15 @@ algo::Setup make_setup(const algo::Problem& p, const Options& o) {
   throw InvalidArgument("gemm: no setup for algorithm " + to_string(o.algorithm));
 }
 
-Candidate predicted(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q) {
+Candidate predicted(const algo::Problem& p, const algo::Setup& setup, const plan::Request& q) {
   Candidate c{setup.algorithm, setup.stationary, setup.ring_form, setup.pm, setup.pn, setup.pk};
   if (setup.algorithm == Algorithm::Summa || setup.algorithm == Algorithm::Cannon)
     c.pm = setup.C.row_map().nprocs, c.pn = setup.C.col_map().nprocs;
   if (setup.algorithm == Algorithm::Ring) c.pm = p.mesh.sizes[p.mesh.axis_index(setup.ring_axis)];
-  return evaluate(q, c);
+  return plan::priced(q, c);
 }
 
-void check_memory(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q) {
+void check_memory(const algo::Problem& p, const algo::Setup& setup, const plan::Request& q) {
   const std::int64_t limit = memory_limit(q);
   if (limit == 0) return;
   const Candidate c = predicted(p, setup, q);
@@ -331,49 +331,3 @@ SHARDMM_FOR_EACH_HALF(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::front
-
-namespace shardmm {
-
-PlanRequest block_cyclic_request(PlanRequest request, Op opA, Op opB, int pm, int pn, index_t nb) {
-  if (pm < 1 || pn < 1 || pm * pn != request.ranks)
-    throw InvalidArgument("block_cyclic_request: a " + std::to_string(pm) + "x" +
-                          std::to_string(pn) + " grid for " + std::to_string(request.ranks) +
-                          " ranks");
-  if (nb < 1)
-    throw InvalidArgument("block_cyclic_request: block size " + std::to_string(nb) + " < 1");
-  const MeshShape mesh({"x", "y"}, {pm, pn});
-  auto stored = [&](Op op, index_t rows, index_t cols) {
-    return op == Op::N ? Layout::block_cyclic(mesh, rows, cols, nb, nb)
-                       : Layout::block_cyclic(mesh, cols, rows, nb, nb);
-  };
-  const Layout A = stored(opA, request.m, request.k), B = stored(opB, request.k, request.n),
-               C = Layout::block_cyclic(mesh, request.m, request.n, nb, nb);
-  return layouts_request(std::move(request), opA, opB, A, B, C);
-}
-
-PlanRequest layouts_request(PlanRequest request, Op opA, Op opB, const Layout& A, const Layout& B,
-                            const Layout& C) {
-  auto dims = [](Op op, const Layout& L) {
-    return op == Op::N ? std::pair{L.rows(), L.cols()} : std::pair{L.cols(), L.rows()};
-  };
-  const std::string all =
-      "\n  A: " + A.to_string() + "\n  B: " + B.to_string() + "\n  C: " + C.to_string();
-  if (A.mesh() != B.mesh() || A.mesh() != C.mesh() || A.mesh().size() != request.ranks)
-    throw InvalidArgument("layouts_request: A, B and C must be on one mesh of " +
-                          std::to_string(request.ranks) + " ranks" + all);
-  if (dims(opA, A) != std::pair{request.m, request.k} ||
-      dims(opB, B) != std::pair{request.k, request.n} ||
-      std::pair{C.rows(), C.cols()} != std::pair{request.m, request.n})
-    throw DimensionMismatch(
-        "layouts_request: the layouts do not fit m = " + std::to_string(request.m) +
-        ", n = " + std::to_string(request.n) + ", k = " + std::to_string(request.k) + all);
-  algo::Problem p;
-  p.opA = opA, p.opB = opB, p.m = request.m, p.n = request.n, p.k = request.k, p.mesh = A.mesh();
-  p.A = A.regularized();
-  p.B = B.regularized();
-  p.C = C.regularized();
-  front::describe_inputs(p, request);
-  return request;
-}
-
-}  // namespace shardmm

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "algo/algo.hpp"
+#include "plan/request.hpp"
 #include "shardmm/plan.hpp"
 
 namespace shardmm::front {
@@ -24,12 +25,17 @@ algo::Problem validate(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix<
 /// The planner's request for this call on `mesh` (the operands'): sizes, dtype, the memory
 /// limit, the machine profile (SHARDMM_PROFILE, read here once per call), whether the GEMMs
 /// relay broadcasts (the mesh spans nodes) and what the caller's layouts save.
-PlanRequest request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype, const Options& o);
+plan::Request request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype, const Options& o);
+
+/// The whole request for a public one: when it names the caller's layouts (a, b, c), checked
+/// and described (what they save). Throws InvalidArgument / DimensionMismatch for layouts
+/// that are not all three, not on one mesh of its ranks, or do not fit m, n, k.
+plan::Request caller_request(const PlanRequest& request);
 
 /// Fills the request's description of the caller's layouts (what they save): SUMMA on the
 /// caller's grid, rings on the caller's line, the sharding rules, every candidate's exact
 /// redistribution.
-void describe_inputs(const algo::Problem& p, PlanRequest& q);
+void describe_inputs(const algo::Problem& p, plan::Request& q);
 
 /// Options with every choice the planner makes filled in: Auto's algorithm, variant and grid
 /// (`remesh`: the mesh shape to run on when it is not the caller's), 2.5D's grid when none
@@ -39,7 +45,7 @@ struct Resolved {
   std::optional<MeshShape> remesh;
   std::string why;
 };
-Resolved resolve(const algo::Problem& p, const PlanRequest& q, const Options& o);
+Resolved resolve(const algo::Problem& p, const plan::Request& q, const Options& o);
 
 /// Elements of the caller's local A + B + C on the busiest rank (memory.cpp).
 double resident_elements(const algo::Problem& p);
@@ -53,10 +59,10 @@ double staged_elements(const algo::Problem& p, const algo::Layouts25D& to);
 algo::Setup make_setup(const algo::Problem& p, const Options& o);
 
 /// The planner's candidate for the setup, priced (memory_bytes, added_bytes, fits).
-Candidate predicted(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q);
+Candidate predicted(const algo::Problem& p, const algo::Setup& setup, const plan::Request& q);
 
 /// Throws OutOfMemory when the setup's predicted peak per rank exceeds the memory limit.
-void check_memory(const algo::Problem& p, const algo::Setup& setup, const PlanRequest& q);
+void check_memory(const algo::Problem& p, const algo::Setup& setup, const plan::Request& q);
 
 /// The problem on the same ranks arranged as `shape`, with layouts that fit nothing (so the
 /// algorithm's own layouts are used).

@@ -1,7 +1,7 @@
 // Per-candidate formulas (elements received by the busiest rank; docs/ALGORITHMS.md derives
 // them). Block sizes are rounded up, so uneven splits cost what their largest tile costs;
 // SUMMA C-stationary on the caller's grid takes the caller's actual tiles' count instead
-// (PlanRequest::current_summa_words).
+// (Request::current_summa_words).
 #include "plan/cost_model.hpp"
 
 #include "core/blocking.hpp"
@@ -32,7 +32,7 @@ struct Costs {
 // panel in flight while they wait for this one; when the GEMM polls the relays
 // (PlanRequest::relays_in_gemm) each panel's fill overlaps its successor's transfer, and only
 // the stream's first fill stays exposed.
-void add_chain_fill(Costs& x, const PlanRequest& r, double count, double elems, double ranks) {
+void add_chain_fill(Costs& x, const Request& r, double count, double elems, double ranks) {
   // comm::ibcast sends a message of at least two chunks down a pipelined chain on 3 or more
   // ranks (comm/chain_bcast.cpp), in chunks of blocking::bcast_chunk_bytes() (0: no chains).
   const double elem = double(dtype_size(r.dtype));
@@ -45,14 +45,14 @@ void add_chain_fill(Costs& x, const PlanRequest& r, double count, double elems, 
 }
 
 // The candidate's pm x pn is the grid the caller's block-cyclic operands are already on.
-bool on_caller_grid(const PlanRequest& r, const Candidate& c) {
+bool on_caller_grid(const Request& r, const Candidate& c) {
   return c.pm == r.current_pm && c.pn == r.current_pn;
 }
 
 // Words to move the inputs into the candidate's layouts and the result back: nothing when
 // the candidate runs on the caller's grid with its block-cyclic operands, and for a ring on
 // the caller's line only the operands not already in the form's layouts.
-double redistribution(const PlanRequest& r, const Candidate& c, double a_loc, double b_loc,
+double redistribution(const Request& r, const Candidate& c, double a_loc, double b_loc,
                       double c_loc) {
   if (r.redistribution_words) {  // exact, from the caller's layouts
     const double w = r.redistribution_words(c);
@@ -71,7 +71,7 @@ double redistribution(const PlanRequest& r, const Candidate& c, double a_loc, do
 
 // SUMMA A/B-stationary's chunk per owner (Options::panel, else the algorithm's rule), at most
 // the owner's extent `widest`.
-double stationary_width(const PlanRequest& r, double kl, double stay, double owners, double widest,
+double stationary_width(const Request& r, double kl, double stay, double owners, double widest,
                         double abc) {
   const double w = r.panel > 0
                        ? double(r.panel)
@@ -90,7 +90,7 @@ double chunk_send(bool k_down, bool split, bool narrow, double tile, double copi
   return runs ? 0.0 : tile * copies;
 }
 
-Costs summa(const PlanRequest& r, const Candidate& c) {
+Costs summa(const Request& r, const Candidate& c) {
   const double m = double(r.m), n = double(r.n), k = double(r.k), p = c.pm, q = c.pn;
   const double ml = up(m, p), nl = up(n, q), kq = up(k, q), kp = up(k, p);
   Costs x;
@@ -150,7 +150,7 @@ Costs summa(const PlanRequest& r, const Candidate& c) {
   return x;
 }
 
-Costs cannon(const PlanRequest& r, const Candidate& c) {
+Costs cannon(const Request& r, const Candidate& c) {
   const double q = c.pm, ml = up(double(r.m), q), nl = up(double(r.n), q), kl = up(double(r.k), q);
   Costs x;
   x.words = q * (ml * kl + kl * nl), x.messages = 4 * q,
@@ -159,7 +159,7 @@ Costs cannon(const PlanRequest& r, const Candidate& c) {
   return x;
 }
 
-Costs ring(const PlanRequest& r, const Candidate& c) {
+Costs ring(const Request& r, const Candidate& c) {
   const double m = double(r.m), n = double(r.n), k = double(r.k), p = c.pm;
   const double f = 1 - 1 / p, share = (m * k + k * n + m * n) / p;
   Costs x;
@@ -204,7 +204,7 @@ Costs ring(const PlanRequest& r, const Candidate& c) {
   return x;
 }
 
-Costs gemm25d(const PlanRequest& r, const Candidate& c) {
+Costs gemm25d(const Request& r, const Candidate& c) {
   const double m = double(r.m), n = double(r.n), k = double(r.k);
   const double pm = c.pm, pn = c.pn, pk = c.pk;
   const double ml = up(m, pm), nl = up(n, pn), ks = up(k, pk);
@@ -226,7 +226,7 @@ Costs gemm25d(const PlanRequest& r, const Candidate& c) {
 
 // The sharding rules on the caller's mesh (algo/sharded_plan.cpp prices the plan exactly):
 // blocking collectives, one gathered operand streamed past the product.
-Costs sharded(const PlanRequest& r) {
+Costs sharded(const Request& r) {
   Costs x;
   x.words = r.sharded.words, x.messages = r.sharded.messages, x.memory = r.sharded.memory;
   x.overlapped = false, x.streamed = r.sharded.streamed;
@@ -234,7 +234,7 @@ Costs sharded(const PlanRequest& r) {
   return x;
 }
 
-Costs local(const PlanRequest& r) {
+Costs local(const Request& r) {
   const double m = double(r.m), n = double(r.n), k = double(r.k);
   Costs x;
   x.memory = m * k + k * n + m * n;
@@ -245,7 +245,7 @@ Costs local(const PlanRequest& r) {
 // Which of A, B and C the front end copies into the candidate's layouts, balanced estimate:
 // none on one rank, for the sharding rules (the caller's layouts) and on the caller's grid,
 // a ring's operands not already in its form's layouts, else all three.
-std::array<bool, 3> moved(const PlanRequest& r, const Candidate& c) {
+std::array<bool, 3> moved(const Request& r, const Candidate& c) {
   if (r.ranks == 1 || c.algorithm == Algorithm::Sharded) return {};
   const bool grid = c.algorithm == Algorithm::Summa || c.algorithm == Algorithm::Cannon ||
                     c.algorithm == Algorithm::Strassen;
@@ -260,7 +260,7 @@ std::array<bool, 3> moved(const PlanRequest& r, const Candidate& c) {
 // Elements the front end adds to run `c` in its layouts (tiles `t`): the copies of the operands
 // that move, and the largest send and receive buffers of their redistributions (the caller's
 // tile out and the copy in for A and B, the other way round for C).
-double staged(const PlanRequest& r, const Candidate& c, const Tiles& t) {
+double staged(const Request& r, const Candidate& c, const Tiles& t) {
   if (r.staged_elements) {  // exact, from the caller's layouts
     const double w = r.staged_elements(c);
     if (w >= 0) return w;
@@ -283,8 +283,7 @@ double staged(const PlanRequest& r, const Candidate& c, const Tiles& t) {
 constexpr double kPoolRounding = 24 * 64;
 
 // The workspace pool's high-water mark beyond the caller's operands, bytes.
-std::int64_t added_bytes(const PlanRequest& r, const Candidate& c, const Tiles& t,
-                         bool moves_itself) {
+std::int64_t added_bytes(const Request& r, const Candidate& c, const Tiles& t, bool moves_itself) {
   const double elem = double(dtype_size(r.dtype));
   if (moves_itself) {  // memory_bytes holds the caller's balanced share and every buffer
     const double share = double(r.m * r.k + r.k * r.n + r.m * r.n) / r.ranks;
@@ -296,13 +295,13 @@ std::int64_t added_bytes(const PlanRequest& r, const Candidate& c, const Tiles& 
 
 }  // namespace
 
-double resident(const PlanRequest& r) {
+double resident(const Request& r) {
   if (r.resident > 0) return r.resident;
   return (double(r.m) * double(r.k) + double(r.k) * double(r.n) + double(r.m) * double(r.n)) /
          r.ranks;
 }
 
-void evaluate(const PlanRequest& r, Candidate& c) {
+void evaluate(const Request& r, Candidate& c) {
   if (c.algorithm == Algorithm::Strassen) {
     bool moves_itself = false;
     const Tiles t = evaluate_strassen(r, c, moves_itself);

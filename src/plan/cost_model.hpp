@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "plan/request.hpp"
 #include "shardmm/plan.hpp"
 
 namespace shardmm::plan {
@@ -23,17 +24,17 @@ struct Tiles {
   [[nodiscard]] double sum() const { return a + b + c; }
 };
 
-/// The caller's local A + B + C on the busiest rank, elements (PlanRequest::resident, else
+/// The caller's local A + B + C on the busiest rank, elements (Request::resident, else
 /// the balanced share).
-double resident(const PlanRequest& r);
+double resident(const Request& r);
 
 /// Fills words, redist_words, messages, flops, memory_bytes, added_bytes and seconds of `c`.
-void evaluate(const PlanRequest& r, Candidate& c);
+void evaluate(const Request& r, Candidate& c);
 
 /// The same for Algorithm::Strassen (strassen_cost.cpp) but added_bytes; returns the tiles of
 /// A, B and C in its layouts that memory_bytes counts, and sets `moves_itself` when the
 /// algorithm moves the caller's operands itself (the breadth-first step: its memory_bytes
 /// then holds the caller's operands and every buffer).
-Tiles evaluate_strassen(const PlanRequest& r, Candidate& c, bool& moves_itself);
+Tiles evaluate_strassen(const Request& r, Candidate& c, bool& moves_itself);
 
 }  // namespace shardmm::plan

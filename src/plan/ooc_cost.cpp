@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/blocking.hpp"
+#include "plan/request.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/mesh.hpp"
 #include "shardmm/plan.hpp"
@@ -62,7 +63,7 @@ std::int64_t in_core_bytes(const OocProblem& p, Dtype dtype) {
   const std::int64_t a = ceil_div(p.m * p.k, p.ranks), b = ceil_div(p.k * p.n, p.ranks),
                      c = ceil_div(p.m * p.n, p.ranks);
   const std::int64_t tiles = (a + b + c) * p.elem;
-  PlanRequest r;
+  Request r;  // with the grid gemm's caller would have (current_pm/pn)
   r.m = p.m, r.n = p.n, r.k = p.k, r.ranks = p.ranks, r.dtype = dtype;
   r.memory_limit = std::numeric_limits<std::int64_t>::max();  // every candidate priced
   const std::vector<int> f = factor_near_square(p.ranks, 2);  // Mesh::grid2d's rows, cols

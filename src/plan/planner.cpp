@@ -10,6 +10,7 @@
 
 #include "core/winograd.hpp"
 #include "plan/cost_model.hpp"
+#include "plan/request.hpp"
 #include "shardmm/config.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
@@ -44,22 +45,23 @@ double memory_growth(const PlanRequest& r) {
   }
 }
 
-std::int64_t resident_bytes(const PlanRequest& r) {
+std::int64_t plan::resident_bytes(const plan::Request& r) {
   return static_cast<std::int64_t>(plan::resident(r) * double(dtype_size(r.dtype)));
 }
 
-Candidate evaluate(const PlanRequest& r, Candidate c) {
+Candidate plan::priced(const plan::Request& r, Candidate c) {
   plan::evaluate(r, c);
   const std::int64_t limit = memory_limit(r);
   const double growth = limit > 0 ? -1 : memory_growth(r);
-  c.fits = limit > 0 ? c.memory_bytes <= limit
-                     : growth < 0 || double(c.added_bytes) <= growth * double(resident_bytes(r));
+  c.fits = limit > 0
+               ? c.memory_bytes <= limit
+               : growth < 0 || double(c.added_bytes) <= growth * double(plan::resident_bytes(r));
   return c;
 }
 
 namespace {
 
-std::vector<Candidate> enumerate(const PlanRequest& r) {
+std::vector<Candidate> enumerate(const plan::Request& r) {
   std::vector<Candidate> out;
   const int P = r.ranks;
   auto add = [&](Candidate c) { out.push_back(c); };
@@ -137,16 +139,17 @@ void note_roomier(GemmPlan& plan) {
 
 }  // namespace
 
-GemmPlan plan_gemm(const PlanRequest& r) {
+GemmPlan plan::plan_gemm(const plan::Request& r) {
   if (r.m < 0 || r.n < 0 || r.k < 0 || r.ranks < 1)
     throw InvalidArgument("plan: sizes must be >= 0 and ranks >= 1");
   GemmPlan plan;
-  plan.request = r;
+  plan.request = static_cast<const PlanRequest&>(r);  // the public part; facts stay here
+  plan.resident_bytes = plan::resident_bytes(r);
   plan.lower_bound = lower_bound_words(r.m, r.n, r.k, r.ranks);
   const std::int64_t limit = memory_limit(r);
   plan.policy = limit > 0 ? "limit" : memory_growth(r) < 0 ? "none" : "lean";
   plan.candidates = enumerate(r);
-  for (Candidate& c : plan.candidates) c = evaluate(r, c);
+  for (Candidate& c : plan.candidates) c = plan::priced(r, c);
   std::stable_sort(plan.candidates.begin(), plan.candidates.end(),
                    [](const Candidate& a, const Candidate& b) {
                      return a.fits != b.fits ? a.fits : a.seconds < b.seconds;
@@ -173,11 +176,11 @@ GemmPlan plan_gemm(const PlanRequest& r) {
   return plan;
 }
 
-Candidate cheapest_of(const PlanRequest& r, Algorithm algorithm, int pm, int pn) {
+Candidate plan::cheapest_of(const plan::Request& r, Algorithm algorithm, int pm, int pn) {
   std::optional<Candidate> best;
   for (Candidate c : enumerate(r)) {
     if (c.algorithm != algorithm || (pm > 0 && pn > 0 && (c.pm != pm || c.pn != pn))) continue;
-    c = evaluate(r, c);
+    c = plan::priced(r, c);
     if (!best || (c.fits != best->fits ? c.fits : c.seconds < best->seconds)) best = c;
   }
   if (!best)
@@ -193,8 +196,7 @@ namespace {
 std::string mib(double bytes) { return fmt(bytes / 1048576.0) + " MiB"; }
 
 // "adds 12 MiB/rank = 0.8 x the local operands"
-std::string added_text(const PlanRequest& r, const Candidate& c) {
-  const double res = double(resident_bytes(r));
+std::string added_text(double res, const Candidate& c) {
   return "adds " + mib(double(c.added_bytes)) + "/rank" +
          (res > 0 ? " = " + fmt(double(c.added_bytes) / res) + " x the local operands" : "");
 }
@@ -202,20 +204,20 @@ std::string added_text(const PlanRequest& r, const Candidate& c) {
 // The memory policy, what the choice adds, and what a larger budget would buy.
 void explain_memory(std::ostringstream& s, const GemmPlan& plan) {
   const PlanRequest& r = plan.request;
-  const double res = double(resident_bytes(r)), growth = memory_growth(r);
+  const double res = double(plan.resident_bytes), growth = memory_growth(r);
   if (plan.policy == "lean")
     s << "memory policy: lean, Auto adds at most " << fmt(growth) << " x the local A+B+C ("
       << mib(growth * res) << "/rank of " << mib(res) << ")";
   else if (plan.policy == "limit")
     s << "memory policy: limit " << mib(double(memory_limit(r))) << "/rank";
   else s << "memory policy: none (memory growth unlimited)";
-  s << "; chosen " << added_text(r, plan.chosen) << "\n";
+  s << "; chosen " << added_text(res, plan.chosen) << "\n";
   if (plan.over_policy) s << "  no candidate fits the policy: the leanest runs\n";
   for (const Candidate& c : plan.roomier)
     s << "larger budget: " << c.name() << " would take " << fmt(c.seconds) << " s instead of "
       << fmt(plan.chosen.seconds) << " s, " << fmt(c.words + c.redist_words)
       << " words/rank instead of " << fmt(plan.chosen.words + plan.chosen.redist_words) << ", "
-      << added_text(r, c) << " (--memory-growth "
+      << added_text(res, c) << " (--memory-growth "
       << fmt(std::ceil(double(c.added_bytes) / std::max(res, 1.0) * 10) / 10)
       << " or --memory-limit " << mib(double(c.memory_bytes)) << ")\n";
 }

@@ -30,17 +30,17 @@ constexpr double kAddBytesPerS = 6e9;
 // Memory: the caller's A, B and C, the six pool slots the step holds (strassen_caps.cpp; a
 // step inside a group's product owns its tiles instead), the redistributions' buffers and the
 // group product's beyond the operands it is handed.
-void evaluate_distributed(const PlanRequest& r, Candidate& c);
+void evaluate_distributed(const Request& r, Candidate& c);
 
 // NOLINTNEXTLINE(misc-no-recursion): a group's step has 7 x fewer ranks, so it ends
-void evaluate_caps(const PlanRequest& r, Candidate& c, bool outer = true) {
+void evaluate_caps(const Request& r, Candidate& c, bool outer = true) {
   const int P = r.ranks, Q = P / winograd::kCapsGroups;
   const double m = double(r.m), n = double(r.n), k = double(r.k),
                elem = double(dtype_size(r.dtype));
   const std::int64_t m1 = winograd::caps_half(r.m, P), n1 = winograd::caps_half(r.n, P),
                      k1 = (r.k + 1) / 2;
   const double bm = double(m1) / P, bn = double(n1) / P, K1 = double(k1);  // exact
-  PlanRequest g = r;
+  Request g = r;
   g.ranks = Q, g.m = m1, g.n = n1, g.k = k1, g.current_pm = 1, g.current_pn = Q;
   const std::int64_t crossover =
       r.fast_crossover > 0 ? r.fast_crossover : r.profile.strassen_crossover;
@@ -77,7 +77,7 @@ void evaluate_caps(const PlanRequest& r, Candidate& c, bool outer = true) {
 }
 
 // The classical distribution's forms (line, column, grid, one rank), Strassen locally.
-void evaluate_distributed(const PlanRequest& r, Candidate& c) {
+void evaluate_distributed(const Request& r, Candidate& c) {
   const double P = r.ranks, m = double(r.m), n = double(r.n), k = double(r.k);
   const double pm = c.pm, pn = c.pn, elem = double(dtype_size(r.dtype));
   const bool cplx = r.dtype == Dtype::C64 || r.dtype == Dtype::C128;
@@ -138,7 +138,7 @@ void evaluate_distributed(const PlanRequest& r, Candidate& c) {
 
 }  // namespace
 
-Tiles evaluate_strassen(const PlanRequest& r, Candidate& c, bool& moves_itself) {
+Tiles evaluate_strassen(const Request& r, Candidate& c, bool& moves_itself) {
   moves_itself = c.pk == winograd::kCapsGroups;
   if (moves_itself) {
     evaluate_caps(r, c);

@@ -220,9 +220,7 @@ Settings parse(const std::string& text) {
   return s;
 }
 
-Settings settings() {
-  return parse(environment("SHARDMM_WATCHDOG").value_or(""));
-}
+Settings settings() { return parse(environment("SHARDMM_WATCHDOG").value_or("")); }
 
 void begin_call(const Settings& set, Scope scope) {
   State& s = state();

@@ -130,7 +130,7 @@ void check_case(const Case& c) {
   B.fill([](index_t i, index_t j) { return entry<T>(i, j, 2); });
   C.fill([](index_t i, index_t j) { return entry<T>(i, j, 3); });
   const algo::Problem p = front::validate(Op::N, Op::N, A, B, C);
-  const PlanRequest q = front::request_for(p, mesh, dtype_of<T>(), c.options);
+  const plan::Request q = front::request_for(p, mesh, dtype_of<T>(), c.options);
   const front::Resolved how = front::resolve(p, q, c.options);
   ASSERT_FALSE(how.remesh) << c.name;
   const algo::Setup setup = front::make_setup(p, how.options);
@@ -138,7 +138,7 @@ void check_case(const Case& c) {
               setup.C.same_distribution(C.layout()))
       << c.name << ": the operands are not in the algorithm's layouts";
   const Candidate predicted = front::predicted(p, setup, q);
-  const double estimate = double(resident_bytes(q) + predicted.added_bytes);
+  const double estimate = double(plan::resident_bytes(q) + predicted.added_bytes);
 
   memory::release();
   gemm(Op::N, Op::N, T(1), A, B, T(0), C, how.options);
@@ -185,11 +185,11 @@ TYPED_TEST(MemoryEstimate, MovedOperandsStayWithinTheEstimate) {
     Options o = with(Algorithm::Summa);
     o.stationary = s;
     const algo::Problem p = front::validate(Op::N, Op::N, A, B, C);
-    const PlanRequest q = front::request_for(p, mesh, dtype_of<T>(), o);
+    const plan::Request q = front::request_for(p, mesh, dtype_of<T>(), o);
     const front::Resolved how = front::resolve(p, q, o);
     const algo::Setup setup = front::make_setup(p, how.options);
     const Candidate c = front::predicted(p, setup, q);
-    const double estimate = double(resident_bytes(q) + c.added_bytes);
+    const double estimate = double(plan::resident_bytes(q) + c.added_bytes);
     const double most = measure(A, B, C, how.options);
     const std::string what = c.name() + ": measured " + std::to_string(most) + " B, estimated " +
                              std::to_string(estimate) + " B";

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "plan/request.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
 
@@ -36,19 +37,19 @@ TEST(Planner, LeanByDefaultRunsTheLeanestAndPricesTheRest) {
 // Lean by default on the caller's grid: SUMMA C-stationary reads the operands in place and
 // adds only its panels, so it fits the cap; a cap of 4 x buys A-stationary's gathered B.
 TEST(Planner, LeanOnTheCallersGridKeepsSummaInPlace) {
-  PlanRequest r = request(2048, 2048, 16384, 8);
+  plan::Request r(request(2048, 2048, 16384, 8));
   r.current_pm = 2, r.current_pn = 4;
-  const GemmPlan lean = plan_gemm(r);
+  const GemmPlan lean = plan::plan_gemm(r);
   EXPECT_FALSE(lean.over_policy);
   EXPECT_EQ(lean.chosen.name(), "summa(C) 2x4") << lean.explain();
-  EXPECT_LE(double(lean.chosen.added_bytes), kLeanMemoryGrowth * double(resident_bytes(r)));
+  EXPECT_LE(double(lean.chosen.added_bytes), kLeanMemoryGrowth * double(plan::resident_bytes(r)));
   for (const Candidate& c : lean.candidates)
-    EXPECT_EQ(c.fits, double(c.added_bytes) <= 1.3 * double(resident_bytes(r))) << c.name();
+    EXPECT_EQ(c.fits, double(c.added_bytes) <= 1.3 * double(plan::resident_bytes(r))) << c.name();
   r.memory_growth = 4;
-  const GemmPlan roomy = plan_gemm(r);
+  const GemmPlan roomy = plan::plan_gemm(r);
   EXPECT_LE(roomy.chosen.seconds, lean.chosen.seconds);
   for (const Candidate& c : roomy.candidates)
-    EXPECT_EQ(c.fits, double(c.added_bytes) <= 4.0 * double(resident_bytes(r))) << c.name();
+    EXPECT_EQ(c.fits, double(c.added_bytes) <= 4.0 * double(plan::resident_bytes(r))) << c.name();
 }
 
 // A memory limit replaces the growth cap; the cap comes from SHARDMM_MEMORY_GROWTH when the

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "core/blocking.hpp"
+#include "front/resolve.hpp"
+#include "plan/request.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/gemm.hpp"
 #include "shardmm/plan.hpp"
@@ -120,7 +122,7 @@ TEST(CostModel, WordsOfTheClassicAlgorithms) {
 TEST(CostModel, ChainBroadcastHopsAndOverlapShare) {
   bool relays = false;
   auto seconds = [&](int pn, double latency, double exposed) {
-    PlanRequest r = request(16384, 16384, 1024, pn);
+    plan::Request r(request(16384, 16384, 1024, pn));
     r.relays_in_gemm = relays;
     r.profile.latency_s = latency, r.profile.bytes_per_s = 25e6;
     r.profile.overlap_exposed = exposed;
@@ -128,7 +130,7 @@ TEST(CostModel, ChainBroadcastHopsAndOverlapShare) {
     r.current_pm = 1, r.current_pn = pn;  // inputs in place: no redistribution's messages
     Candidate c;
     c.algorithm = Algorithm::Summa, c.pm = 1, c.pn = pn;
-    return evaluate(r, c);
+    return plan::priced(r, c);
   };
   for (const auto& [pn, in_gemm] : {std::pair{2, false}, {8, false}, {8, true}}) {
     relays = in_gemm;
@@ -165,9 +167,9 @@ TEST(CostModel, TallOnCallersColumnKeepsItsLayout) {
 }
 
 TEST(CostModel, CallerGridPaysNoRedistribution) {
-  PlanRequest r = request(2048, 2048, 2048, 4);
+  plan::Request r(request(2048, 2048, 2048, 4));
   r.current_pm = 2, r.current_pn = 2;
-  const GemmPlan p = plan_gemm(r);
+  const GemmPlan p = plan::plan_gemm(r);
   EXPECT_EQ(find(p, "summa(C) 2x2").redist_words, 0);
   EXPECT_GT(find(p, "summa(C) 4x1").redist_words, 0);
 }
@@ -175,11 +177,11 @@ TEST(CostModel, CallerGridPaysNoRedistribution) {
 // A ring on the caller's line pays only for the operands its form cannot use as they are:
 // TN on ScaLAPACK's 1 x 2 layout keeps A, B and C for AG-A, so AG-A is chosen, moving only A.
 TEST(CostModel, RingOnCallersLinePaysForWhatDoesNotFit) {
-  PlanRequest r = request(4096, 4096, 4096, 2);
-  const GemmPlan before = plan_gemm(r);
+  plan::Request r(request(4096, 4096, 4096, 2));
+  const GemmPlan before = plan::plan_gemm(r);
   r.ring_in_place[0] = {true, true, true};   // AG-A: nothing moves
   r.ring_in_place[2] = {true, true, false};  // RS: C moves
-  const GemmPlan p = plan_gemm(r);
+  const GemmPlan p = plan::plan_gemm(r);
   EXPECT_EQ(find(p, "ring(AG-A) 2").redist_words, 0);
   EXPECT_DOUBLE_EQ(find(p, "ring(RS) 2").redist_words, 4096.0 * 4096 / 2 * 0.5);
   EXPECT_DOUBLE_EQ(find(p, "ring(AG-B) 2").redist_words, find(before, "ring(AG-B) 2").redist_words);
@@ -191,19 +193,21 @@ TEST(CostModel, RingOnCallersLinePaysForWhatDoesNotFit) {
 // What `shardmm plan --grid` and gemm's Auto see for ScaLAPACK-style inputs.
 TEST(Planner, BlockCyclicInputsAsGemmSeesThem) {
   const PlanRequest r = request(4096, 4096, 4096, 2);
-  const PlanRequest nn = block_cyclic_request(r, Op::N, Op::N, 1, 2);
+  const plan::Request nn = front::caller_request(block_cyclic_request(r, Op::N, Op::N, 1, 2));
   EXPECT_EQ(nn.current_pm, 1);
   EXPECT_EQ(nn.current_pn, 2);
   EXPECT_EQ(nn.ring_in_place[0], (std::array<bool, 3>{false, true, true}));  // AG-A: A's k is split
-  const PlanRequest tn = block_cyclic_request(r, Op::T, Op::N, 1, 2);
+  const PlanRequest tn_public = block_cyclic_request(r, Op::T, Op::N, 1, 2);
+  const plan::Request tn = front::caller_request(tn_public);
   EXPECT_EQ(tn.current_pm, 0);  // SUMMA cannot use A^T where it is
   EXPECT_EQ(tn.ring_in_place[0], (std::array<bool, 3>{true, true, true}));
-  const GemmPlan p = plan_gemm(tn);
+  const GemmPlan p = plan_gemm(tn_public);  // the public entry describes the layouts
   EXPECT_EQ(p.chosen.name(), "ring(AG-A) 2");
   EXPECT_EQ(p.chosen.redist_words, 0);
-  const PlanRequest nt = block_cyclic_request(r, Op::N, Op::T, 1, 2);
+  const plan::Request nt = front::caller_request(block_cyclic_request(r, Op::N, Op::T, 1, 2));
   EXPECT_EQ(nt.ring_in_place[2], (std::array<bool, 3>{true, true, true}));  // RS over C's columns
-  const PlanRequest square = block_cyclic_request(request(64, 64, 64, 4), Op::T, Op::N, 2, 2);
+  const plan::Request square =
+      front::caller_request(block_cyclic_request(request(64, 64, 64, 4), Op::T, Op::N, 2, 2));
   for (const auto& form : square.ring_in_place)  // not a line: every ring moves its operands
     EXPECT_EQ(form, (std::array<bool, 3>{false, false, false}));
   EXPECT_THROW(block_cyclic_request(r, Op::N, Op::N, 2, 2), InvalidArgument);
@@ -213,9 +217,10 @@ TEST(Planner, BlockCyclicInputsAsGemmSeesThem) {
 // holds all of B and rank 1 receives all of it; with nb = 128 each row holds half.
 TEST(Planner, SummaWordsFromTheCallersUnevenTiles) {
   const PlanRequest r = request(8192, 8192, 256, 2);
-  EXPECT_DOUBLE_EQ(block_cyclic_request(r, Op::N, Op::N, 2, 1, 256).current_summa_words,
+  auto described = [](const PlanRequest& q) { return front::caller_request(q); };
+  EXPECT_DOUBLE_EQ(described(block_cyclic_request(r, Op::N, Op::N, 2, 1, 256)).current_summa_words,
                    8192.0 * 256);
-  EXPECT_DOUBLE_EQ(block_cyclic_request(r, Op::N, Op::N, 2, 1, 128).current_summa_words,
+  EXPECT_DOUBLE_EQ(described(block_cyclic_request(r, Op::N, Op::N, 2, 1, 128)).current_summa_words,
                    8192.0 * 128);
   const GemmPlan uneven = plan_gemm(block_cyclic_request(r, Op::N, Op::N, 2, 1, 256));
   EXPECT_DOUBLE_EQ(find(uneven, "summa(C) 2x1").words, 8192.0 * 256);
@@ -226,7 +231,7 @@ TEST(Planner, SummaWordsFromTheCallersUnevenTiles) {
   EXPECT_DOUBLE_EQ(
       find(plan_gemm(block_cyclic_request(even, Op::N, Op::N, 2, 2, 64)), "summa(C) 2x2").words,
       find(plan_gemm(even), "summa(C) 2x2").words);
-  EXPECT_EQ(block_cyclic_request(r, Op::T, Op::N, 2, 1, 256).current_summa_words,
+  EXPECT_EQ(described(block_cyclic_request(r, Op::T, Op::N, 2, 1, 256)).current_summa_words,
             0);  // A^T: not in place
   EXPECT_THROW(block_cyclic_request(r, Op::N, Op::N, 2, 1, 0), InvalidArgument);
 }
@@ -309,10 +314,10 @@ TEST(PanelWidth, RingSwapChunks) {
   EXPECT_EQ(ring_chunk_width(2048, share), 384);
   EXPECT_EQ(ring_chunk_width(512, share), 1536);
   EXPECT_EQ(ring_chunk_width(2048, 3.0 * 1024 * 1024 / 2), 256);
-  PlanRequest r = request(4096, 4096, 4096, 2);
+  plan::Request r(request(4096, 4096, 4096, 2));
   r.ring_in_place[0] = {true, true, true};  // nothing to redistribute first
   const Candidate c{Algorithm::Ring, Stationary::Auto, RingForm::AllGatherA, 2, 1, 1};
-  const Candidate e = evaluate(r, c);
+  const Candidate e = plan::priced(r, c);
   // Two incoming 384-wide chunks of A's 2048 rows; A's k runs along its stored columns, so
   // the outgoing chunks leave from A itself.
   EXPECT_DOUBLE_EQ(double(e.memory_bytes), (share + 2.0 * 2048 * 384) * 8);
@@ -321,8 +326,8 @@ TEST(PanelWidth, RingSwapChunks) {
   EXPECT_EQ(blocking::rs_chunk_width(4096, 2048, share), 384);
   EXPECT_EQ(blocking::rs_chunk_width(1024, 2048, share), 768);
   r.ring_in_place[2] = {true, true, true};
-  const Candidate rs =
-      evaluate(r, Candidate{Algorithm::Ring, Stationary::Auto, RingForm::ReduceScatter, 2, 1, 1});
+  const Candidate rs = plan::priced(
+      r, Candidate{Algorithm::Ring, Stationary::Auto, RingForm::ReduceScatter, 2, 1, 1});
   EXPECT_DOUBLE_EQ(double(rs.memory_bytes), (share + 384.0 * 3 * 4096) * 8);  // 2 out, 1 in
   EXPECT_DOUBLE_EQ(rs.messages, 6);                                           // ceil(2048 / 384)
   // AG-A streaming op(B) split along k (TT on 1 x 2): its 2.5 chunk pieces per unit of width
@@ -330,7 +335,7 @@ TEST(PanelWidth, RingSwapChunks) {
   // rank's C columns on top of A's tile.
   EXPECT_EQ(ring_chunk_width(2048, share, 2.5 * 2048), 256);
   r.ring_streamed[0] = true;
-  const Candidate s = evaluate(r, c);
+  const Candidate s = plan::priced(r, c);
   EXPECT_DOUBLE_EQ(double(s.memory_bytes), (share + (2.0 + 2.5) * 2048 * 256) * 8);
   EXPECT_DOUBLE_EQ(s.messages, 32);  // 2 x ceil(4096 / 256)
   EXPECT_DOUBLE_EQ(s.words, 4096.0 * 4096 / 2 + 2048.0 * 2048);
@@ -341,13 +346,13 @@ TEST(PanelWidth, RingSwapChunks) {
 // with that plan's words, flops and memory; the redistribution hook prices every candidate's
 // moves instead of the balanced estimate.
 TEST(Planner, ShardedCandidateAndExactRedistribution) {
-  PlanRequest r = request(4096, 4096, 256, 4);
-  EXPECT_THROW(find(plan_gemm(r), "sharded"), std::runtime_error);  // no layouts: no candidate
+  plan::Request r(request(4096, 4096, 256, 4));
+  EXPECT_THROW(find(plan::plan_gemm(r), "sharded"), std::runtime_error);  // no layouts: none
   r.sharded = {524288, 262144, 2, 2.0 * 2048 * 2048 * 256, 5e6};
   r.redistribution_words = [](const Candidate& c) {
     return c.algorithm == Algorithm::Sharded ? 0.0 : c.algorithm == Algorithm::Ring ? -1.0 : 1e6;
   };
-  const GemmPlan p = plan_gemm(r);
+  const GemmPlan p = plan::plan_gemm(r);
   const Candidate& s = find(p, "sharded");
   EXPECT_DOUBLE_EQ(s.words, 524288);
   EXPECT_DOUBLE_EQ(s.redist_words, 0);
