@@ -6,8 +6,11 @@ sharding rules).
 Usage: check_references.py REPO_ROOT
 Every `name.ext` in backticks in README.md and docs/*.md, for ext in cpp, hpp, h, c, py, cmake,
 sh, must name a file of the repository: a path relative to the root, to src/ or to include/,
-or, without a directory, a file of that name anywhere in the tree. Exits 1 listing the misses.
+or, without a directory, a file of that name anywhere in the tree. And the other way round,
+every file under docs/data must be named (by its name) in README.md, docs/*.md or a script,
+so measurements no document cites do not pile up there. Exits 1 listing the misses.
 """
+import fnmatch
 import os
 import re
 import sys
@@ -34,6 +37,30 @@ def exists(ref, paths, names):
     return any(p + ref in paths for p in ("", "src/", "include/", "include/shardmm/"))
 
 
+def unreferenced_data(root, docs):
+    """Files under docs/data whose name no document or script mentions."""
+    texts = []
+    for doc in docs:
+        with open(os.path.join(root, doc), encoding="utf-8") as fh:
+            texts.append(fh.read())
+    scripts = os.path.join(root, "scripts")
+    for d, _, files in os.walk(scripts):
+        for f in files:
+            with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
+                texts.append(fh.read())
+    text = "\n".join(texts)
+    # Cited as a pattern too: `round6.*`, `timeline-*.png`.
+    globs = {os.path.basename(g) for g in re.findall(r"`([\w./-]*\*[\w./-]*)`", text)}
+    globs = {g for g in globs if len(g.replace("*", "").strip(".")) >= 3}
+    out = []
+    for d, _, files in os.walk(os.path.join(root, "docs", "data")):
+        for f in sorted(files):
+            if f not in text and not any(fnmatch.fnmatch(f, g) for g in globs):
+                rel = os.path.relpath(os.path.join(d, f), root)
+                out.append(f"{rel}: no document or script names it (cite it or remove it)")
+    return out
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__)
@@ -48,6 +75,7 @@ def main():
             for n, line in enumerate(fh, 1):
                 misses += [f"{doc}:{n}: `{r}` names no file of the repository"
                            for r in NAMED.findall(line) if not exists(r, paths, names)]
+    misses += unreferenced_data(root, docs)
     print("\n".join(misses) if misses else f"check_references: {len(docs)} docs, all named files exist")
     return 1 if misses else 0
 
