@@ -1,9 +1,10 @@
 // The product's reduction into C for the sharding-rule matmul (sharded.cpp), with the local
 // product computed region by region by `product(i0, i1, j0, j1, out, ld, beta)` (rows [i0, i1)
 // x columns [j0, j1) of the product's local indices into `out`):
-//   ReduceScatter over the K' axes, fused: a ring over the group in which each block of this
-//     rank's product is computed just before it is added to the running sum that arrived and
-//     sent on (the ring of comm::reduce_scatter, same order and words); two blocks of memory.
+//   ReduceScatter over the K' axes, fused: comm::ring_reduce_steps (the schedule of
+//     comm::reduce_scatter, same order and words) in which each block of this rank's product is
+//     computed just before it is added to the running sum that arrived and is sent on; two
+//     blocks of memory.
 //   AllReduce over the K' axes: the part of the product C's tile holds, computed into C itself
 //     (beta = 0, C contiguous) or into one buffer, summed in place by comm::allreduce_sum.
 #pragma once
@@ -80,25 +81,23 @@ void fused_reduce_scatter(DistMatrix<T>& C, const Reduction& red, T beta, T* buf
   const comm::WireScope sums(Wire::F32);  // partial sums of C travel as stored
   compute(block(me - 1), out, T(0));      // step 0 sends my own part of block me - 1
   constexpr int kTag = 47;
-  for (int s = 0; s + 1 < n; ++s) {
-    const Region &sb = block(me - s - 1), &rb = block(me - s - 2);
-    T* in = slot[s % 2];
-    comm::Requests q;
-    comm::irecv(in, rb.size(), (me + n - 1) % n, kTag, red.group.comm, q);
-    comm::isend(out, sb.size(), (me + 1) % n, kTag, red.group.comm, q);
-    t.timed(&Timers::comm, [&] { q.wait(); });
-    if (s + 2 < n) {  // add my part of that block, send the sum on
-      compute(rb, in, T(1));
-      out = in;
-      continue;
-    }
-    // `in` is the others' sum of my block: C = beta C + in + my part.
-    const Region& r = block(me);
-    T* c = C.data() + r.ci + r.cj * C.ld();
-    blas::scale(r.i1 - r.i0, r.j1 - r.j0, beta, c, C.ld());
-    add_block(in, std::max<index_t>(r.i1 - r.i0, 1), r.i1 - r.i0, r.j1 - r.j0, c, C.ld());
-    compute(r, c, T(1));
-  }
+  comm::ring_reduce_steps(
+      red.group.comm, kTag, static_cast<const T*>(out), [&](int b) { return block(b).size(); },
+      [&](int s, int) { return slot[s % 2]; },
+      [&](comm::Requests& q) { t.timed(&Timers::comm, [&] { q.wait(); }); },
+      [&](int b, T* in, bool last) -> const T* {
+        if (!last) {  // add my part of that block, send the sum on
+          compute(block(b), in, T(1));
+          return in;
+        }
+        // `in` is the others' sum of my block: C = beta C + in + my part.
+        const Region& r = block(b);
+        T* c = C.data() + r.ci + r.cj * C.ld();
+        blas::scale(r.i1 - r.i0, r.j1 - r.j0, beta, c, C.ld());
+        add_block(in, std::max<index_t>(r.i1 - r.i0, 1), r.i1 - r.i0, r.j1 - r.j0, c, C.ld());
+        compute(r, c, T(1));
+        return nullptr;
+      });
 }
 
 /// C <- beta C + the group's sum of products, all-reduced (every member needs the same

@@ -221,10 +221,7 @@ void allgatherv(T* recv, const std::vector<std::int64_t>& counts,
 
 namespace {
 
-// Ring reduce-scatter, P - 1 steps: at step s rank r sends its running sum of block r-s-1 to
-// r+1 and receives the running sum of block r-s-2 from r-1, then adds its own part of that
-// block; after the last step it holds block r summed over all ranks (in a fixed order, so
-// results are bitwise reproducible). Running sums live in the workspace: Open MPI's
+// Ring reduce-scatter (ring_reduce_steps): the running sums live in the workspace. Open MPI's
 // MPI_Reduce_scatter allocates its temporaries on every call, and first-touching fresh pages
 // costs about 14 us per 4 KiB on these machines.
 template <class T>
@@ -236,19 +233,16 @@ void ring_reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>
   const std::int64_t widest = *std::max_element(counts.begin(), counts.end());
   T* ring[2] = {memory::get<T>(memory::Slot::Reduction0, widest),
                 memory::get<T>(memory::Slot::Reduction1, widest)};
-  auto block = [P](int b) { return ((b % P) + P) % P; };
-  const T* out = send + displs[block(me - 1)];  // step 0 sends my own part of block r-1
-  for (int s = 0; s + 1 < P; ++s) {
-    const int sb = block(me - s - 1), rb = block(me - s - 2);
-    T* in = s + 2 == P ? recv : ring[s % 2];
-    Requests q;
-    irecv(in, counts[rb], block(me - 1), 23, comm, q);
-    isend(out, counts[sb], block(me + 1), 23, comm, q);
-    q.wait();
-    const T* mine = send + displs[rb];
-    for (std::int64_t e = 0; e < counts[rb]; ++e) in[e] += mine[e];
-    out = in;
-  }
+  ring_reduce_steps(
+      comm, 23, send + displs[static_cast<std::size_t>((me + P - 1) % P)],  // my part of r-1
+      [&](int b) { return counts[static_cast<std::size_t>(b)]; },
+      [&](int s, int) { return s + 2 == P ? recv : ring[s % 2]; },  // the last lands in recv
+      [](Requests& q) { q.wait(); },
+      [&](int b, T* in, bool) -> const T* {
+        const T* mine = send + displs[static_cast<std::size_t>(b)];
+        for (std::int64_t e = 0; e < counts[static_cast<std::size_t>(b)]; ++e) in[e] += mine[e];
+        return in;
+      });
 }
 
 }  // namespace

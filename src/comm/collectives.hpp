@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/mpi_check.hpp"
 #include "core/blocking.hpp"
 #include "memory/workspace.hpp"
 #include "trace/trace.hpp"
@@ -98,6 +99,30 @@ void allgatherv(T* recv, const std::vector<std::int64_t>& counts,
 /// reserve_reduce_scatter has grown them.
 template <class T>
 void reduce_scatter(const T* send, T* recv, const std::vector<std::int64_t>& counts, MPI_Comm comm);
+
+/// The ring reduce-scatter's schedule over the ranks of `comm` (n of them), shared by
+/// reduce_scatter and the sharding rules' fused reduction (algo/sharded_reduce.hpp): n - 1
+/// steps. At step s this rank sends `out` (its running sum of block me-s-1, blocks counted
+/// modulo n) to me+1 and receives the running sum of block me-s-2 from me-1 into
+/// `into(s, block)` (count(block) elements each); `wait(requests)` completes the pair, then
+/// `add(block, in, last)` adds this rank's part of that block and returns the next `out`. The
+/// last step's block is this rank's own, summed over all (in a fixed order, so the result is
+/// bitwise reproducible).
+template <class T, class Count, class Into, class Wait, class Add>
+void ring_reduce_steps(MPI_Comm comm, int tag, const T* out, Count&& count, Into&& into,
+                       Wait&& wait, Add&& add) {
+  const int n = comm_size(comm), me = comm_rank(comm);
+  auto block = [n](int b) { return ((b % n) + n) % n; };
+  for (int s = 0; s + 1 < n; ++s) {
+    const int sb = block(me - s - 1), rb = block(me - s - 2);
+    T* in = into(s, rb);
+    Requests q;
+    irecv(in, count(rb), block(me - 1), tag, comm, q);
+    isend(out, count(sb), block(me + 1), tag, comm, q);
+    wait(q);
+    out = add(rb, in, s + 2 == n);
+  }
+}
 
 /// Grows the reduce-scatter's workspace for blocks of up to `widest` elements. Call it in the
 /// phase's prologue (where allocation failures are agreed), not between collectives.
