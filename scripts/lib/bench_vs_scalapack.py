@@ -308,8 +308,8 @@ def calibrate(run, args):
 
 
 def report_targets(results, path, cluster):
-    """Issue 9's targets for this run's cases (suite_table.py --targets), or on a cluster issue
-    25's (suite_table.py --cluster), to stdout and PATH."""
+    """The suite's targets for this run's cases (suite_table.py --targets), or on a cluster its
+    targets (suite_table.py --cluster), to stdout and PATH."""
     table = io.StringIO()
     (suite_table.cluster_table if cluster else suite_table.targets)(results, table)
     with open(path, "w") as f:

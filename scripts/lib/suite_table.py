@@ -3,9 +3,9 @@
 
   suite_table.py RESULTS.jsonl [PREVIOUS.jsonl]   the suite table, a previous round's time ratio
                                                   beside each row
-  suite_table.py --targets RESULTS.jsonl          issue 9's targets, case by case: measured,
+  suite_table.py --targets RESULTS.jsonl          the suite's targets, case by case: measured,
                                                   required, met or missed, and the floor
-  suite_table.py --cluster RESULTS.jsonl...       issue 25's side-by-side table of --cluster
+  suite_table.py --cluster RESULTS.jsonl...       the cluster's side-by-side table of --cluster
                                                   runs, with the targets' verdicts
 
 The floor of a time ratio is ScaLAPACK's fraction of the P-core ceiling (cores_median_s, timed
@@ -46,7 +46,7 @@ def row(r, prev):
         r["plan"].split("auto: ")[-1].split(";")[0])
 
 
-# Issue 9's targets: (name, applies to record, measured value, required, higher is better).
+# The suite's targets: (name, applies to record, measured value, required, higher is better).
 TARGETS = [
     ("compute-bound square at P = 2: % of the P-core ceiling",
      lambda r: r["case"].startswith("square") and r["ranks"] == 2 and r["op"] == "NN",
@@ -106,7 +106,7 @@ def rate_bits(rate):
 
 
 def cluster_verdicts(r):
-    """Issue 25's targets for a --cluster record: (time limit, time verdict, words verdict). Time
+    """The cluster targets of a --cluster record: (time limit, time verdict, words verdict). Time
     <= 0.5 x ScaLAPACK's at 200 Mbit/s or less, else 0.75 x, where ScaLAPACK is communication-
     bound (its time over twice the P-core ceiling's); words <= 1.10 x the lower bound."""
     bits = rate_bits((r.get("network") or {}).get("rate"))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every fenced code block of README.md, docs/*.md and bench/README.md is tested (issue 23).
+"""Every fenced code block of README.md, docs/*.md and bench/README.md is tested.
 
 Each fenced block must be preceded (on the nearest non-blank line) by a marker saying how it is
 tested; a block without one fails, so a new block cannot drift untested:

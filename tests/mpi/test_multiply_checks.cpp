@@ -1,4 +1,4 @@
-// What a new user trips on (issue 23), end to end as main() runs the launcher on every rank:
+// What a new user trips on, end to end as main() runs the launcher on every rank:
 // multiply checks its output's destination before any work (nothing written, the same error
 // everywhere), takes bench's algorithm options, follows numpy's matmul for 1-D .npy operands,
 // defaults beta to 1 with --c-in; bench reports a failing contender in its row and exits 1.

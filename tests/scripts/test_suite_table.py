@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/lib/suite_table.py: the suite table and issue 9's target verdicts, on made-up records
+"""scripts/lib/suite_table.py: the suite table and the target verdicts, on made-up records
 whose verdicts are known and on the committed round's results (every case gets a row)."""
 import io
 import json
@@ -96,7 +96,7 @@ class Table(unittest.TestCase):
 
 
 class Cluster(unittest.TestCase):
-    """--cluster (issue 25): time <= 0.5 x ScaLAPACK at 200 Mbit/s, 0.75 x faster, only where
+    """--cluster: time <= 0.5 x ScaLAPACK at 200 Mbit/s, 0.75 x faster, only where
     ScaLAPACK is communication-bound; words <= 1.10 x the lower bound."""
 
     def cluster_record(self, rate, ratio, comm_bound=True, words=1.05):

@@ -364,10 +364,11 @@ TEST(Planner, ShardedCandidateAndExactRedistribution) {
   EXPECT_EQ(p.chosen.name(), "sharded");
 }
 
-// preferred_layouts on issue 25's shapes at P = 8: layouts gemm's Auto runs on as they are
-// (its plan moves nothing into other layouts), on a mesh of the 8 ranks; tall and large k
-// within 1.10 x the lower bound, where [I_x,J_y] on 4 x 2 moved 4.54 and 3.11 x it.
-TEST(PreferredLayouts, IssueShapesOnEightRanks) {
+// preferred_layouts on the tall, large-k, outer-product and square shapes at P = 8: layouts
+// gemm's Auto runs on as they are (its plan moves nothing into other layouts), on a mesh of
+// the 8 ranks; tall and large k within 1.10 x the lower bound, where [I_x,J_y] on 4 x 2
+// moved 4.54 and 3.11 x it.
+TEST(PreferredLayouts, SuiteShapesOnEightRanks) {
   struct Case {
     std::int64_t m, n, k;
     double over_lb;  // words at most this x the lower bound (0: not checked)
