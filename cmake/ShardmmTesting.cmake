@@ -24,7 +24,8 @@
 #   waiting (tests/docs/check_snippets.py --jobs, tests/multihost/calibrate_throttled.sh).
 # - No sleeps or timeouts on the path of a passing test; RUN_SERIAL only where a test needs
 #   the machine to itself (timing measured and checked, `pip install` into the build tree):
-#   it idles every other slot.
+#   it idles every other slot. A deadline a test checks (a hang report's, say) leaves room for
+#   another test on the same core: the suite runs two per core.
 # - A test of more than ~20 s gets a COST (its seconds), so that a clean clone, which has no
 #   Testing/Temporary/CTestCostData.txt yet, starts it first instead of ending on it.
 # - Sources compiled for two programs go in one OBJECT library (tests/scalapack's dropin).
