@@ -15,10 +15,11 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 # shellcheck disable=SC2016
 # --crossover-max 0: Strassen's crossover is a local GEMM race, not the network's business, and
-# on 6 ranks sharing this machine it took most of the test's time. --reps 4: medians of 4
-# latency and 3 bandwidth round trips (the default 20 and 5: 8 MiB at 100 Mbit/s is 0.7 s a
-# message, 16 s of the throttled run); 5 ms of delay and a 12x lower rate still stand out.
-calibrate='$CLUSTER_MPIRUN "$0" calibrate --crossover-max 0 --reps 4 -o "$1"'
+# on 6 ranks sharing this machine it took most of the test's time. --reps 12: the latency's
+# median of 12 round trips (0.1 s at 5 ms; it must stay robust to a busy scheduler) and the
+# bandwidth's of 3 (reps / 4, at least 3; the default 20 gave 5: 8 MiB at 100 Mbit/s is 0.7 s
+# a message, so 2 of them fewer in the ping-pong and in the ring save 5 s of the run).
+calibrate='$CLUSTER_MPIRUN "$0" calibrate --crossover-max 0 --reps 12 -o "$1"'
 cluster --hosts 3 --ranks-per-host 2 -- bash -c "$calibrate" "$SHARDMM" "$dir/normal.json" ||
   { echo "FAIL: calibrate on the plain network exited $?"; exit 1; }
 cluster --hosts 3 --ranks-per-host 2 --delay ${DELAY_MS}ms --rate ${RATE_MBIT}mbit -- \
