@@ -5,21 +5,29 @@
 # --bind-to none, and --allow-run-as-root as root),
 # OPENBLAS_NUM_THREADS=1, a timeout so a deadlock fails, and the label "mpi".
 #
-# What a new test does so that the suite stays fast on 2 cores (ctest -j2):
+# What a new test does so that the suite stays fast on 2 cores (scripts/test: ctest -j4 with
+# Open MPI, SHARDMM_TEST_JOBS below; the suite's budget is 5 minutes):
 # - gtest programs: shardmm_add_unit_test / shardmm_add_mpi_test. RANKS: only the counts where
 #   the behaviour differs (1: no communication; 2: a line, the p = 2 paths; 3: a prime count,
 #   1-D; 4: 2 x 2; 6: 2 x 3), not every count by habit: each extra oversubscribed run costs
-#   ranks x startup plus the waits' polling. A sweep of many cases runs all of them at 1 and 2
-#   ranks and spreads them over 3, 4 and 6 (tests/mpi/test_gemm.cpp's case_selected), or
-#   sweeps a case in full only at the smallest count it fits in (tests/scalapack's
-#   SHARDMM_DROPIN_FULL_FROM).
+#   ranks x startup (about 0.2 CPU seconds a rank) plus the waits' polling. A sweep of many
+#   cases runs all of them at 1 and 2 ranks and spreads them over 3, 4 and 6
+#   (tests/mpi/test_gemm.cpp's case_selected), or sweeps a case in full only at the smallest
+#   count it fits in (tests/scalapack's SHARDMM_DROPIN_FULL_FROM).
 # - Other commands under mpiexec: ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} N and the
 #   flags of shardmm_mpiexec_flags(N VAR) (SHARDMM_MPIEXEC_EXTRA_FLAGS for scripts that
-#   launch jobs themselves),
-#   PROCESSORS N (the ranks that compute; a test that mostly waits, as the hang reports, 1),
-#   and shardmm_test_ranks_cap(TEST N).
+#   launch jobs themselves), shardmm_test_processors(TEST N) (N: the processes that compute;
+#   a test that mostly waits, as the hang reports, 1), and shardmm_test_ranks_cap(TEST N).
+#   Never PROCESSORS above the cores by hand: it makes the test run alone.
+# - A script that runs several independent programs or launches (doc blocks, planner calls)
+#   starts them together or a few at a time, not one after another: each launch is mostly
+#   waiting (tests/docs/check_snippets.py --jobs, tests/multihost/calibrate_throttled.sh).
 # - No sleeps or timeouts on the path of a passing test; RUN_SERIAL only where a test needs
-#   the machine to itself (timing, network namespaces): it idles the other core.
+#   the machine to itself (timing measured and checked, `pip install` into the build tree):
+#   it idles every other slot. A deadline a test checks (a hang report's, say) leaves room for
+#   another test on the same core: the suite runs two per core.
+# - A test of more than ~20 s gets a COST (its seconds), so that a clean clone, which has no
+#   Testing/Temporary/CTestCostData.txt yet, starts it first instead of ending on it.
 # - Sources compiled for two programs go in one OBJECT library (tests/scalapack's dropin).
 
 # Open MPI refuses more ranks than cores and, as root, to start at all without these flags;
@@ -64,6 +72,31 @@ function(shardmm_mpiexec_flags np var)
     list(APPEND _flags ${SHARDMM_MPIEXEC_NP1_FLAGS})
   endif()
   set(${var} ${_flags} PARENT_SCOPE)
+endfunction()
+
+# ctest's slots. scripts/test runs `ctest -j SHARDMM_TEST_JOBS`, and a test takes
+# PROCESSORS = min(its busy processes, the cores) of them (shardmm_test_processors). With Open
+# MPI, two slots per core: most tests here are a launch of a few tenths of a second (a 2-rank
+# job kept 0.65 cores busy, a 6-rank one 1.25) or wait (watchdogs, timeouts), and with one
+# slot per core they left a core idle for a third of the suite; Open MPI's oversubscribed ranks
+# and SHARDMM_WAIT=auto's naps yield the core. Other MPIs' ranks spin while they wait: one per
+# core. A plain `ctest -j <cores>` keeps working, only with less overlap.
+if(SHARDMM_MPI_IS_OPENMPI)
+  math(EXPR _shardmm_test_jobs "2 * ${_shardmm_cores}")
+else()
+  set(_shardmm_test_jobs ${_shardmm_cores})
+endif()
+set(SHARDMM_TEST_JOBS ${_shardmm_test_jobs} CACHE STRING
+  "ctest -j of scripts/test (default: twice the cores with Open MPI, else the cores)")
+
+# shardmm_test_processors(TEST NP): TEST keeps NP processes busy; ctest reserves
+# min(NP, cores) slots for it (more ranks than cores share those cores).
+function(shardmm_test_processors test np)
+  set(_n ${np})
+  if(_n GREATER _shardmm_cores)
+    set(_n ${_shardmm_cores})
+  endif()
+  set_tests_properties(${test} PROPERTIES PROCESSORS ${_n})
 endfunction()
 
 # shardmm_test_ranks_cap(TEST NP): disables TEST when NP exceeds SHARDMM_TEST_MAX_RANKS.
@@ -155,7 +188,8 @@ function(shardmm_add_mpi_test name)
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${_flags}
               ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
     set_tests_properties(${name}.np${np} PROPERTIES LABELS mpi TIMEOUT ${T_TIMEOUT}
-      PROCESSORS ${np} ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+      ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+    shardmm_test_processors(${name}.np${np} ${np})
     shardmm_test_ranks_cap(${name}.np${np} ${np})
   endforeach()
 endfunction()

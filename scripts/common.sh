@@ -159,6 +159,15 @@ parse_args() {
   [ "${#ARGS[@]}" -le "$max" ] || usage_error "too many arguments: ${ARGS[*]}"
 }
 
+# ctest_jobs: ctest's -j for the build in BUILD_DIR: SHARDMM_TEST_JOBS from the environment, else
+# from the build's cache (cmake/ShardmmTesting.cmake: twice the cores with Open MPI, where most
+# tests are short launches or waits; the cores with other MPIs), else JOBS.
+ctest_jobs() {
+  local cached
+  cached=$(sed -n 's/^SHARDMM_TEST_JOBS:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || true)
+  echo "${SHARDMM_TEST_JOBS:-${cached:-$JOBS}}"
+}
+
 # check_ctest_args ARG...: every option among ARGS must be one of ctest's (from ctest --help),
 # so that a typo fails at once instead of after the build (ctest itself ignores unknown options).
 check_ctest_args() {

@@ -41,6 +41,7 @@ tested; a block without one fails, so a new block cannot drift untested:
   <!-- snippet: text (REASON) -->          not code (program output, a grammar); only for blocks
                                            without a code language.
 
+--jobs N tests N blocks at a time (each in its own directory; the report keeps the files' order).
 The last line printed is "N passed, N failed, N skipped" (text blocks are counted on the line
 before); the exit status is 1 when anything failed.
 """
@@ -55,7 +56,9 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -153,11 +156,20 @@ class Runner:
             (self.shims / "python3").symlink_to(args.python)
             paths = [args.python_path, self.env.get("PYTHONPATH")]
             self.env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+        # ccache: the snippet's directory differs from run to run, the source does not; with
+        # the paths below the base directory made relative, an unchanged snippet is a hit.
+        self.compile_env = dict(self.env)
+        if "CCACHE_BASEDIR" not in self.env:
+            self.compile_env["CCACHE_BASEDIR"] = os.path.commonpath(
+                [str(self.work), args.source_dir, args.build_dir])
         self.count = 0
+        self.count_lock = threading.Lock()  # blocks are tested from several threads (--jobs)
 
     def fresh_dir(self, block):
-        self.count += 1
-        d = self.work / f"{self.count:02d}-{re.sub(r'[^A-Za-z0-9]+', '_', block.path)}-{block.line}"
+        with self.count_lock:
+            self.count += 1
+            count = self.count
+        d = self.work / f"{count:02d}-{re.sub(r'[^A-Za-z0-9]+', '_', block.path)}-{block.line}"
         d.mkdir()
         return d
 
@@ -226,7 +238,12 @@ class Runner:
         else:
             src.write_text(self.wrap_fragment(block))
         cc, libs = self.compile_flags(block.lang)
-        ok, _ = self.run(cc + [str(src), "-o", str(d / "snippet")] + libs, d, 300, log=log)
+        # Compiled, then linked: a compiler launcher (ccache) caches only the compile step.
+        obj = str(d / "snippet.o")
+        ok, _ = self.run(self.a.launcher + cc + ["-c", str(src), "-o", obj], d, 300,
+                         env=self.compile_env, log=log)
+        if ok:
+            ok, _ = self.run(cc + [obj, "-o", str(d / "snippet")] + libs, d, 300, log=log)
         if not ok or "ranks" not in opts:
             return ok, "compiled" if ok else "does not compile"
         for n in opts["ranks"].split():  # "2 4": on 2 ranks, then on 4
@@ -394,6 +411,9 @@ def main():
     ap.add_argument("--python-path", default=None, help="PYTHONPATH of the build's package")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--only", default=None, help="test only blocks whose FILE:LINE contains this")
+    ap.add_argument("--launcher", action="append", default=[],
+                    help="a compiler launcher for the C / C++ compiles (ccache)")
+    ap.add_argument("--jobs", type=int, default=1, help="blocks tested at a time (default 1)")
     ap.add_argument("files", nargs="*", help="markdown files relative to the source directory")
     a = ap.parse_args()
     a.mpiexec_flag = [f for flag in a.mpiexec_flag for f in flag.split(";") if f]
@@ -414,17 +434,20 @@ def main():
     runner = Runner(a)
     counts = {"pass": 0, "fail": 0, "skip": 0, "text": 0}
     failures = []
+    blocks = [b for rel in files for b in extract(root, rel) if not a.only or a.only in b.where]
+
+    def timed(block):
+        start = time.monotonic()
+        return runner.test(block) + (time.monotonic() - start,)
+
     try:
-        for rel in files:
-            for block in extract(root, rel):
-                if a.only and a.only not in block.where:
-                    continue
-                start = time.monotonic()
-                status, what, log = runner.test(block)
+        # map() hands the results back in the blocks' order, whatever order they finish in.
+        with ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            for block, (status, what, log, seconds) in zip(blocks, pool.map(timed, blocks)):
                 counts[status] += 1
                 label = {"pass": "PASS", "fail": "FAIL", "skip": "SKIP", "text": "TEXT"}[status]
                 print(f"{label}  {block.where:<24} {block.lang or 'plain':<8} {what}"
-                      f"  [{time.monotonic() - start:.1f} s]", flush=True)
+                      f"  [{seconds:.1f} s]", flush=True)
                 if status == "fail":
                     failures.append(block.where)
                     for entry in log:

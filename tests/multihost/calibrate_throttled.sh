@@ -15,8 +15,11 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 # shellcheck disable=SC2016
 # --crossover-max 0: Strassen's crossover is a local GEMM race, not the network's business, and
-# on 6 ranks sharing this machine it took most of the test's time.
-calibrate='$CLUSTER_MPIRUN "$0" calibrate --crossover-max 0 -o "$1"'
+# on 6 ranks sharing this machine it took most of the test's time. --reps 12: the latency's
+# median of 12 round trips (0.1 s at 5 ms; it must stay robust to a busy scheduler) and the
+# bandwidth's of 3 (reps / 4, at least 3; the default 20 gave 5: 8 MiB at 100 Mbit/s is 0.7 s
+# a message, so 2 of them fewer in the ping-pong and in the ring save 5 s of the run).
+calibrate='$CLUSTER_MPIRUN "$0" calibrate --crossover-max 0 --reps 12 -o "$1"'
 cluster --hosts 3 --ranks-per-host 2 -- bash -c "$calibrate" "$SHARDMM" "$dir/normal.json" ||
   { echo "FAIL: calibrate on the plain network exited $?"; exit 1; }
 cluster --hosts 3 --ranks-per-host 2 --delay ${DELAY_MS}ms --rate ${RATE_MBIT}mbit -- \
@@ -46,23 +49,37 @@ if not (throttled["bytes_per_s"] <= 1.2 * limit / 2 and throttled["bytes_per_s"]
     failures.append("throttled bandwidth %.3g B/s is not below the %.3g B/s limit's half and the plain %.3g B/s"
                     % (throttled["bytes_per_s"], limit, normal["bytes_per_s"]))
 
-def plan(m, n, k, profile):
-    """(chosen candidate's name, its words/rank, its redistribution words, the table)."""
+def plan_args(m, n, k, profile):
     # What is checked is the cost model's answer to the network, not the memory policy: any plan.
-    args = [shardmm, "plan", "--m", str(m), "--n", str(n), "--k", str(k), "--ranks", "6", "--profile", profile,
+    return [shardmm, "plan", "--m", str(m), "--n", str(n), "--k", str(k), "--ranks", "6", "--profile", profile,
             "--memory-growth", "unlimited"]
-    chosen = json.loads(subprocess.run(args + ["--json", "--rows", "1"], check=True, capture_output=True,
-                                       text=True).stdout)["chosen"]
-    table = subprocess.run(args + ["--rows", "6"], check=True, capture_output=True, text=True).stdout
-    return chosen["name"], chosen["words"], chosen["redist_words"], table
+
+def start_plan(m, n, k, profile):
+    """The planner's choice, started: each call is an MPI singleton start-up of ~1 s, mostly
+    waiting, so all of them run at once."""
+    return subprocess.Popen(plan_args(m, n, k, profile) + ["--json", "--rows", "1"], stdout=subprocess.PIPE,
+                            text=True)
+
+def chosen(p):
+    """(chosen candidate's name, its words/rank, its redistribution words) of a started plan."""
+    out, _ = p.communicate()
+    if p.returncode != 0:
+        sys.exit("FAIL: %s exited %d" % (" ".join(p.args), p.returncode))
+    c = json.loads(out)["chosen"]
+    return c["name"], c["words"], c["redist_words"]
+
+def table(m, n, k, profile):
+    return subprocess.run(plan_args(m, n, k, profile) + ["--rows", "6"], check=True, capture_output=True,
+                          text=True).stdout
 
 shapes = [(4096, 4096, 4096), (8192, 512, 8192), (512, 2048, 512), (4096, 4096, 256),
           (8192, 8192, 512), (16384, 16384, 256)]
 fewer = 0
 print("\nplanner's choice on 6 ranks (words = words/rank + redistribution words):")
-for m, n, k in shapes:
-    a, aw, ar, a_out = plan(m, n, k, d + "/normal.json")
-    b, bw, br, b_out = plan(m, n, k, d + "/throttled.json")
+profiles = (d + "/normal.json", d + "/throttled.json")
+started = [[start_plan(m, n, k, prof) for prof in profiles] for m, n, k in shapes]
+for (m, n, k), (pa, pb) in zip(shapes, started):
+    (a, aw, ar), (b, bw, br) = chosen(pa), chosen(pb)
     mark = ""
     if a != b:
         mark = "  <- changed, %s words" % ("fewer" if bw + br < aw + ar else "NOT fewer")
@@ -70,8 +87,8 @@ for m, n, k in shapes:
     print("  %5d x %5d x %5d: plain %-14s %9.4g words | throttled %-14s %9.4g words%s"
           % (m, n, k, a, aw + ar, b, bw + br, mark))
     if a != b:  # the head of both tables
-        for out in (a_out, b_out):
-            print("\n".join("    " + l for l in out.splitlines()))
+        for prof in profiles:
+            print("\n".join("    " + l for l in table(m, n, k, prof).splitlines()))
 if not fewer:
     failures.append("no shape's choice changed to one that moves fewer words")
 for f in failures:
