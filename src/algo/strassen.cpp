@@ -9,7 +9,7 @@
 // - neither (one rank): one recursion on the local m x n x k, here.
 // On 7 Q ranks, when the smallest side reaches the crossover (or Options::grid_k is 7), one
 // breadth-first step first (CAPS, strassen_caps.cpp): the seven half-size products on seven
-// groups of Q ranks at once, each by the line form there; Options::grid_k 1 turns it off.
+// groups of Q ranks at once, each by the column form there; Options::grid_k 1 turns it off.
 // Every form keeps the operands in the caller's layouts when their maps fit (any block-cyclic
 // split of k), so nothing is gathered whole; products are halved per level while the smallest
 // of their sides is at least the crossover (Options::fast_crossover, else the machine
@@ -121,25 +121,29 @@ Setup caps_setup(const Problem& p, const Options& o) {
   const int Q = p.mesh.size() / winograd::kCapsGroups;
   s.pm = 1, s.pn = Q, s.pk = winograd::kCapsGroups;
   s.grid = "1x" + std::to_string(Q) + "x7";
-  // The first step's groups' products: m1 x n1 x k1, m1 and n1 padded to multiples of P;
-  // further steps by the default rule; the last groups of q ranks run the line form there
-  // (local products of m x n/q x k/q), one rank one recursion.
+  // The first step's groups' products, transposed: n1 x m1 x k1, m1 and n1 padded to
+  // multiples of P; further steps by the default rule; the last groups of q ranks run the
+  // column form there (local products of n/q x m x k/q), one rank one recursion.
   int q = Q;
-  index_t m = winograd::caps_half(p.m, p.mesh.size()), n = winograd::caps_half(p.n, p.mesh.size()),
+  index_t m = winograd::caps_half(p.n, p.mesh.size()), n = winograd::caps_half(p.m, p.mesh.size()),
           k = (p.k + 1) / 2;
   const index_t crossover = strassen_crossover(o);
-  const int steps = 1 + winograd::caps_steps(q, m, n, k, crossover);
-  const index_t n_local = (n + q - 1) / q, k_local = (k + q - 1) / q;
+  int steps = 1;
+  while (winograd::caps_by_rule(q, m, n, k, crossover)) {  // each step transposes again
+    const index_t m_next = winograd::caps_half(n, q), n_next = winograd::caps_half(m, q);
+    m = m_next, n = n_next, k = (k + 1) / 2, q /= winograd::kCapsGroups, ++steps;
+  }
+  const index_t m_local = (m + q - 1) / q, k_local = (k + q - 1) / q;
   const auto dims = [](index_t a, index_t b, index_t c) {
     return std::to_string(a) + "x" + std::to_string(b) + "x" + std::to_string(c);
   };
   s.detail =
       std::to_string(steps) + "+" +
-      std::to_string(winograd::levels(m, n_local, k_local, crossover)) +
+      std::to_string(winograd::levels(m_local, n, k_local, crossover)) +
       " Winograd level(s): " + std::to_string(steps) +
       " breadth-first step(s) (CAPS), then products of " + dims(m, n, k) + " on " +
       std::to_string(p.mesh.size() / q) + " groups of " + std::to_string(q) + " rank(s), each " +
-      (q > 1 ? "Strassen's line form there (local products " + dims(m, n_local, k_local) + ")"
+      (q > 1 ? "Strassen's column form there (local products " + dims(m_local, n, k_local) + ")"
              : std::string("one local recursion")) +
       " (crossover " + std::to_string(crossover) + "), C " + s.C.spec().to_string();
   return s;

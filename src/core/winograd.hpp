@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 namespace shardmm::winograd {
@@ -95,16 +96,24 @@ inline bool caps_by_rule(int ranks, std::int64_t m, std::int64_t n, std::int64_t
   return caps_fits(ranks, m, n, k) && std::min({m, n, k}) >= crossover;
 }
 
-/// Breadth-first steps by the default rule, one after another. Leaves the ranks and sides of
-/// the groups' products in the arguments.
-inline int caps_steps(int& ranks, std::int64_t& m, std::int64_t& n, std::int64_t& k,
-                      std::int64_t crossover) {
-  int steps = 0;
-  while (caps_by_rule(ranks, m, n, k, crossover)) {
-    m = caps_half(m, ranks), n = caps_half(n, ranks), k = (k + 1) / 2;
-    ranks /= kCapsGroups, ++steps;
-  }
-  return steps;
+/// One rank's tiles in the breadth-first step (elements): op(A), op(B) and C aligned by
+/// quadrant; the stacked left operands as formed and as split among the groups, the right ones
+/// likewise, the products as the groups hold them and as they come back; the caller's A, B and
+/// C; and whether a group has more than one rank (`split`).
+struct CapsTiles {
+  double a = 0, b = 0, c = 0, left = 0, left_g = 0, right = 0, right_g = 0, products_g = 0,
+         products = 0, caller_a = 0, caller_b = 0, caller_c = 0;
+  bool split = false;
+};
+
+/// The step's one buffer, three regions (strassen_caps.cpp says what each holds when): each
+/// as large as the largest thing it holds, a redistribution's Pack and Unpack buffers lent
+/// the regions that hold nothing at that moment.
+inline std::array<double, 3> caps_regions(const CapsTiles& t) {
+  return {std::max({t.a, t.left_g, t.products, t.c}),
+          std::max({t.caller_a, t.split ? t.left : 0.0, t.b, t.right_g, t.split ? t.products : 0.0,
+                    t.c}),
+          std::max({t.a, t.left, t.caller_b + t.b, t.right, t.products_g, t.caller_c})};
 }
 
 }  // namespace shardmm::winograd

@@ -20,7 +20,20 @@ std::array<Bytes, static_cast<std::size_t>(Slot::Count)>& slots() {
   return s;
 }
 
+// Memory lent to a slot (Lend): not the pool's, so not counted in held_bytes().
+std::array<Bytes, static_cast<std::size_t>(Slot::Count)>& lent() {
+  static std::array<Bytes, static_cast<std::size_t>(Slot::Count)> s;
+  return s;
+}
+
 }  // namespace
+
+Lend::Lend(Slot slot, void* ptr, std::size_t bytes)
+    : slot_(slot), before_(lent()[static_cast<std::size_t>(slot)]) {
+  lent()[static_cast<std::size_t>(slot)] = {ptr, ptr ? bytes : 0};
+}
+
+Lend::~Lend() { lent()[static_cast<std::size_t>(slot_)] = before_; }
 
 Bytes allocate(std::size_t bytes) {
   // Large buffers: 2 MiB aligned and marked for transparent huge pages, so first touch costs
@@ -36,6 +49,8 @@ Bytes allocate(std::size_t bytes) {
 }
 
 void* get_bytes(Slot slot, std::size_t bytes) {
+  const Bytes& l = lent()[static_cast<std::size_t>(slot)];
+  if (l.size > 0 && l.size >= bytes) return l.ptr;
   Bytes& b = slots()[static_cast<std::size_t>(slot)];
   if (b.size >= bytes) return b.ptr;
   std::free(b.ptr);

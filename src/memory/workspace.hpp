@@ -70,6 +70,25 @@ T* get(Slot slot, std::int64_t count) {
       get_bytes(slot, static_cast<std::size_t>(count < 1 ? 1 : count) * sizeof(T)));
 }
 
+/// Lends `bytes` at `ptr` (memory the caller holds, such as a free part of another slot's
+/// buffer) to `slot` while the guard lives: get_bytes(slot, n) returns `ptr` for n <= bytes,
+/// else the slot's own buffer. So a redistribution's Pack / Unpack buffers can live in the
+/// part of an algorithm's buffer that holds nothing at that moment. A nested lend of the same
+/// slot is undone first.
+class Lend {
+ public:
+  Lend(Slot slot, void* ptr, std::size_t bytes);
+  ~Lend();
+  Lend(const Lend&) = delete;
+  Lend& operator=(const Lend&) = delete;
+  Lend(Lend&&) = delete;
+  Lend& operator=(Lend&&) = delete;
+
+ private:
+  Slot slot_;
+  Bytes before_;
+};
+
 /// Bytes currently held by the pool (all slots). Slots only grow within a call, so after
 /// release() and one call this is the call's high-water mark.
 std::size_t held_bytes();

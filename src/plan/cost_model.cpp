@@ -287,7 +287,8 @@ std::int64_t added_bytes(const Request& r, const Candidate& c, const Tiles& t, b
   const double elem = double(dtype_size(r.dtype));
   if (moves_itself) {  // memory_bytes holds the caller's balanced share and every buffer
     const double share = double(r.m * r.k + r.k * r.n + r.m * r.n) / r.ranks;
-    return static_cast<std::int64_t>(std::max(0.0, double(c.memory_bytes) - share * elem));
+    return static_cast<std::int64_t>(std::max(0.0, double(c.memory_bytes) - share * elem) +
+                                     kPoolRounding);
   }
   const double buffers = std::max(0.0, double(c.memory_bytes) / elem - t.sum());
   return static_cast<std::int64_t>(elem * (buffers + staged(r, c, t)) + kPoolRounding);

@@ -23,32 +23,37 @@ constexpr double kAddBytesPerS = 6e9;
 //   priced as all of it moving (the caller's layouts are any);
 // - the fourteen stacked operands to the groups and the seven products back: 7/4 of a rank's
 //   share of A, B and C, padded;
-// - one group's product: m1 x n1 x k1 on Q ranks, its operands already in place: another
-//   step when the ranks and shape allow (priced by this same function), else the line form;
+// - one group's product, transposed: n1 x m1 x k1 on Q ranks, its operands already in place:
+//   another step when the ranks and shape allow (priced by this same function), else the
+//   column form;
 // - the additions: 14 reads and 7 writes of a quadrant tile per stack of A and of B, 14 and 4
 //   for C's quadrants, at the streaming rate; nothing overlaps.
-// Memory: the caller's A, B and C, the six pool slots the step holds (strassen_caps.cpp; a
-// step inside a group's product owns its tiles instead), the redistributions' buffers and the
-// group product's beyond the operands it is handed.
+// Memory: the caller's A, B and C, the step's three regions (winograd::caps_regions; the
+// redistributions' buffers live in them), and the group product's beyond the operands it is
+// handed.
 void evaluate_distributed(const Request& r, Candidate& c);
 
 // NOLINTNEXTLINE(misc-no-recursion): a group's step has 7 x fewer ranks, so it ends
-void evaluate_caps(const Request& r, Candidate& c, bool outer = true) {
+void evaluate_caps(const Request& r, Candidate& c) {
   const int P = r.ranks, Q = P / winograd::kCapsGroups;
   const double m = double(r.m), n = double(r.n), k = double(r.k),
                elem = double(dtype_size(r.dtype));
   const std::int64_t m1 = winograd::caps_half(r.m, P), n1 = winograd::caps_half(r.n, P),
                      k1 = (r.k + 1) / 2;
   const double bm = double(m1) / P, bn = double(n1) / P, K1 = double(k1);  // exact
+  // The group's product M^T = T^T S^T: n1 x m1 x k1, rows of M^T split over its Q ranks.
   Request g = r;
-  g.ranks = Q, g.m = m1, g.n = n1, g.k = k1, g.current_pm = 1, g.current_pn = Q;
+  g.ranks = Q, g.m = n1, g.n = m1, g.k = k1, g.current_pm = Q, g.current_pn = 1;
+  g.resident = 0;
   const std::int64_t crossover =
       r.fast_crossover > 0 ? r.fast_crossover : r.profile.strassen_crossover;
-  const bool again = winograd::caps_by_rule(Q, m1, n1, k1, crossover);  // the group steps too
-  const int sub_k = again ? winograd::kCapsGroups : 1;
-  Candidate sub{Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, Q / sub_k, sub_k};
+  const bool again = winograd::caps_by_rule(Q, n1, m1, k1, crossover);  // the group steps too
+  Candidate sub =
+      again ? Candidate{Algorithm::Strassen,       Stationary::C,        RingForm::Auto, 1,
+                        Q / winograd::kCapsGroups, winograd::kCapsGroups}
+            : Candidate{Algorithm::Strassen, Stationary::C, RingForm::Auto, Q, 1, 1};
   // Another step has 7 x fewer ranks, so the recursion ends.
-  if (again) evaluate_caps(g, sub, false);  // NOLINT(misc-no-recursion)
+  if (again) evaluate_caps(g, sub);  // NOLINT(misc-no-recursion)
   else evaluate_distributed(g, sub);
   const double stacks = 7 * (bm * K1 + K1 * bn + bm * double(n1));  // per rank, each way
   c.words = stacks * (1 - 1.0 / P) + sub.words;
@@ -57,20 +62,17 @@ void evaluate_caps(const Request& r, Candidate& c, bool outer = true) {
   const double traffic = 21 * bm * K1 + 21 * K1 * bn + 18 * bm * double(n1);
   c.flops = sub.flops + traffic / 3;
   const double share = (m * k + k * n + m * n) / P;
-  // The outermost step shares a slot between two tiles used one after the other; a step
-  // inside a group's product owns every tile.
-  const double a_al = 2 * bm * k, b_al = 2 * bn * k, c_al = 2 * bm * n, left = 7 * bm * K1,
-               right = 7 * bn * K1;
-  const double slots = outer ? std::max(a_al, left) + std::max(left, c_al) + std::max(b_al, right) +
-                                   right + 14 * bm * double(n1)
-                             : a_al + b_al + c_al + 2 * left + 2 * right + 14 * bm * double(n1);
-  const double handed = 7 * bm * K1 + 7 * bn * K1 + 7 * bm * double(n1);  // the group's tiles
-  // The redistributions' send and receive buffers: the largest tile sent, the largest received.
-  const double stack = std::max({7 * bm * K1, 7 * bn * K1, 7 * bm * double(n1)});
-  const double sent = std::max({m * k / P, k * n / P, 2 * bm * n, stack});
-  const double received = std::max({2 * bm * k, 2 * bn * k, m * n / P, stack});
-  c.memory_bytes = static_cast<std::int64_t>(elem * (share + slots - handed + sent + received)) +
-                   sub.memory_bytes;
+  winograd::CapsTiles t;
+  t.a = 2 * bm * k, t.b = 2 * bn * k, t.c = 2 * bm * n;
+  t.left = t.left_g = 7 * bm * K1, t.right = t.right_g = 7 * bn * K1;
+  t.products = t.products_g = 7 * bm * double(n1);
+  t.caller_a = m * k / P, t.caller_b = k * n / P, t.caller_c = m * n / P;
+  t.split = Q > 1;
+  const std::array<double, 3> regions = winograd::caps_regions(t);
+  const double handed = t.left_g + t.right_g + t.products_g;  // the group's tiles
+  c.memory_bytes =
+      static_cast<std::int64_t>(elem * (share + regions[0] + regions[1] + regions[2] - handed)) +
+      sub.memory_bytes;
   c.seconds = sub.seconds + traffic * elem / kAddBytesPerS +
               (c.words - sub.words + c.redist_words) * elem / r.profile.bytes_per_s +
               r.profile.latency_s * 5 * (P - 1);

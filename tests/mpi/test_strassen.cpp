@@ -215,8 +215,8 @@ TEST(Strassen, MemoryLimitCountsTheScratch) {
 
 // The breadth-first step (CAPS) on 7 Q ranks (two steps at 49): odd shapes, the smallest m and n it
 // takes (2P), a replicated C, every op pair, against the reference (run_case); the pool holds no
-// more than the planner's estimate; off below the crossover or with grid_k 1; asked for (grid_k 7)
-// on other rank counts, the same NotSupported on every rank.
+// more than the planner's estimate (and at one step at least 0.9 x of it); off below the crossover
+// or with grid_k 1; asked for (grid_k 7) on other rank counts, the same NotSupported on every rank.
 TEST(Strassen, BreadthFirstStepOnSevenGroups) {
   const int P = world_size();
   const Mesh grid = Mesh::grid2d(MPI_COMM_WORLD);
@@ -259,11 +259,17 @@ TEST(Strassen, BreadthFirstStepOnSevenGroups) {
   Candidate caps{Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, P / 7, 7};
   caps = evaluate(r, caps);
   const auto local = [](const DistMatrix<double>& X) { return X.local_rows() * X.local_cols(); };
-  const double held =
-      double(memory::held_bytes()) + double(local(A) + local(B) + local(C)) * sizeof(double);
-  EXPECT_LE(held, double(caps.memory_bytes)) << rep.to_string();
+  // The estimate: the busiest rank's A, B and C (bc(8,8) deals them unevenly) plus what the
+  // step adds.
+  const double mine = double(local(A) + local(B) + local(C));
+  const double held_here = double(memory::held_bytes()) + mine * sizeof(double);
+  double most[2] = {0, 0};  // the busiest rank's operands, and pool plus operands
+  const double here[2] = {mine, held_here};
+  ASSERT_EQ(MPI_Allreduce(here, most, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), MPI_SUCCESS);
+  const double estimate = most[0] * sizeof(double) + double(caps.added_bytes);
+  EXPECT_LE(most[1], estimate) << rep.to_string();
   if (rep.detail.rfind("1+", 0) == 0) {  // one step: all in the pool (a second owns its own)
-    EXPECT_GE(held, 0.5 * double(caps.memory_bytes)) << rep.to_string();
+    EXPECT_GE(most[1], 0.9 * estimate) << rep.to_string();
   }
   bool priced = false;
   for (const Candidate& c : plan_gemm(r).candidates) priced |= c.name() == caps.name();

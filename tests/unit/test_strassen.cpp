@@ -171,6 +171,27 @@ TEST(PlannerStrassen, GridFormPricedByPieces) {
   EXPECT_LT(c.flops, 0.8 * 2.0 * 4096 * 4096 * 8192.0);
 }
 
+// The breadth-first step at 7 ranks, 2048^3 (one step, the groups' products below the
+// crossover): it adds the group's pair and product, its floor of 7/4 x the local A + B + C,
+// and B's alignment beyond a quadrant, under 2 x. The lean cap (1.3 x) keeps Auto off it; a
+// growth cap of 2 lets it run.
+TEST(PlannerStrassen, BreadthFirstStepAddsAtMostTwiceTheOperands) {
+  PlanRequest r = request(2048, 2048, 2048, 7);
+  r.allow_fast = true;
+  const Candidate caps = evaluate(r, {Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, 1, 7});
+  const double res = double(resident_bytes(r));
+  EXPECT_GE(double(caps.added_bytes), 1.75 * res);
+  EXPECT_LE(double(caps.added_bytes), 2.0 * res);
+  EXPECT_FALSE(caps.fits);
+  for (const Candidate& c : plan_gemm(r).candidates) {
+    if (c.name() == caps.name()) {
+      EXPECT_FALSE(c.fits);
+    }
+  }
+  r.memory_growth = 2.0;
+  EXPECT_TRUE(evaluate(r, {Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, 1, 7}).fits);
+}
+
 TEST(PlannerStrassen, ProfileCarriesTheCrossover) {
   MachineProfile p;
   p.strassen_crossover = 777;
