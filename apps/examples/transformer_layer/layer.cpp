@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <iomanip>
+#include <numbers>
 #include <sstream>
 
 namespace shardmm::examples {
@@ -25,6 +26,15 @@ A gelu_slope(A v) {
   const A du = A(kTanhGeluC) * (A(1) + A(3 * kTanhGeluA) * v * v);
   return A(0.5) * (A(1) + t) + A(0.5) * v * (A(1) - t * t) * du;
 }
+
+/// The three input projections q = x.Wq, k = x.Wk, v = x.Wv: names of their tensors and steps.
+struct Projection {
+  const char *out, *weight, *forward, *grad, *weight_grad, *weight_grad_step, *input_grad_step;
+};
+constexpr Projection kProjections[] = {
+    {"q", "Wq", "q = x.Wq", "dq", "dWq", "dWq = x^T.dq", "dx += dq.Wq^T"},
+    {"k", "Wk", "k = x.Wk", "dk", "dWk", "dWk = x^T.dk", "dx += dk.Wk^T"},
+    {"v", "Wv", "v = x.Wv", "dv", "dWv", "dWv = x^T.dv", "dx += dv.Wv^T"}};
 
 /// cfg, after checking on global metadata that sequences and heads are whole on every rank.
 LayerConfig checked(const Mesh& mesh, const LayerConfig& c) {
@@ -89,7 +99,7 @@ void TransformerLayer<T>::init() {
                                                               {"W2", 1 / std::sqrt(double(c_.F))},
                                                               {"dy", 1.0}};
   for (std::size_t s = 0; s < scaled.size(); ++s) {
-    const double sd = std::sqrt(3.0) * scaled[s].second;  // uniform [-1, 1) has variance 1/3
+    const double sd = std::numbers::sqrt3 * scaled[s].second;  // uniform [-1, 1) has variance 1/3
     t(scaled[s].first).fill([sd, s](index_t i, index_t j) {
       return static_cast<T>(sd * hash_uniform(20 + s, i, j));
     });
@@ -126,8 +136,8 @@ Step TransformerLayer<T>::on_data(const std::string& name, index_t rows, index_t
 
 template <Scalar T>
 void TransformerLayer<T>::forward(Tracker& tr) {
-  for (const std::string w : {"q", "k", "v"})  // column-parallel: every model rank its heads
-    product(tr, {w + " = x.W" + w}, Op::N, Op::N, "x", "W" + w, 0, w);
+  for (const auto& p : kProjections)  // column-parallel: every model rank its heads
+    product(tr, {p.forward}, Op::N, Op::N, "x", p.weight, 0, p.out);
   tr.local(Step{"o = softmax(q.k^T) v (heads)"},
            [&] { attention_.forward(t("q"), t("k"), t("v"), t("o")); });
   product(tr, on_model("attn = o.Wo"), Op::N, Op::N, "o", "Wo", 0, "attn");
@@ -170,11 +180,10 @@ void TransformerLayer<T>::backward(Tracker& tr) {
 template <Scalar T>
 void TransformerLayer<T>::attention_backward_projections(Tracker& tr) {
   tr.local(Step{"dx = dx1"}, [&] { zip_local([](T& dx, T dx1) { dx = dx1; }, t("dx"), t("dx1")); });
-  for (const std::string w : {"q", "k", "v"}) {
-    product(tr, on_data("dW" + w + " = x^T.d" + w, c_.D, c_.D), Op::T, Op::N, "x", "d" + w, 0,
-            "dW" + w);
-    product(tr, on_model("dx += d" + w + ".W" + w + "^T"), Op::N, Op::T, "d" + w, "W" + w, 1.0,
-            "dx");
+  for (const auto& p : kProjections) {
+    product(tr, on_data(p.weight_grad_step, c_.D, c_.D), Op::T, Op::N, "x", p.grad, 0,
+            p.weight_grad);
+    product(tr, on_model(p.input_grad_step), Op::N, Op::T, p.grad, p.weight, 1.0, "dx");
   }
 }
 
