@@ -29,8 +29,8 @@ namespace shardmm {
 
 /// A batched sharding: name[batch, rows, cols]. Independent of shape and mesh.
 struct BatchedSpec {
-  DimSpec batch;          ///< the batch dimension (label "B" by default)
-  ShardingSpec matrix;    ///< rows and columns of every batch element (never unreduced)
+  DimSpec batch;        ///< the batch dimension (label "B" by default)
+  ShardingSpec matrix;  ///< rows and columns of every batch element (never unreduced)
   /// Parses "A[B_X,I,J_Y]", "[B,I_XY,J]", "C[B_{dp}:c,I,J_{tp}]". Throws ParseError.
   static BatchedSpec parse(std::string_view text);
   [[nodiscard]] std::string to_string() const;
@@ -88,8 +88,7 @@ class BatchedMatrix {
       : BatchedMatrix(mesh, BatchedLayout(mesh.shape(), batch, m, n, spec)) {}
   /// View of caller memory (no copy): tile b_loc at data + b_loc * stride, leading dimension
   /// ld. Throws InvalidArgument when ld < local rows or stride < ld * local columns.
-  static BatchedMatrix view(Mesh mesh, BatchedLayout layout, T* data, index_t ld,
-                            index_t stride);
+  static BatchedMatrix view(Mesh mesh, BatchedLayout layout, T* data, index_t ld, index_t stride);
 
   [[nodiscard]] const Mesh& mesh() const { return mesh_; }
   [[nodiscard]] const BatchedLayout& layout() const { return layout_; }
