@@ -104,8 +104,8 @@ class BatchedMatrix {
   [[nodiscard]] const T* data() const { return is_view_ ? view_ : storage_.data(); }
   /// Global batch index of local batch element b_loc.
   [[nodiscard]] index_t global_batch(index_t b_loc) const;
-  /// The mesh of the other axes, this rank's slice of it (Mesh::slice; collective the first
-  /// time, cached).
+  /// The mesh of the other axes, this rank's slice of it (Mesh::slice, which the constructors
+  /// call: they are collective over the mesh the first time a slice of these axes is made).
   [[nodiscard]] Mesh slice_mesh() const;
   /// Local batch element b_loc as a DistMatrix view on slice_mesh() (no copy).
   [[nodiscard]] DistMatrix<T> slice(index_t b_loc);
@@ -123,6 +123,7 @@ class BatchedMatrix {
   BatchedMatrix(Mesh mesh, BatchedLayout layout, T* data, index_t ld, index_t stride);
 
   Mesh mesh_;
+  Mesh slice_mesh_;  // mesh_.slice(slice axes), made by the constructor (collective)
   BatchedLayout layout_;
   index_t local_batch_ = 0, local_rows_ = 0, local_cols_ = 0, ld_ = 1, stride_ = 0;
   std::vector<T, detail::TileAllocator<T>> storage_;
@@ -208,5 +209,12 @@ BatchedLayout batched_output_layout(Op opA, Op opB, const BatchedMatrix<T>& A,
 template <Scalar T>
 BatchedLayout batched_output_layout(Op opA, Op opB, const DistMatrix<T>& A,
                                     const BatchedMatrix<T>& B);
+
+extern template class BatchedMatrix<float>;
+extern template class BatchedMatrix<double>;
+extern template class BatchedMatrix<std::complex<float>>;
+extern template class BatchedMatrix<std::complex<double>>;
+extern template class BatchedMatrix<bf16>;
+extern template class BatchedMatrix<f16>;
 
 }  // namespace shardmm
