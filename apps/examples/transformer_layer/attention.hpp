@@ -1,17 +1,18 @@
-// The rank-local part of causal multi-head attention in the Transformer layer (layer.hpp).
+// The per-head part of causal multi-head attention in the Transformer layer (layer.hpp).
 //
-// q, k, v, o and their gradients are [B_X, E_Y] matrices: rows = the tokens of this data
-// shard's n_loc whole sequences of S tokens, columns = this model rank's h_loc whole heads of
-// width dh. So every per-head product (scores, P v and their gradients) is on this rank's
-// tiles alone: nothing moves. Head (n, h) is the S x dh block at row n S, column h dh of a
-// tile; its S x S attention matrix P_nh is kept for the backward pass.
-//
-// Every per-head product goes through head_products(): a batch of equal-shape products, each a
-// shardmm::gemm on a 1 x 1 mesh over MPI_COMM_SELF (views of the blocks, no copy; 16-bit
-// blocks are widened to f32 inside gemm and the result rounded once).
+// q, k, v, o and their gradients are [B_X, E_Y] matrices: a rank's tile holds its data
+// shard's n_loc whole sequences of S tokens (rows) x its model rank's h_loc whole heads of
+// width dh (columns). So the per-head products (scores, P v and the four of the backward pass)
+// need nothing from another rank. They run as batches of the N H (sequence, head) pairs, cut
+// over both mesh axes, `[B_XY, S, dh]`: each rank's batch elements are its own pairs, packed
+// from the tile (pair (n, h) = rows n S .., columns h dh .. of it; a local copy) into
+// consecutive S x dh tiles. head_products() runs one shardmm::gemm_batched over the layer's
+// mesh per product: the batch cut over every axis moves nothing, and every product is a
+// local GEMM (16-bit tiles widened to f32 inside, the result rounded once). The S x S
+// attention matrices P (`[B_XY, S, S]`) are kept for the backward pass.
 #pragma once
 
-#include <vector>
+#include <cstdint>
 
 #include "common/util.hpp"
 
@@ -29,42 +30,36 @@ GemmReport layer_gemm(Op opA, Op opB, double alpha, const DistMatrix<T>& A, cons
   }
 }
 
-/// A batch of equal-shape blocks inside one column-major buffer: block (n, h) starts at
-/// data + n * stride_n + h * stride_h and is rows x cols with leading dimension ld.
+/// C[b] <- alpha op(A[b]) op(B[b]) for every batch element: one shardmm::gemm_batched.
+/// Returns the bytes this rank received (0 when the batch is cut over every axis).
 template <Scalar T>
-struct HeadBlocks {
-  T* data = nullptr;
-  index_t rows = 0, cols = 0, ld = 1, stride_n = 0, stride_h = 0;
-};
-
-/// C[n,h] <- alpha op(A[n,h]) op(B[n,h]) + beta C[n,h] for n < batch_n, h < batch_h.
-template <Scalar T>
-void head_products(const Mesh& self, Op opA, Op opB, double alpha, const HeadBlocks<T>& A,
-                   const HeadBlocks<T>& B, double beta, const HeadBlocks<T>& C, index_t batch_n,
-                   index_t batch_h);
+std::int64_t head_products(Op opA, Op opB, double alpha, const BatchedMatrix<T>& A,
+                           const BatchedMatrix<T>& B, BatchedMatrix<T>& C);
 
 template <Scalar T>
 class LocalAttention {
  public:
-  /// n_loc sequences of S tokens, h_loc heads of width dh on this rank.
-  LocalAttention(index_t n_loc, index_t h_loc, index_t S, index_t dh);
-  /// o <- softmax(q k^T / sqrt(dh) + causal mask) v per sequence and head; keeps P.
-  void forward(DistMatrix<T>& q, DistMatrix<T>& k, DistMatrix<T>& v, DistMatrix<T>& o);
-  /// dq, dk, dv from dO (uses the P of the last forward()).
-  void backward(DistMatrix<T>& q, DistMatrix<T>& k, DistMatrix<T>& v, DistMatrix<T>& dO,
-                DistMatrix<T>& dq, DistMatrix<T>& dk, DistMatrix<T>& dv);
+  /// N sequences of S tokens and H heads of width dh on `mesh` (axes x, y), N % X == 0 and
+  /// H % Y == 0 (checked by the layer).
+  LocalAttention(const Mesh& mesh, index_t N, index_t H, index_t S, index_t dh);
+  /// o <- softmax(q k^T / sqrt(dh) + causal mask) v per sequence and head; keeps q, k, v
+  /// and P. Returns the bytes received (0).
+  std::int64_t forward(const DistMatrix<T>& q, const DistMatrix<T>& k, const DistMatrix<T>& v,
+                       DistMatrix<T>& o);
+  /// dq, dk, dv from dO (with the q, k, v and P of the last forward()). Returns the bytes
+  /// received (0).
+  std::int64_t backward(const DistMatrix<T>& dO, DistMatrix<T>& dq, DistMatrix<T>& dk,
+                        DistMatrix<T>& dv);
 
  private:
-  HeadBlocks<T> blocks(DistMatrix<T>& M) const;  // the S x dh head blocks of a [B_X,E_Y] tile
-  HeadBlocks<T> squares(std::vector<T>& buf);    // the S x S blocks of P_ or dS_
-  void product(Op opA, Op opB, double alpha, const HeadBlocks<T>& A, const HeadBlocks<T>& B,
-               const HeadBlocks<T>& C);
+  void pack(const DistMatrix<T>& M, BatchedMatrix<T>& heads) const;    // tile -> pairs
+  void unpack(const BatchedMatrix<T>& heads, DistMatrix<T>& M) const;  // pairs -> tile
   void softmax_rows();                  // P_ <- causal row softmax of the scores in P_
   void softmax_backward(double scale);  // dS_ <- scale P * (dP - rowsum(dP * P)), dP in dS_
 
-  Mesh self_;  // 1 x 1 over MPI_COMM_SELF: the per-head products move nothing
   index_t n_loc_, h_loc_, S_, dh_;
-  std::vector<T> P_, dS_;  // n_loc * h_loc blocks of S x S, column-major
+  BatchedMatrix<T> q_, k_, v_, o_, dO_, dq_, dk_, dv_;  // [B_XY, S, dh]
+  BatchedMatrix<T> P_, dS_;                             // [B_XY, S, S]
 };
 
 extern template class LocalAttention<float>;

@@ -55,7 +55,7 @@ TransformerLayer<T>::TransformerLayer(const Mesh& mesh, const LayerConfig& cfg)
       c_(checked(mesh, cfg)),
       X_(mesh.axis_size("x")),
       Y_(mesh.axis_size("y")),
-      attention_(c_.N / X_, c_.H / Y_, c_.S, c_.D / c_.H) {
+      attention_(mesh, c_.N, c_.H, c_.S, c_.D / c_.H) {
   const index_t B = c_.N * c_.S, D = c_.D, F = c_.F;
   for (const char* n : {"x", "x1", "y", "dy", "dx1", "dx", "attn", "m"}) add(n, "[B_X,D]", B, D);
   for (const char* n : {"Wq", "Wk", "Wv", "dWq", "dWk", "dWv"}) add(n, "[D,E_Y]", D, D);
@@ -138,8 +138,9 @@ template <Scalar T>
 void TransformerLayer<T>::forward(Tracker& tr) {
   for (const auto& p : kProjections)  // column-parallel: every model rank its heads
     product(tr, {p.forward}, Op::N, Op::N, "x", p.weight, 0, p.out);
-  tr.local(Step{"o = softmax(q.k^T) v (heads)"},
-           [&] { attention_.forward(t("q"), t("k"), t("v"), t("o")); });
+  const double t0 = now_seconds();  // batched per-head products: nothing moves
+  const std::int64_t bytes = attention_.forward(t("q"), t("k"), t("v"), t("o"));
+  tr.record(Step{"o = softmax(q.k^T) v (heads)"}, now_seconds() - t0, 0, bytes);
   product(tr, on_model("attn = o.Wo"), Op::N, Op::N, "o", "Wo", 0, "attn");
   tr.local(Step{"x1 = x + attn"}, [&] {
     zip_local([](T& x1, T x, T at) { x1 = T(Arith<T>(x) + Arith<T>(at)); }, t("x1"), t("x"),
@@ -170,9 +171,9 @@ void TransformerLayer<T>::backward(Tracker& tr) {
   });
   product(tr, on_data("dWo = o^T.dx1", D, D), Op::T, Op::N, "o", "dx1", 0, "dWo");
   product(tr, {"do = dx1.Wo^T"}, Op::N, Op::T, "dx1", "Wo", 0, "do");
-  tr.local(Step{"dq, dk, dv (heads)"}, [&] {
-    attention_.backward(t("q"), t("k"), t("v"), t("do"), t("dq"), t("dk"), t("dv"));
-  });
+  const double t0 = now_seconds();
+  const std::int64_t bytes = attention_.backward(t("do"), t("dq"), t("dk"), t("dv"));
+  tr.record(Step{"dq, dk, dv (heads)"}, now_seconds() - t0, 0, bytes);
   attention_backward_projections(tr);
 }
 
