@@ -77,7 +77,8 @@ class Mesh {
   /// asked for; cached for the lifetime of this mesh.
   [[nodiscard]] Mesh reshaped(const MeshShape& shape) const;
   /// The mesh formed by the ranks that differ only along `axes` (this rank's slice), with
-  /// those axes. Collective the first time; cached.
+  /// those axes (no axes: this rank alone, as a mesh {self:1}). Collective the first time;
+  /// cached.
   [[nodiscard]] Mesh slice(const std::vector<std::string>& axes) const;
   /// Same underlying mesh object (operands of one call must share their mesh).
   [[nodiscard]] bool same_as(const Mesh& other) const { return state_ == other.state_; }

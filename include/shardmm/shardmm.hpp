@@ -1,6 +1,7 @@
 // Umbrella header.
 #pragma once
 
+#include "shardmm/batched.hpp"
 #include "shardmm/blas3.hpp"
 #include "shardmm/config.hpp"
 #include "shardmm/dist_matrix.hpp"

@@ -19,7 +19,8 @@ namespace shardmm::memory {
 /// its own (two per operand: a staged one can be staged again); Pieces: an all-gather's
 /// receive buffer; Stream/StreamIn/StreamOut0/1: an operand streamed alongside a swap, its
 /// assembled chunk, one incoming and two outgoing pieces; WideA/B/C: a 16-bit product's
-/// operands widened to f32 for the f32 product (front/gemm_half.cpp).
+/// operands widened to f32 for the f32 product (front/gemm_half.cpp); MergedX/C: a batched
+/// product's batched operand and result stacked into one matrix (front/batched_merge.cpp).
 enum class Slot : int {
   Panel0,
   Panel1,
@@ -48,6 +49,8 @@ enum class Slot : int {
   WideA,
   WideB,
   WideC,
+  MergedX,
+  MergedC,
   Count
 };
 

@@ -268,6 +268,10 @@ Mesh Mesh::slice(const std::vector<std::string>& axes) const {
     names.push_back(shape().names[shape().axis_index(a)]);
     sizes.push_back(axis_size(a));
   }
+  if (names.empty()) {  // no axis: this rank alone, as a one-axis mesh of one
+    names.emplace_back("self");
+    sizes.push_back(1);
+  }
   auto it = state_->derived.find(key);
   if (it != state_->derived.end()) return it->second;
   Mesh m(axis_comm(axes), MeshShape(names, sizes, MeshShape::Order::RowMajor));

@@ -1,0 +1,38 @@
+// The batched front end's internals (gemm_batched.cpp, batched_merge.cpp): one call's operands,
+// each batched or shared by every batch element, and the merged form's test and run.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "shardmm/batched.hpp"
+
+namespace shardmm::front {
+
+/// One gemm_batched call. A batched operand is read through its slices; a shared one through
+/// a view of its tile on C's slice mesh (A_view / B_view; `held` keeps a copy gathered over
+/// the batch's axes alive).
+template <Scalar T>
+struct BatchCall {
+  Op opA = Op::N, opB = Op::N;
+  const BatchedMatrix<T>* A = nullptr;  ///< null: A is shared (A_view)
+  const BatchedMatrix<T>* B = nullptr;  ///< null: B is shared (B_view)
+  std::optional<DistMatrix<T>> A_view, B_view, held;
+  BatchedMatrix<T>* C = nullptr;
+};
+
+/// Why the call cannot run as one product per slice mesh (empty: it can). Global metadata
+/// only: the same on every rank. Mergeable: exactly one operand shared, and the batched
+/// operand's and C's dimension the batch is stacked along (rows of op(A) with a shared B,
+/// columns of op(B) with a shared A) not cut on the slice mesh.
+template <Scalar T>
+std::string merge_obstacle(const BatchCall<T>& call);
+
+/// Runs the call as one product on this rank's slice mesh: the local batch elements of the
+/// batched operand and of C stacked (workspace slots MergedX, MergedC; no communication), one
+/// gemm, C unstacked. Nothing when this rank holds no batch element. Collective over the
+/// slice mesh.
+template <Scalar T, class S>
+GemmReport run_merged(BatchCall<T>& call, S alpha, S beta, const Options& options);
+
+}  // namespace shardmm::front

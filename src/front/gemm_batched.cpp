@@ -1,0 +1,330 @@
+// gemm_batched: validate (global metadata: meshes, batch sizes and cuts, shapes; every rank
+// alike) -> a shared operand that is cut over the batch's axes is gathered over them
+// (redistribute, on the whole mesh) and viewed on the slice mesh -> either one gemm per local
+// batch element on the slice mesh (the sub-communicator of the axes the batch is not cut
+// over: nothing moves along the batch's axes) or, with one operand shared, one merged gemm
+// (batched_merge.cpp) -> one agreement over the whole mesh, so a failure in any slice
+// mesh's product throws on every rank.
+#include <mpi.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "comm/agree.hpp"
+#include "core/instantiate.hpp"
+#include "front/batched.hpp"
+#include "shardmm/error.hpp"
+#include "shardmm/redistribute.hpp"
+
+namespace shardmm {
+namespace {
+
+DimSpec replicated_dim(const std::string& label) {
+  DimSpec d;
+  d.label = label;
+  return d;
+}
+
+struct BatchedOpShape {
+  index_t rows = 0, cols = 0;  // of op(X)
+  std::string text;            // the operand's layout, for messages
+};
+
+template <Scalar T>
+BatchedOpShape batched_op_shape(Op op, const BatchedMatrix<T>* X, const DistMatrix<T>* shared) {
+  const index_t r = X ? X->rows() : shared->rows(), c = X ? X->cols() : shared->cols();
+  const std::string text = X ? X->layout().to_string() : shared->layout().to_string() + " (shared)";
+  return op == Op::N ? BatchedOpShape{r, c, text} : BatchedOpShape{c, r, text};
+}
+
+template <Scalar T>
+void check_batch(const char* name, const BatchedMatrix<T>& X, const BatchedMatrix<T>& C) {
+  if (!X.mesh().same_as(C.mesh()))
+    throw InvalidArgument(std::string("gemm_batched: ") + name + " and C are not on one mesh");
+  if (X.batch() != C.batch())
+    throw DimensionMismatch("gemm_batched: batch sizes differ: " + std::string(name) + " " +
+                            X.layout().to_string() + ", C " + C.layout().to_string());
+  if (!X.layout().same_batch_cut(C.layout()))
+    throw NotSupported("gemm_batched: " + std::string(name) + " " + X.layout().to_string() +
+                       " and C " + C.layout().to_string() +
+                       " cut the batch differently; cut it the same way (over the same axes, "
+                       "the same distribution) so that no batch element moves");
+}
+
+template <Scalar T>
+void validate_batched(Op opA, const BatchedMatrix<T>* A, const DistMatrix<T>* A_shared, Op opB,
+                      const BatchedMatrix<T>* B, const DistMatrix<T>* B_shared,
+                      const BatchedMatrix<T>& C) {
+  if (A) check_batch("A", *A, C);
+  if (B) check_batch("B", *B, C);
+  for (const DistMatrix<T>* S : {A_shared, B_shared})
+    if (S && !S->mesh().same_as(C.mesh()))
+      throw InvalidArgument("gemm_batched: the shared operand " + S->layout().to_string() +
+                            " is not on C's mesh");
+  const BatchedOpShape a = batched_op_shape(opA, A, A_shared),
+                       b = batched_op_shape(opB, B, B_shared);
+  if (a.cols != b.rows || a.rows != C.rows() || b.cols != C.cols())
+    throw DimensionMismatch("gemm_batched: op(A) is " + std::to_string(a.rows) + "x" +
+                            std::to_string(a.cols) + ", op(B) " + std::to_string(b.rows) + "x" +
+                            std::to_string(b.cols) + ", C " + std::to_string(C.rows()) + "x" +
+                            std::to_string(C.cols()) + " per batch element (opA " + to_string(opA) +
+                            ", opB " + to_string(opB) + "; A " + a.text + ", B " + b.text + ", C " +
+                            C.layout().to_string() + ")");
+}
+
+bool on_batch_axis(const std::string& axis, const BatchedLayout& cut) {
+  for (const auto& a : cut.batch_axes())
+    if (cut.mesh().axis_index(a) == cut.mesh().axis_index(axis)) return true;
+  return false;
+}
+
+/// X's sharding with axis names resolved (bc(..) names its axes by position) and the batch's
+/// axes dropped: a dimension left with no axis is replicated, one left with some is blocked.
+ShardingSpec without_batch_axes(const Layout& X, const BatchedLayout& cut) {
+  ShardingSpec s = X.spec();
+  const MeshShape& mesh = X.mesh();
+  // the caller's spelling of an axis, or the mesh's name where bc(..) numbered it
+  const auto name = [&](int d, std::size_t i) {
+    const std::string& a = X.spec().dims[d].axes[i];
+    return a.empty() || a[0] == '#' ? mesh.names[X.dim_axes(d)[i]] : a;
+  };
+  for (int d = 0; d < 2; ++d) {
+    std::vector<std::string> keep;
+    for (std::size_t i = 0; i < X.dim_axes(d).size(); ++i)
+      if (!on_batch_axis(name(d, i), cut)) keep.push_back(name(d, i));
+    if (keep.size() != X.dim_axes(d).size()) s.dims[d] = replicated_dim(s.dims[d].label);
+    if (!keep.empty() && keep.size() != X.dim_axes(d).size()) {
+      s.dims[d].kind = DimSpec::Kind::Block;
+      s.dims[d].axes = keep;
+    } else if (!keep.empty()) {
+      s.dims[d].axes = keep;
+    }
+  }
+  std::vector<std::string> unreduced;
+  for (const auto& a : X.spec().unreduced)
+    if (!on_batch_axis(a, cut)) unreduced.push_back(a);
+  s.unreduced = unreduced;
+  return s;
+}
+
+/// The shared operand as a view on C's slice mesh (gathered over the batch's axes first when
+/// it is cut over them: a collective over the whole mesh).
+template <Scalar T>
+void view_shared(const DistMatrix<T>& S, const BatchedMatrix<T>& C,
+                 std::optional<DistMatrix<T>>& view, std::optional<DistMatrix<T>>& held) {
+  const ShardingSpec spec = without_batch_axes(S.layout(), C.layout());
+  const Layout full(S.layout().mesh(), S.rows(), S.cols(), spec);
+  const DistMatrix<T>* src = &S;
+  if (!full.same_distribution(S.layout()) || S.layout().is_unreduced() != full.is_unreduced()) {
+    held.emplace(redistribute(S, full));
+    src = &*held;
+  }
+  const Layout on_slice(C.layout().slice().mesh(), S.rows(), S.cols(), spec);
+  view.emplace(DistMatrix<T>::view(C.slice_mesh(), on_slice, const_cast<T*>(src->data()),  // NOLINT
+                                   src->ld()));
+}
+
+void add_report(GemmReport& sum, const GemmReport& r, bool first) {
+  if (first) {
+    sum.algorithm = r.algorithm;
+    sum.grid = r.grid;
+    sum.detail = r.detail;
+    sum.blas_threads = r.blas_threads;
+  }
+  sum.bytes_sent += r.bytes_sent;
+  sum.bytes_received += r.bytes_received;
+  sum.messages += r.messages;
+  sum.redist_bytes_sent += r.redist_bytes_sent;
+  sum.redist_bytes_received += r.redist_bytes_received;
+  sum.seconds_gemm += r.seconds_gemm;
+  sum.seconds_comm += r.seconds_comm;
+  sum.seconds_redist += r.seconds_redist;
+}
+
+std::string batch_text(const BatchedLayout& L, index_t local) {
+  std::ostringstream s;
+  s << L.batch();
+  if (L.batch_axes().empty()) s << " on every slice";
+  else {
+    s << " over";
+    for (const auto& a : L.batch_axes()) s << " " << a;
+    s << " (" << L.batch_map().nprocs << ")";
+  }
+  s << ", " << local << " here";
+  return s.str();
+}
+
+/// One gemm per local batch element, or the merged product.
+template <Scalar T, class S>
+void run_batch(front::BatchCall<T>& call, S alpha, S beta, const Options& options, bool merge,
+               BatchedReport& report) {
+  BatchedMatrix<T>& C = *call.C;
+  if (merge) {
+    report.merged = true;
+    report.gemm = front::run_merged(call, alpha, beta, options);
+    report.products = C.local_batch() > 0 ? 1 : 0;
+    return;
+  }
+  for (index_t b = 0; b < C.local_batch(); ++b) {
+    const DistMatrix<T> A = call.A ? call.A->slice(b) : *call.A_view;
+    const DistMatrix<T> B = call.B ? call.B->slice(b) : *call.B_view;
+    DistMatrix<T> Cb = C.slice(b);
+    add_report(report.gemm, gemm(call.opA, call.opB, alpha, A, B, beta, Cb, options), b == 0);
+    ++report.products;
+  }
+}
+
+template <Scalar T, class S>
+BatchedReport gemm_batched_impl(Op opA, Op opB, S alpha, const BatchedMatrix<T>* A,
+                                const DistMatrix<T>* A_shared, const BatchedMatrix<T>* B,
+                                const DistMatrix<T>* B_shared, S beta, BatchedMatrix<T>& C,
+                                const Options& options, BatchMerge merge) {
+  validate_batched(opA, A, A_shared, opB, B, B_shared, C);
+  BatchedReport report;
+  report.batch = batch_text(C.layout(), C.local_batch());
+  if (!C.mesh().active()) return report;
+  const double t0 = MPI_Wtime();
+  front::BatchCall<T> call{opA, opB, A, B, {}, {}, {}, &C};
+  const std::string obstacle = front::merge_obstacle(call);
+  if (merge == BatchMerge::Always && !obstacle.empty())
+    throw NotSupported("gemm_batched: cannot merge the batch into one product: " + obstacle);
+  if (A_shared) view_shared(*A_shared, C, call.A_view, call.held);
+  if (B_shared) view_shared(*B_shared, C, call.B_view, call.held);
+  const bool merged = merge != BatchMerge::Never && obstacle.empty();
+  comm::agreed(C.mesh().comm(), "batched products",
+               [&] { run_batch(call, alpha, beta, options, merged, report); });
+  report.gemm.seconds_total = MPI_Wtime() - t0;
+  return report;
+}
+
+/// The layout gemm_batched's C takes for these operands (batched_output_layout).
+BatchedLayout output_for(Op opA, Op opB, const BatchedLayout& cut, const ShardingSpec& a,
+                         const ShardingSpec& b, index_t m, index_t n) {
+  BatchedSpec s;
+  s.batch = cut.spec().batch;
+  s.matrix.name = "C";
+  s.matrix.dims[0] = a.dims[opA == Op::N ? 0 : 1];
+  s.matrix.dims[1] = b.dims[opB == Op::N ? 1 : 0];
+  s.matrix.dims[0].label = "I";
+  s.matrix.dims[1].label = "J";
+  for (const auto& x : s.matrix.dims[0].axes)
+    for (const auto& y : s.matrix.dims[1].axes)
+      if (cut.mesh().axis_index(x) == cut.mesh().axis_index(y))
+        s.matrix.dims[1] = replicated_dim("J");
+  return {cut.mesh(), cut.batch(), m, n, s};
+}
+
+/// Validation against a stand-in C of the right shape (no storage: only metadata is read).
+template <Scalar T>
+BatchedLayout output_layout_impl(Op opA, Op opB, const BatchedMatrix<T>* A,
+                                 const DistMatrix<T>* A_shared, const BatchedMatrix<T>* B,
+                                 const DistMatrix<T>* B_shared) {
+  const BatchedMatrix<T>& X = A ? *A : *B;
+  const BatchedOpShape a = batched_op_shape(opA, A, A_shared),
+                       b = batched_op_shape(opB, B, B_shared);
+  if (a.cols != b.rows)
+    throw DimensionMismatch("batched_output_layout: op(A) is " + std::to_string(a.rows) + "x" +
+                            std::to_string(a.cols) + ", op(B) " + std::to_string(b.rows) + "x" +
+                            std::to_string(b.cols) + " (A " + a.text + ", B " + b.text + ")");
+  if (A && B) check_batch("A", *A, *B);
+  const auto spec_of = [&](const BatchedMatrix<T>* Y, const DistMatrix<T>* S) {
+    return Y ? Y->layout().slice().spec() : without_batch_axes(S->layout(), X.layout());
+  };
+  return output_for(opA, opB, X.layout(), spec_of(A, A_shared), spec_of(B, B_shared), a.rows,
+                    b.cols);
+}
+
+}  // namespace
+
+template <Scalar T>
+BatchedLayout batched_output_layout(Op opA, Op opB, const BatchedMatrix<T>& A,
+                                    const BatchedMatrix<T>& B) {
+  return output_layout_impl<T>(opA, opB, &A, nullptr, &B, nullptr);
+}
+template <Scalar T>
+BatchedLayout batched_output_layout(Op opA, Op opB, const BatchedMatrix<T>& A,
+                                    const DistMatrix<T>& B) {
+  return output_layout_impl<T>(opA, opB, &A, nullptr, nullptr, &B);
+}
+template <Scalar T>
+BatchedLayout batched_output_layout(Op opA, Op opB, const DistMatrix<T>& A,
+                                    const BatchedMatrix<T>& B) {
+  return output_layout_impl<T>(opA, opB, nullptr, &A, &B, nullptr);
+}
+
+#define SHARDMM_INSTANTIATE_BATCHED_OUTPUT(T)                                   \
+  template BatchedLayout batched_output_layout(Op, Op, const BatchedMatrix<T>&, \
+                                               const BatchedMatrix<T>&);        \
+  template BatchedLayout batched_output_layout(Op, Op, const BatchedMatrix<T>&, \
+                                               const DistMatrix<T>&);           \
+  template BatchedLayout batched_output_layout(Op, Op, const DistMatrix<T>&,    \
+                                               const BatchedMatrix<T>&);
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE_BATCHED_OUTPUT)
+SHARDMM_FOR_EACH_HALF(SHARDMM_INSTANTIATE_BATCHED_OUTPUT)
+#undef SHARDMM_INSTANTIATE_BATCHED_OUTPUT
+
+std::string BatchedReport::to_string() const {
+  std::ostringstream s;
+  s << "batch " << batch << ": " << products << (merged ? " merged product" : " products") << "; "
+    << gemm.to_string();
+  return s.str();
+}
+
+template <Scalar T>
+BatchedReport gemm_batched(Op opA, Op opB, T alpha, const BatchedMatrix<T>& A,
+                           const BatchedMatrix<T>& B, T beta, BatchedMatrix<T>& C,
+                           const Options& options, BatchMerge merge) {
+  return gemm_batched_impl<T, T>(opA, opB, alpha, &A, nullptr, &B, nullptr, beta, C, options,
+                                 merge);
+}
+
+template <Scalar T>
+BatchedReport gemm_batched(Op opA, Op opB, T alpha, const BatchedMatrix<T>& A,
+                           const DistMatrix<T>& B, T beta, BatchedMatrix<T>& C,
+                           const Options& options, BatchMerge merge) {
+  return gemm_batched_impl<T, T>(opA, opB, alpha, &A, nullptr, nullptr, &B, beta, C, options,
+                                 merge);
+}
+
+template <Scalar T>
+BatchedReport gemm_batched(Op opA, Op opB, T alpha, const DistMatrix<T>& A,
+                           const BatchedMatrix<T>& B, T beta, BatchedMatrix<T>& C,
+                           const Options& options, BatchMerge merge) {
+  return gemm_batched_impl<T, T>(opA, opB, alpha, nullptr, &A, &B, nullptr, beta, C, options,
+                                 merge);
+}
+
+#define SHARDMM_HALF_BATCHED(H)                                                            \
+  BatchedReport gemm_batched(Op opA, Op opB, float alpha, const BatchedMatrix<H>& A,       \
+                             const BatchedMatrix<H>& B, float beta, BatchedMatrix<H>& C,   \
+                             const Options& options, BatchMerge merge) {                   \
+    return gemm_batched_impl<H, float>(opA, opB, alpha, &A, nullptr, &B, nullptr, beta, C, \
+                                       options, merge);                                    \
+  }                                                                                        \
+  BatchedReport gemm_batched(Op opA, Op opB, float alpha, const BatchedMatrix<H>& A,       \
+                             const DistMatrix<H>& B, float beta, BatchedMatrix<H>& C,      \
+                             const Options& options, BatchMerge merge) {                   \
+    return gemm_batched_impl<H, float>(opA, opB, alpha, &A, nullptr, nullptr, &B, beta, C, \
+                                       options, merge);                                    \
+  }                                                                                        \
+  BatchedReport gemm_batched(Op opA, Op opB, float alpha, const DistMatrix<H>& A,          \
+                             const BatchedMatrix<H>& B, float beta, BatchedMatrix<H>& C,   \
+                             const Options& options, BatchMerge merge) {                   \
+    return gemm_batched_impl<H, float>(opA, opB, alpha, nullptr, &A, &B, nullptr, beta, C, \
+                                       options, merge);                                    \
+  }
+SHARDMM_HALF_BATCHED(bf16)
+SHARDMM_HALF_BATCHED(f16)
+#undef SHARDMM_HALF_BATCHED
+
+#define SHARDMM_INSTANTIATE_GEMM_BATCHED(T)                                                        \
+  template BatchedReport gemm_batched(Op, Op, T, const BatchedMatrix<T>&, const BatchedMatrix<T>&, \
+                                      T, BatchedMatrix<T>&, const Options&, BatchMerge);           \
+  template BatchedReport gemm_batched(Op, Op, T, const BatchedMatrix<T>&, const DistMatrix<T>&, T, \
+                                      BatchedMatrix<T>&, const Options&, BatchMerge);              \
+  template BatchedReport gemm_batched(Op, Op, T, const DistMatrix<T>&, const BatchedMatrix<T>&, T, \
+                                      BatchedMatrix<T>&, const Options&, BatchMerge);
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE_GEMM_BATCHED)
+#undef SHARDMM_INSTANTIATE_GEMM_BATCHED
+
+}  // namespace shardmm

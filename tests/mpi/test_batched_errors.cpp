@@ -1,0 +1,86 @@
+// Bad batched calls: every rank throws the same exception with the same message, before any
+// communication, and no rank hangs.
+#include <gtest/gtest.h>
+
+#include "mpi/mpi_test_util.hpp"
+#include "shardmm/batched.hpp"
+
+using namespace shardmm;
+using namespace shardmm::testing;
+
+namespace {
+
+Mesh grid() { return Mesh::grid2d(MPI_COMM_WORLD); }
+
+TEST(BatchedErrors, BatchSizesDiffer) {
+  const Mesh mesh = grid();
+  BatchedMatrix<double> A(mesh, 4, 3, 5, "A[B_X,I,K]"), B(mesh, 3, 5, 2, "B[B_X,K,J]"),
+      C(mesh, 4, 3, 2, "C[B_X,I,J]");
+  expect_same_error_everywhere<DimensionMismatch>(
+      [&] { (void)gemm_batched(Op::N, Op::N, 1.0, A, B, 0.0, C); }, "batch sizes differ");
+}
+
+TEST(BatchedErrors, ShapesDiffer) {
+  const Mesh mesh = grid();
+  BatchedMatrix<float> A(mesh, 4, 3, 5, "A[B,I_X,K]"), B(mesh, 4, 6, 2, "B[B,K,J_Y]"),
+      C(mesh, 4, 3, 2, "C[B,I,J]");
+  expect_same_error_everywhere<DimensionMismatch>(
+      [&] { (void)gemm_batched(Op::N, Op::N, 1.0f, A, B, 0.0f, C); }, "op(B) 6x2");
+  BatchedMatrix<bf16> Ah(mesh, 4, 3, 5, "A[B_X,I,K]"), Bh(mesh, 4, 5, 2, "B[B_X,K,J]"),
+      Ch(mesh, 4, 2, 3, "C[B_X,I,J]");
+  expect_same_error_everywhere<DimensionMismatch>(
+      [&] { (void)gemm_batched(Op::N, Op::N, 1.0f, Ah, Bh, 0.0f, Ch); }, "per batch element");
+}
+
+TEST(BatchedErrors, BatchCutDiffers) {
+  const Mesh mesh = grid();
+  BatchedMatrix<double> A(mesh, 4, 3, 5, "A[B_X,I,K]"), B(mesh, 4, 5, 2, "B[B_X:c,K,J]"),
+      C(mesh, 4, 3, 2, "C[B_X,I,J]");
+  // over one process, block and cyclic are the same cut: that process holds every element
+  const bool same = mesh.shape().sizes[0] == 1;
+  if (same) {
+    EXPECT_NO_THROW((void)gemm_batched(Op::N, Op::N, 1.0, A, B, 0.0, C));
+  } else {
+    expect_same_error_everywhere<NotSupported>(
+        [&] { (void)gemm_batched(Op::N, Op::N, 1.0, A, B, 0.0, C); }, "cut the batch differently");
+  }
+}
+
+TEST(BatchedErrors, MergeImpossible) {
+  const Mesh mesh = grid();
+  BatchedMatrix<double> A(mesh, 4, 3, 5, "A[B,I,K]"), B(mesh, 4, 5, 2, "B[B,K,J]"),
+      C(mesh, 4, 3, 2, "C[B,I,J]");
+  expect_same_error_everywhere<NotSupported>(
+      [&] { (void)gemm_batched(Op::N, Op::N, 1.0, A, B, 0.0, C, {}, BatchMerge::Always); },
+      "both A and B are batched");
+  DistMatrix<double> W(mesh, Layout(mesh.shape(), 5, 2, "W[K,J]"));
+  BatchedMatrix<double> Ar(mesh, 4, 3, 5, "A[B,I_XY,K]");
+  const bool cut = world_size() > 1;
+  if (cut)
+    expect_same_error_everywhere<NotSupported>(
+        [&] { (void)gemm_batched(Op::N, Op::N, 1.0, Ar, W, 0.0, C, {}, BatchMerge::Always); },
+        "rows of op(A) are cut");
+}
+
+TEST(BatchedErrors, SharedOperandOnAnotherMesh) {
+  const Mesh mesh = grid(), other = grid();
+  BatchedMatrix<double> A(mesh, 4, 3, 5, "A[B_X,I,K]"), C(mesh, 4, 3, 2, "C[B_X,I,J]");
+  DistMatrix<double> W(other, Layout(other.shape(), 5, 2, "W[K,J]"));
+  expect_same_error_everywhere<InvalidArgument>(
+      [&] { (void)gemm_batched(Op::N, Op::N, 1.0, A, W, 0.0, C); }, "not on C's mesh");
+}
+
+TEST(BatchedErrors, BadNotation) {
+  const Mesh mesh = grid();
+  expect_same_error_everywhere<ParseError>(
+      [&] { (void)BatchedMatrix<float>(mesh, 4, 3, 5, "A[B_X,I_X,K]"); }, "cuts both");
+  expect_same_error_everywhere<ParseError>(
+      [&] { (void)BatchedMatrix<float>(mesh, 4, 3, 5, "A[I,K]"); }, "batch");
+  expect_same_error_everywhere<ParseError>(
+      [&] { (void)BatchedMatrix<float>(mesh, 4, 3, 5, "A[B_X,I,K]{U_Y}"); }, "partial sums");
+  expect_same_error_everywhere<InvalidArgument>(
+      [&] { (void)BatchedMatrix<float>(mesh, -1, 3, 5, "A[B_X,I,K]"); }, "negative");
+  EXPECT_THROW((void)parse_batch_merge("sometimes"), InvalidArgument);
+}
+
+}  // namespace
