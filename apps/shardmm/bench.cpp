@@ -408,6 +408,7 @@ int bench_typed(const BenchConfig& cfg) {
 
 int run_bench(const BenchConfig& cfg) {
   if (cfg.tune_scalapack) return run_tune_scalapack(cfg);
+  if (cfg.batch > 0) return run_bench_batched(cfg);
   return bench::with_dtype(cfg.dtype, [&]<Scalar T>() { return bench_typed<T>(cfg); });
 }
 

@@ -40,6 +40,8 @@ struct BenchConfig {
                                 ///< counting with Open MPI's monitoring
   std::string scalapack_grid;   ///< "PxQ": ScaLAPACK's grid, if not the operands' mesh
   bool tune_scalapack = false;  ///< time ScaLAPACK on every grid and block size, print the best
+  index_t batch = 0;            ///< --batch N: N products of m x n x k (gemm_batched), 0: one
+  std::string merge = "auto";   ///< --merge: gemm_batched's BatchMerge (auto|never|always)
 };
 
 /// The probe check's limit in units of the element type's epsilon: 100, plus the wire format's
@@ -54,6 +56,9 @@ inline double probe_limit(const BenchConfig& cfg) {
 
 /// Runs the benchmark; returns the process exit code (0, or 3 when a check failed).
 int run_bench(const BenchConfig& cfg);
+
+/// bench --batch N (bench_batched.cpp): gemm_batched against the P-core ceiling.
+int run_bench_batched(const BenchConfig& cfg);
 
 /// --tune-scalapack: times ScaLAPACK p?gemm on every P = p x q grid and nb in {64, 128,
 /// 256} (one warm-up and cfg.reps calls each, capped at 3), prints each median and the best

@@ -136,6 +136,12 @@ void add_bench(CLI::App& app, BenchConfig& c) {
                 "ScaLAPACK's PxQ grid if not the operands' (it gets bc(nb,nb) copies on it)");
   b->add_flag("--tune-scalapack", c.tune_scalapack,
               "time ScaLAPACK on every PxQ grid and nb in 64..256; print the best");
+  b->add_option("--batch", c.batch,
+                "N products of m x n x k (gemm_batched) against the P-core ceiling; layouts "
+                "--layout-a/-b/-c in the batched notation A[B_X,I,K_Y] (docs/USAGE.md)")
+      ->check(CLI::NonNegativeNumber);
+  b->add_option("--merge", c.merge, "with --batch: auto|never|always (BatchMerge)")
+      ->check(CLI::IsMember({"auto", "never", "always"}));
 }
 
 void add_plan(CLI::App& app, PlanConfig& c) {

@@ -26,7 +26,7 @@ try:
     from .io import multiply_files, read_npy, read_raw, write_npy, write_raw
     from .matrix import DistMatrix
     from .mesh import Mesh
-    from .ops import dry_run, gemm, matmul, output_layout, plan
+    from .ops import dry_run, einsum, gemm, matmul, output_layout, plan
 except ImportError as e:  # the module, or numpy / mpi4py: say when the interpreter is not its
     from . import _build
 
@@ -45,6 +45,7 @@ __all__ = [
     "ParseError",
     "blas_threads",
     "dry_run",
+    "einsum",
     "gemm",
     "matmul",
     "multiply_files",

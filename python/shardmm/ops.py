@@ -3,7 +3,7 @@
 import numpy as np
 from mpi4py import MPI
 
-from . import _native
+from . import _native, batched
 from ._agree import agreed
 from .matrix import DistMatrix, to_dtype
 from .mesh import Mesh
@@ -84,19 +84,35 @@ def _operand_dtype(x):
 
 
 def matmul(a, b, *, mesh=None, root=None, **options):
-    """a @ b for NumPy arrays (any 2-D array-likes) that every rank holds alike, computed over
+    """a @ b for NumPy arrays that every rank holds alike, computed over
     the ranks of `mesh` (default: a near-square 2D mesh of MPI.COMM_WORLD, made once): each rank
     keeps its tiles (DistMatrix.from_global, which checks that the ranks passed the same
     values), gemm multiplies with the planner's choice, and the product comes back as a NumPy
     array (Fortran order) on every rank (root=None) or on rank `root` only (None elsewhere).
     The dtype is NumPy's for a @ b, integers becoming float64. options: gemm's (algorithm,
-    memory_limit, ...). Collective."""
+    memory_limit, ...). Arrays of other dimensions follow NumPy's matmul rules as batched
+    products (batched.matmul_nd: batch dimensions broadcast, 1-D operands promoted, float16
+    too; merge="auto"|"never"|"always"). Collective."""
     mesh = default_mesh() if mesh is None else mesh
+    if np.ndim(a) > 2 or np.ndim(b) > 2 or (np.ndim(a) >= 1 and np.ndim(b) >= 1 and
+                                            min(np.ndim(a), np.ndim(b)) < 2):
+        return batched.matmul_nd(a, b, mesh=mesh, root=root, **options)
     dtype = np.result_type(_operand_dtype(a), _operand_dtype(b))
     A = DistMatrix.from_global(mesh, a, dtype=dtype)
     B = DistMatrix.from_global(mesh, b, dtype=dtype)
     C, _ = gemm(A, B, **options)
     return C.gather(root)
+
+
+def einsum(spec, a, b, *, mesh=None, root=None, **options):
+    """numpy.einsum(spec, a, b) as batched products over the ranks of `mesh` (default: as
+    matmul's) for the two-operand contractions a Transformer uses: bij,bjk->bik,
+    bhqd,bhkd->bhqk, bhqk,bhkd->bhqd, bsd,df->bsf (any spec of that shape: batch indices, then
+    one contracted index in either position of each operand; b may have no batch). Another spec
+    raises InvalidArgument. Every rank passes the same arrays; the result on every rank
+    (root=None) or on rank root. Collective."""
+    mesh = default_mesh() if mesh is None else mesh
+    return batched.einsum(spec, a, b, mesh=mesh, root=root, **options)
 
 
 def dry_run(A, B, C=None, transa="N", transb="N", algorithm="auto", memory_limit=None,

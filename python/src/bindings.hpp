@@ -75,5 +75,6 @@ void bind_matrix(py::module_& m);
 void bind_gemm(py::module_& m);
 void bind_io(py::module_& m);
 void bind_files(py::module_& m);
+void bind_batched(py::module_& m);
 
 }  // namespace shardmm::python

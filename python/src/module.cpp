@@ -80,6 +80,7 @@ PYBIND11_MODULE(_native, m) {
   sp::bind_gemm(m);
   sp::bind_io(m);
   sp::bind_files(m);
+  sp::bind_batched(m);
   m.def("blas_threads", &shardmm::blas_threads,
         "The BLAS's threads for this process's local GEMMs.");
   m.def("set_blas_threads", &shardmm::set_blas_threads, sp::py::arg("n"),

@@ -9,6 +9,7 @@
 #include "shardmm/c/shardmm.h"
 #include "shardmm/dist_matrix.hpp"
 #include "shardmm/error.hpp"
+#include "shardmm/gemm.hpp"
 
 struct shardmm_mesh_s {
   shardmm::Mesh mesh;
@@ -46,6 +47,15 @@ int guarded(F&& f) noexcept {
     return status_of_current_exception();
   }
 }
+
+/// 'N', 'T' or 'C' (either case); InvalidArgument naming `which` otherwise.
+Op parse_trans(char t, const char* which);
+/// gemm's Options from the C struct (null: the defaults).
+Options to_options(const shardmm_options* o);
+/// Copies text into out (size bytes, always terminated, truncated when too long).
+void copy_text(const std::string& text, char* out, std::size_t size);
+/// The C report of a gemm (out may be null).
+void fill_report(const GemmReport& r, shardmm_report* out);
 
 /// Throws InvalidArgument naming `what` when p is null.
 template <class P>

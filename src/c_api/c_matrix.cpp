@@ -20,6 +20,10 @@ decltype(auto) with_type(int dtype, F&& f) {
     case SHARDMM_F64: return f.template operator()<double>();
     case SHARDMM_C64: return f.template operator()<std::complex<float>>();
     case SHARDMM_C128: return f.template operator()<std::complex<double>>();
+    case SHARDMM_BF16:
+    case SHARDMM_F16:
+      throw NotSupported("16-bit dtypes are for batched matrices (shardmm_batched_create; a "
+                         "batch of 1 holds one matrix)");
     default: throw InvalidArgument("unknown dtype " + std::to_string(dtype));
   }
 }
@@ -32,6 +36,37 @@ shardmm_matrix create(shardmm_mesh mesh, shardmm_dtype dtype, const Layout& L, v
     return new shardmm_matrix_s{DistMatrix<T>::view(me, L, static_cast<T*>(data), ld)};
   });
 }
+
+// The common dtype of A, B and C (they must agree).
+int common_dtype(shardmm_matrix A, shardmm_matrix B, shardmm_matrix C) {
+  const auto a = require(A, "A")->matrix.index(), b = require(B, "B")->matrix.index(),
+             c = require(C, "C")->matrix.index();
+  if (a != b || a != c)
+    throw InvalidArgument(
+        "gemm: A, B and C must have one dtype, got " + to_string(static_cast<Dtype>(a)) + ", " +
+        to_string(static_cast<Dtype>(b)) + ", " + to_string(static_cast<Dtype>(c)));
+  return static_cast<int>(a);
+}
+
+// The caller's arguments are checked on each rank, then agreed over the matrices' mesh: a
+// bad argument on one rank only (a null pointer, a bad trans character) fails the call on
+// every rank instead of leaving the others waiting in gemm's collectives. A rank whose three
+// handles are all null has no mesh to agree over and fails alone.
+template <class F>
+void agreed_arguments(shardmm_matrix A, shardmm_matrix B, shardmm_matrix C, F&& check) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  for (shardmm_matrix X : {A, B, C})
+    if (X != nullptr && comm == MPI_COMM_NULL)
+      comm = std::visit(
+          [](const auto& M) { return M.mesh().active() ? M.mesh().comm() : MPI_COMM_NULL; },
+          X->matrix);
+  if (comm == MPI_COMM_NULL) return check();
+  trace::Call call(comm, "shardmm_gemm");  // watched: a rank that never calls is named
+  comm::agreed(comm, "gemm arguments", check);
+  call.done();
+}
+
+}  // namespace
 
 Op parse_trans(char t, const char* which) {
   switch (std::toupper(static_cast<unsigned char>(t))) {
@@ -77,35 +112,6 @@ Options to_options(const shardmm_options* o) {
   return r;
 }
 
-// The common dtype of A, B and C (they must agree).
-int common_dtype(shardmm_matrix A, shardmm_matrix B, shardmm_matrix C) {
-  const auto a = require(A, "A")->matrix.index(), b = require(B, "B")->matrix.index(),
-             c = require(C, "C")->matrix.index();
-  if (a != b || a != c)
-    throw InvalidArgument(
-        "gemm: A, B and C must have one dtype, got " + to_string(static_cast<Dtype>(a)) + ", " +
-        to_string(static_cast<Dtype>(b)) + ", " + to_string(static_cast<Dtype>(c)));
-  return static_cast<int>(a);
-}
-
-// The caller's arguments are checked on each rank, then agreed over the matrices' mesh: a
-// bad argument on one rank only (a null pointer, a bad trans character) fails the call on
-// every rank instead of leaving the others waiting in gemm's collectives. A rank whose three
-// handles are all null has no mesh to agree over and fails alone.
-template <class F>
-void agreed_arguments(shardmm_matrix A, shardmm_matrix B, shardmm_matrix C, F&& check) {
-  MPI_Comm comm = MPI_COMM_NULL;
-  for (shardmm_matrix X : {A, B, C})
-    if (X != nullptr && comm == MPI_COMM_NULL)
-      comm = std::visit(
-          [](const auto& M) { return M.mesh().active() ? M.mesh().comm() : MPI_COMM_NULL; },
-          X->matrix);
-  if (comm == MPI_COMM_NULL) return check();
-  trace::Call call(comm, "shardmm_gemm");  // watched: a rank that never calls is named
-  comm::agreed(comm, "gemm arguments", check);
-  call.done();
-}
-
 void copy_text(const std::string& text, char* out, std::size_t size) {
   if (out == nullptr || size == 0) return;
   const std::size_t n = std::min(text.size(), size - 1);
@@ -124,7 +130,6 @@ void fill_report(const GemmReport& r, shardmm_report* out) {
   out->seconds_comm = r.seconds_comm, out->seconds_redist = r.seconds_redist;
 }
 
-}  // namespace
 }  // namespace shardmm::c_api
 
 using namespace shardmm;

@@ -79,7 +79,7 @@ std::string BatchedSpec::to_string() const {
   both.dims[1] = both.dims[0];
   both.dims[0] = batch;
   const std::string b = both.to_string();  // name[<batch>,<rows>]
-  const std::string m = matrix.to_string();
+  std::string m = matrix.to_string();
   const std::size_t open = m.find('[');
   if (open == std::string::npos) return m;  // bc(..) shorthand cannot occur (parse rejects it)
   return m.substr(0, open + 1) + b.substr(open + 1, first_dim_end(b) - open) + m.substr(open + 1);

@@ -49,6 +49,8 @@ typedef enum shardmm_dtype {
   SHARDMM_F64 = 1,                      /* double */
   SHARDMM_C64 = 2,                      /* float complex: (re, im) pairs */
   SHARDMM_C128 = 3,                     /* double complex */
+  SHARDMM_BF16 = 4,                     /* bfloat16 as uint16_t bits (batched matrices only) */
+  SHARDMM_F16 = 5,                      /* IEEE half as uint16_t bits (batched matrices only) */
   SHARDMM_DTYPE_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
 } shardmm_dtype;
 
@@ -182,6 +184,53 @@ int shardmm_gemm_files(MPI_Comm comm, char transa, const char *a_path, char tran
                        const char *b_path, double alpha_re, double alpha_im, double beta_re,
                        double beta_im, const char *c0_path, const char *out_path,
                        int out_fortran_order, int64_t memory_limit, const char *io);
+
+/* Batched products: C[b] <- alpha op(A[b]) op(B[b]) + beta C[b] for b < batch. A batched
+ * matrix has a batched layout "A[B_X,I,J_Y]" (docs/USAGE.md): the batch cut over mesh axes,
+ * each element's rows and columns over the others. This rank's local_batch elements are
+ * column-major tiles of local_rows x local_cols, tile b at data + b * stride (elements). */
+typedef struct shardmm_batched_s *shardmm_batched;
+
+typedef enum shardmm_batch_merge {
+  SHARDMM_MERGE_AUTO = 0,  /* one larger product where one operand is shared and it can */
+  SHARDMM_MERGE_NEVER = 1, /* one product per batch element */
+  SHARDMM_MERGE_ALWAYS = 2 /* merged, or SHARDMM_ERROR_NOT_SUPPORTED */
+} shardmm_batch_merge;
+
+/* What one shardmm_gemm_batched did on this rank. */
+typedef struct shardmm_batched_report {
+  int64_t products;    /* products this rank took part in */
+  int merged;          /* the batch ran as one product */
+  shardmm_report gemm; /* the first product's algorithm and grid; counters summed */
+} shardmm_batched_report;
+
+/* Local extents of a batch x m x n batched matrix with `layout` on this rank. Not collective. */
+int shardmm_batched_local_shape(shardmm_mesh mesh, int64_t batch, int64_t m, int64_t n,
+                                const char *layout, int64_t *local_batch, int64_t *local_rows,
+                                int64_t *local_cols);
+/* Collective over the mesh (it makes the communicator of the axes the batch is not cut over,
+ * once per mesh and axes). data: this rank's tiles (leading dimension ld >= local rows, tile
+ * stride >= ld * local columns; no copy), or NULL for zero-filled tiles the library owns (ld
+ * and stride 0). dtype: any, SHARDMM_BF16 and SHARDMM_F16 included. */
+int shardmm_batched_create(shardmm_mesh mesh, shardmm_dtype dtype, int64_t batch, int64_t m,
+                           int64_t n, const char *layout, void *data, int64_t ld, int64_t stride,
+                           shardmm_batched *matrix);
+/* Null is ignored; caller memory is not freed. */
+int shardmm_batched_destroy(shardmm_batched matrix);
+/* This rank's tiles (any output may be NULL). */
+int shardmm_batched_local(shardmm_batched matrix, void **data, int64_t *local_batch,
+                          int64_t *local_rows, int64_t *local_cols, int64_t *ld, int64_t *stride);
+/* Global batch index, row and column of local element (i_loc, j_loc) of local tile b_loc. */
+int shardmm_batched_global_index(shardmm_batched matrix, int64_t b_loc, int64_t i_loc,
+                                 int64_t j_loc, int64_t *b, int64_t *i, int64_t *j);
+/* Collective. A is batched (A) or one matrix shared by every batch element (shared_a): give
+ * exactly one of them, and the same for B; C is batched. All share the mesh and the dtype;
+ * batched operands cut the batch as C does. alpha and beta point to one value of the dtype
+ * (a float for SHARDMM_BF16 and SHARDMM_F16). options NULL: defaults; report may be NULL. */
+int shardmm_gemm_batched(char transa, char transb, const void *alpha, shardmm_batched A,
+                         shardmm_matrix shared_a, shardmm_batched B, shardmm_matrix shared_b,
+                         const void *beta, shardmm_batched C, const shardmm_options *options,
+                         shardmm_batch_merge merge, shardmm_batched_report *report);
 
 #ifdef __cplusplus
 }
