@@ -12,20 +12,11 @@
 #include <string.h>
 
 #include SHARDMM_CBLAS_HEADER
+#include "c_check.h"
 #include "shardmm/c/shardmm.h"
 
 static int g_failures, g_rank, g_p, g_q;
 static shardmm_mesh g_mesh;
-
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      ++g_failures;                                                            \
-      printf("[rank %d] FAIL %s:%d: %s: ", g_rank, __FILE__, __LINE__, #cond); \
-      printf(__VA_ARGS__);                                                     \
-      printf(" (last error: '%s')\n", shardmm_last_error());                   \
-    }                                                                          \
-  } while (0)
 
 typedef double complex zd;
 
@@ -244,10 +235,13 @@ static void test_add(shardmm_dtype dt, int routine, char trans, char uplo) {
   free(A), free(C), free(got);
 }
 
-static void test_dtype(shardmm_dtype dt) {
+/* Every flag combination (`all`), or for the single-precision dtypes one SIDE / UPLO pair of
+ * the products and solves beside every TRANS. */
+static void test_dtype(shardmm_dtype dt, int all) {
   const char sides[2] = {'L', 'R'}, uplos[2] = {'U', 'L'}, ops[3] = {'N', 'T', 'C'};
   for (int s = 0; s < 2; ++s)
     for (int u = 0; u < 2; ++u) {
+      if (!all && s != u) continue;
       test_symm(dt, 0, sides[s], uplos[u]);
       test_symm(dt, 1, sides[s], uplos[u]);
       for (int t = 0; t < 3; ++t) {
@@ -330,7 +324,7 @@ int main(int argc, char **argv) {
   snprintf(shape, sizeof shape, "x=%d,y=%d", g_p, g_q);
   CHECK(shardmm_mesh_create(MPI_COMM_WORLD, shape, &g_mesh) == SHARDMM_OK, "mesh %s", shape);
   const shardmm_dtype dtypes[4] = {SHARDMM_F64, SHARDMM_C128, SHARDMM_F32, SHARDMM_C64};
-  for (int d = 0; d < 4; ++d) test_dtype(dtypes[d]);
+  for (int d = 0; d < 4; ++d) test_dtype(dtypes[d], d < 2);
   test_errors();
   shardmm_mesh_destroy(g_mesh);
   MPI_Allreduce(MPI_IN_PLACE, &g_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
