@@ -213,6 +213,7 @@ template <Scalar T>
 int bench_blas3_typed(const BenchConfig& cfg) {
   const auto s = make_blas3_setup<T>(cfg);
   std::vector<std::unique_ptr<Blas3Contender<T>>> cs;
+  cs.reserve(cfg.algos.size());
   for (const std::string& name : cfg.algos) cs.push_back(make_blas3_contender(cfg, *s, name));
   const auto bytes = [](const DistMatrix<T>& X) {
     return double(X.local_rows() * X.local_cols() * index_t(sizeof(T)));
