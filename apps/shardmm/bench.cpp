@@ -5,18 +5,17 @@
 // bench_tune.cpp.
 #include "bench.hpp"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "agree.hpp"
 #include "algo_options.hpp"
+#include "bench_measure.hpp"
 #include "bench_report.hpp"
 #include "bench_util.hpp"
 #include "commands.hpp"
@@ -29,25 +28,10 @@
 namespace shardmm::cli {
 namespace {
 
+using bench::local_rate;
 using bench::max_over;
-
-// GEMM rate of one core measured now on every rank at once (the "peak" of the % column).
-template <Scalar T>
-double local_rate(index_t m, index_t n, index_t k, int P) {
-  // The size of each rank's share of the product (up to 2048): small GEMMs run below peak.
-  const index_t s = std::clamp<index_t>(
-      static_cast<index_t>(std::cbrt(double(m) * double(n) * double(k) / P)), 64, 2048);
-  const auto size = static_cast<std::size_t>(s * s);
-  std::vector<T> a(size, T(1)), b(size, T(1)), c(size, T(1));
-  double best = 1e30;
-  for (int r = 0; r < 3; ++r) {
-    SHARDMM_CLI_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    const double t0 = MPI_Wtime();
-    local_gemm(Op::N, Op::N, s, s, s, T(1), a.data(), s, b.data(), s, T(0), c.data(), s);
-    best = std::min(best, max_over(MPI_Wtime() - t0, MPI_COMM_WORLD));
-  }
-  return bench::flops(s, s, s, is_complex_v<T>) / best;
-}
+using bench::peak_resident_bytes;
+using bench::resident_bytes;
 
 // The generated operands every contender multiplies.
 template <Scalar T>
@@ -265,19 +249,6 @@ int run_bare(const BenchConfig& cfg, const Setup<T>& s,
   return rc;
 }
 
-// Resident bytes of this process now (/proc/self/statm), and its peak so far (getrusage).
-double resident_bytes() {
-  long pages = 0, resident = 0;
-  std::ifstream statm("/proc/self/statm");
-  if (!(statm >> pages >> resident)) resident = 0;
-  return double(resident) * double(sysconf(_SC_PAGESIZE));
-}
-double peak_resident_bytes() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return double(ru.ru_maxrss) * 1024.0;
-}
-
 // What any local GEMM and any message would touch first, touched before the memory baseline so
 // that "added memory" is the contenders' own: OpenBLAS's packing buffer (one GEMM of this
 // rank's C extent, k up to one BLAS block, reading the operands' storage and writing into a
@@ -368,6 +339,8 @@ int bench_typed(const BenchConfig& cfg) {
       !cfg.quiet && cfg.json.empty() && me == 0 && (cfg.progress || isatty(STDERR_FILENO));
   bench::Context ctx{cfg, s->mesh, s->A.layout(), s->B.layout(), s->C0.layout(), 0, 0};
   ctx.work = bench::flops(cfg.m, cfg.n, cfg.k, is_complex_v<T>);
+  ctx.lower_bound = lower_bound_words(cfg.m, cfg.n, cfg.k, s->mesh.size());
+  ctx.operation = cfg.transa + cfg.transb;
   // Memory the calls add on top of the operands (all allocated and touched by now).
   const double abc =
       double(s->A.local_rows() * s->A.local_cols() + s->B.local_rows() * s->B.local_cols() +
@@ -409,6 +382,7 @@ int bench_typed(const BenchConfig& cfg) {
 int run_bench(const BenchConfig& cfg) {
   if (cfg.tune_scalapack) return run_tune_scalapack(cfg);
   if (cfg.batch > 0) return run_bench_batched(cfg);
+  if (cfg.op != "gemm") return run_bench_blas3(cfg);
   return bench::with_dtype(cfg.dtype, [&]<Scalar T>() { return bench_typed<T>(cfg); });
 }
 

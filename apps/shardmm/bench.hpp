@@ -9,6 +9,10 @@
 namespace shardmm::cli {
 
 struct BenchConfig {
+  /// gemm, or a PBLAS level-3 op (bench_blas3.cpp): symm hemm syrk herk syr2k her2k trmm trsm
+  /// tran geadd, their flags from side / uplo / diag and transa (TRANS)
+  std::string op = "gemm";
+  std::string side = "L", uplo = "L", diag = "N";
   index_t m = 2048, n = 2048, k = 2048;
   std::string dtype = "f64";
   /// Run in this order, on the same data: Auto against ScaLAPACK, or against the P-core
@@ -59,6 +63,12 @@ int run_bench(const BenchConfig& cfg);
 
 /// bench --batch N (bench_batched.cpp): gemm_batched against the P-core ceiling.
 int run_bench_batched(const BenchConfig& cfg);
+/// run_bench for cfg.op other than gemm: shardmm's routine beside ScaLAPACK's p?<op>_ on the
+/// same bc(nb,nb) operands (bench_blas3.cpp).
+int run_bench_blas3(const BenchConfig& cfg);
+
+/// The ops --op takes besides gemm.
+const std::vector<std::string>& blas3_ops();
 
 /// --tune-scalapack: times ScaLAPACK p?gemm on every P = p x q grid and nb in {64, 128,
 /// 256} (one warm-up and cfg.reps calls each, capped at 3), prints each median and the best

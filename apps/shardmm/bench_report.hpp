@@ -32,6 +32,11 @@ struct Context {
   double work = 0;         ///< flops of one call
   double extra_bytes = 0;  ///< peak resident memory the calls added (max over ranks)
   double extra_ratio = 0;  ///< ... over the rank's local A + B + C bytes (max over ranks)
+  double lower_bound = 0;  ///< words per rank any algorithm moves (0: none known, "-")
+  double check_limit = 0;  ///< the check's PASS limit in eps (0: probe_limit(cfg), gemm's)
+  /// The operation and its flags for the header and the JSON ("op=NN" for gemm; "syrk
+  /// uplo=L trans=N", ...)
+  std::string operation = "gemm";
 };
 
 /// Rank 0: the table (or nothing with --quiet), the JSON records (--json) and the ratios.

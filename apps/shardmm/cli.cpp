@@ -108,6 +108,18 @@ void add_bench(CLI::App& app, BenchConfig& c) {
   b->add_option("--k", c.k, "inner dimension")->check(CLI::NonNegativeNumber);
   b->add_option("--dtype", c.dtype, "f32|f64|c64|c128")
       ->check(CLI::IsMember({"f32", "f64", "c64", "c128"}));
+  std::vector<std::string> ops = blas3_ops();
+  ops.insert(ops.begin(), "gemm");
+  b->add_option("--op", c.op,
+                "gemm (default) or a PBLAS level-3 op: symm|hemm (A m x m or n x n by --side) "
+                "syrk|herk|syr2k|her2k (C n x n, op(A) n x k by --transa) trmm|trsm (B m x n) "
+                "tran|geadd (C m x n), beside ScaLAPACK's p?<op>_")
+      ->check(CLI::IsMember(ops));
+  b->add_option("--side", c.side, "symm/hemm/trmm/trsm: L|R")->check(CLI::IsMember({"L", "R"}));
+  b->add_option("--uplo", c.uplo, "the triangle read or written: U|L")
+      ->check(CLI::IsMember({"U", "L"}));
+  b->add_option("--diag", c.diag, "trmm/trsm: N|U (unit diagonal)")
+      ->check(CLI::IsMember({"N", "U"}));
   b->add_option(
        "--algo", c.algos,
        "comma list of auto|local|summa|cannon|ring|sharded|25d|strassen|scalapack|cores (cores: "

@@ -63,17 +63,11 @@ bool scalapack_compatible(const Layout& L) {
 }
 
 #if SHARDMM_HAVE_SCALAPACK
-namespace {
-
-struct Desc {
-  int d[11];  // type 1 (9 entries), or type 2 when a first block has another size
-};
-
-Desc describe(const Layout& L, index_t ld, int ctxt) {
+ScalapackDesc scalapack_desc(const Layout& L, index_t ld, int ctxt) {
   if (!scalapack_compatible(L))
     throw InvalidArgument("ScaLAPACK needs bc(mb,nb) layouts on a row-major 2D mesh, got " +
                           L.to_string());
-  Desc x{};
+  ScalapackDesc x{};
   const int m = static_cast<int>(L.rows()), n = static_cast<int>(L.cols());
   const int mb = static_cast<int>(L.row_map().nb), nb = static_cast<int>(L.col_map().nb);
   const int rs = L.row_map().src, cs = L.col_map().src,
@@ -84,10 +78,12 @@ Desc describe(const Layout& L, index_t ld, int ctxt) {
   if (!L.regular()) {  // BLOCK_CYCLIC_2D_INB: DTYPE CTXT M N IMB INB MB NB RSRC CSRC LLD
     const int imb = static_cast<int>(L.row_map().first_block()),
               inb = static_cast<int>(L.col_map().first_block());
-    x = Desc{{2, ctxt, m, n, imb, inb, mb, nb, rs, cs, lld}};
+    x = ScalapackDesc{{2, ctxt, m, n, imb, inb, mb, nb, rs, cs, lld}};
   }
   return x;
 }
+
+namespace {
 
 template <class T>
 void pgemm(const char* ta, const char* tb, const int* m, const int* n, const int* k, const T* al,
@@ -107,9 +103,9 @@ void pgemm(const char* ta, const char* tb, const int* m, const int* n, const int
 template <Scalar T>
 void scalapack_gemm(const BlacsGrid& grid, Op opA, Op opB, T alpha, const DistMatrix<T>& A,
                     const DistMatrix<T>& B, T beta, DistMatrix<T>& C) {
-  const Desc da = describe(A.layout(), A.ld(), grid.context());
-  const Desc db = describe(B.layout(), B.ld(), grid.context());
-  const Desc dc = describe(C.layout(), C.ld(), grid.context());
+  const ScalapackDesc da = scalapack_desc(A.layout(), A.ld(), grid.context());
+  const ScalapackDesc db = scalapack_desc(B.layout(), B.ld(), grid.context());
+  const ScalapackDesc dc = scalapack_desc(C.layout(), C.ld(), grid.context());
   const int m = static_cast<int>(C.rows()), n = static_cast<int>(C.cols());
   const int k = static_cast<int>(opA == Op::N ? A.cols() : A.rows());
   const std::string ta = to_string(opA), tb = to_string(opB);

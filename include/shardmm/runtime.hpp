@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "shardmm/types.hpp"
@@ -29,6 +30,12 @@ void set_blas_threads(int n);
 /// application's own large operands of local BLAS calls, so they get the memory the library's
 /// buffers get. Release with std::free. Throws OutOfMemory.
 [[nodiscard]] void* allocate_buffer(std::size_t bytes);
+
+/// Bytes this process has received from other ranks through the library's communication since
+/// it started: every call (gemm, the PBLAS level-3 family, redistributions), counted as the
+/// logical data flow of each transfer (docs/ALGORITHMS.md). Never reset: take differences
+/// around a call to see what it moved here (GemmReport has gemm's own).
+[[nodiscard]] std::int64_t bytes_received_total();
 
 /// The local kernel every algorithm's inner step calls, on one rank's column-major buffers:
 /// C <- alpha * op(A) * op(B) + beta * C through OpenBLAS, A stored m x k (op N) or k x m.

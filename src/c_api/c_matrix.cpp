@@ -4,29 +4,11 @@
 #include <cctype>
 #include <cstring>
 
-#include "c_api/c_api.hpp"
-#include "comm/agree.hpp"
+#include "c_api/c_dispatch.hpp"
 #include "shardmm/gemm.hpp"
-#include "trace/call.hpp"
 
 namespace shardmm::c_api {
 namespace {
-
-// Calls f.template operator()<T>() for the scalar type with variant index `dtype`.
-template <class F>
-decltype(auto) with_type(int dtype, F&& f) {
-  switch (dtype) {
-    case SHARDMM_F32: return f.template operator()<float>();
-    case SHARDMM_F64: return f.template operator()<double>();
-    case SHARDMM_C64: return f.template operator()<std::complex<float>>();
-    case SHARDMM_C128: return f.template operator()<std::complex<double>>();
-    case SHARDMM_BF16:
-    case SHARDMM_F16:
-      throw NotSupported("16-bit dtypes are for batched matrices (shardmm_batched_create; a "
-                         "batch of 1 holds one matrix)");
-    default: throw InvalidArgument("unknown dtype " + std::to_string(dtype));
-  }
-}
 
 shardmm_matrix create(shardmm_mesh mesh, shardmm_dtype dtype, const Layout& L, void* data,
                       int64_t ld) {
@@ -37,53 +19,14 @@ shardmm_matrix create(shardmm_mesh mesh, shardmm_dtype dtype, const Layout& L, v
   });
 }
 
-// The common dtype of A, B and C (they must agree).
-int common_dtype(shardmm_matrix A, shardmm_matrix B, shardmm_matrix C) {
-  const auto a = require(A, "A")->matrix.index(), b = require(B, "B")->matrix.index(),
-             c = require(C, "C")->matrix.index();
-  if (a != b || a != c)
-    throw InvalidArgument(
-        "gemm: A, B and C must have one dtype, got " + to_string(static_cast<Dtype>(a)) + ", " +
-        to_string(static_cast<Dtype>(b)) + ", " + to_string(static_cast<Dtype>(c)));
-  return static_cast<int>(a);
-}
-
-// The caller's arguments are checked on each rank, then agreed over the matrices' mesh: a
-// bad argument on one rank only (a null pointer, a bad trans character) fails the call on
-// every rank instead of leaving the others waiting in gemm's collectives. A rank whose three
-// handles are all null has no mesh to agree over and fails alone.
-template <class F>
-void agreed_arguments(shardmm_matrix A, shardmm_matrix B, shardmm_matrix C, F&& check) {
-  MPI_Comm comm = MPI_COMM_NULL;
-  for (shardmm_matrix X : {A, B, C})
-    if (X != nullptr && comm == MPI_COMM_NULL)
-      comm = std::visit(
-          [](const auto& M) { return M.mesh().active() ? M.mesh().comm() : MPI_COMM_NULL; },
-          X->matrix);
-  if (comm == MPI_COMM_NULL) return check();
-  trace::Call call(comm, "shardmm_gemm");  // watched: a rank that never calls is named
-  comm::agreed(comm, "gemm arguments", check);
-  call.done();
-}
-
-}  // namespace
-
-Op parse_trans(char t, const char* which) {
-  switch (std::toupper(static_cast<unsigned char>(t))) {
-    case 'N': return Op::N;
-    case 'T': return Op::T;
-    case 'C': return Op::C;
-    default:
-      throw InvalidArgument(std::string(which) + " must be 'N', 'T' or 'C', got '" + t + "'");
-  }
-}
-
 template <class E>
 E pick(int value, std::initializer_list<E> values, const char* what) {
   if (value < 0 || value >= static_cast<int>(values.size()))
     throw InvalidArgument(std::string("unknown ") + what + " " + std::to_string(value));
   return values.begin()[value];
 }
+
+}  // namespace
 
 Options to_options(const shardmm_options* o) {
   Options r;
@@ -128,6 +71,36 @@ void fill_report(const GemmReport& r, shardmm_report* out) {
   out->messages = r.messages;
   out->seconds_total = r.seconds_total, out->seconds_gemm = r.seconds_gemm;
   out->seconds_comm = r.seconds_comm, out->seconds_redist = r.seconds_redist;
+}
+
+
+Op parse_trans(char t, const char* which) {
+  switch (std::toupper(static_cast<unsigned char>(t))) {
+    case 'N': return Op::N;
+    case 'T': return Op::T;
+    case 'C': return Op::C;
+    default:
+      throw InvalidArgument(std::string(which) + " must be 'N', 'T' or 'C', got '" + t + "'");
+  }
+}
+
+int common_dtype(const char* routine, std::initializer_list<NamedMatrix> matrices) {
+  std::string names, types;
+  bool same = true;
+  std::size_t first = 0, i = 0;
+  for (const NamedMatrix& X : matrices) {
+    const std::size_t d = require(X.matrix, X.name)->matrix.index();
+    if (i == 0) first = d;
+    same = same && d == first;
+    const char* sep = i == 0 ? "" : (i + 1 == matrices.size() ? " and " : ", ");
+    names += sep + std::string(X.name);
+    types += (i == 0 ? "" : ", ") + to_string(static_cast<Dtype>(d));
+    ++i;
+  }
+  if (!same)
+    throw InvalidArgument(std::string(routine) + ": " + names + " must have one dtype, got " +
+                          types);
+  return static_cast<int>(first);
 }
 
 }  // namespace shardmm::c_api
@@ -202,10 +175,10 @@ int shardmm_gemm(char transa, char transb, const void* alpha, shardmm_matrix A, 
     Op ta = Op::N, tb = Op::N;
     Options o;
     int dtype = 0;
-    agreed_arguments(A, B, C, [&] {
+    agreed_arguments("gemm", {{"A", A}, {"B", B}, {"C", C}}, [&] {
       ta = parse_trans(transa, "transa"), tb = parse_trans(transb, "transb");
       o = to_options(options);
-      dtype = common_dtype(A, B, C);
+      dtype = common_dtype("gemm", {{"A", A}, {"B", B}, {"C", C}});
       require(alpha, "alpha"), require(beta, "beta");
     });
     const GemmReport r = with_type(dtype, [&]<Scalar T>() {
@@ -224,7 +197,8 @@ int shardmm_plan(char transa, char transb, shardmm_matrix A, shardmm_matrix B, s
   return guarded([&] {
     const Op ta = parse_trans(transa, "transa"), tb = parse_trans(transb, "transb");
     const Options o = to_options(options);
-    const GemmReport r = with_type(common_dtype(A, B, C), [&]<Scalar T>() {
+    const int dtype = common_dtype("gemm", {{"A", A}, {"B", B}, {"C", C}});
+    const GemmReport r = with_type(dtype, [&]<Scalar T>() {
       return gemm_dry_run(ta, tb, std::get<DistMatrix<T>>(A->matrix),
                           std::get<DistMatrix<T>>(B->matrix), std::get<DistMatrix<T>>(C->matrix),
                           o);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "blas/blas.hpp"
+#include "comm/traffic.hpp"
 #include "core/instantiate.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
@@ -22,6 +23,8 @@ void set_blas_threads(int n) {
 }
 
 void* allocate_buffer(std::size_t bytes) { return memory::allocate(bytes).ptr; }
+
+std::int64_t bytes_received_total() { return comm::traffic().bytes_received; }
 
 template <Scalar T>
 void local_gemm(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, const T* A, index_t lda,

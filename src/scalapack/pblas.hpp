@@ -8,6 +8,8 @@
 #include <cctype>
 #include <climits>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "blas/blas.hpp"
@@ -33,6 +35,40 @@ struct Finding {
     details.push_back(std::move(detail));
   }
 };
+
+/// PBLAS' check of one CHARACTER argument, in its order (the first illegal one is reported):
+/// when `f` holds no finding yet and `value` is none of `legal`, adds "Illegal NAME = value"
+/// with `code`. True while `f` holds no finding.
+inline bool check_flag(Finding& f, int code, const char* name, char value, std::string_view legal) {
+  if (!f.details.empty()) return false;
+  if (legal.find(value) == std::string_view::npos)
+    f.add(code, std::string("Illegal ") + name + " = " + value);
+  return f.details.empty();
+}
+
+/// The caller's IX, JX and DESCX of one matrix argument.
+struct MatrixRef {
+  const int* i;
+  const int* j;
+  const int* desc;
+};
+
+/// sub(X) = X(IX:, JX:) of rows x cols, its extents given by the scalars at argument positions
+/// rows_pos and cols_pos, DESCX at desc_pos; `name` ("A") in PBLAS' messages.
+inline MatrixArg matrix_arg(const char* name, MatrixRef x, int rows, int cols, int rows_pos,
+                            int cols_pos, int desc_pos) {
+  MatrixArg arg{normalized(x.desc), *x.i, *x.j, rows, cols, rows_pos, cols_pos, desc_pos};
+  arg.name = name;
+  return arg;
+}
+
+/// The same for an operand used as op(sub(X)) of rows x cols: when `transposed`, sub(X) itself
+/// is cols x rows (its extents from the scalars the other way round).
+inline MatrixArg op_matrix_arg(bool transposed, const char* name, MatrixRef x, int rows, int cols,
+                               int rows_pos, int cols_pos, int desc_pos) {
+  if (transposed) std::swap(rows, cols), std::swap(rows_pos, cols_pos);
+  return matrix_arg(name, x, rows, cols, rows_pos, cols_pos, desc_pos);
+}
 
 /// Adds PB_Cchkmat's findings for each matrix argument, in order.
 void check_matrices(const Grid& g, const std::vector<const MatrixArg*>& args, Finding& f);

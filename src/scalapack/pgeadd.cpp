@@ -34,11 +34,8 @@ AddCall parse(int flags, char uplo, char trans, SHARDMM_PXTRAN_PARAMS(void)) {
   x.uplo = uplo, x.trans = trans, x.m = *m, x.n = *n;
   const int pos_m = flags + 1, pos_n = flags + 2, desc_a = flags + 7, desc_c = flags + 12;
   const bool nota = trans == 'N';
-  x.A = MatrixArg{
-      normalized(desca),    *ia,   *ja, nota ? x.m : x.n, nota ? x.n : x.m, nota ? pos_m : pos_n,
-      nota ? pos_n : pos_m, desc_a};
-  x.C = MatrixArg{normalized(descc), *ic, *jc, x.m, x.n, pos_m, pos_n, desc_c};
-  x.A.name = "A", x.C.name = "C";
+  x.A = op_matrix_arg(!nota, "A", {ia, ja, desca}, x.m, x.n, pos_m, pos_n, desc_a);
+  x.C = matrix_arg("C", {ic, jc, descc}, x.m, x.n, pos_m, pos_n, desc_c);
   const bool legal_trans = trans == 'N' || trans == 'T' || trans == 'C';
   const int trans_pos = flags;  // TRANS is the last flag
   if (flags == 2 && uplo != 'U' && uplo != 'L')

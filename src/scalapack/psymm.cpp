@@ -27,25 +27,23 @@ struct SymmCall {
   MatrixArg A, B, C;
 };
 
-SymmCall parse_symm(const char* side, const char* uplo, const int* m, const int* n, const int* ia,
-                    const int* ja, const int* desca, const int* ib, const int* jb, const int* descb,
-                    const int* ic, const int* jc, const int* descc) {
+// The square sub(A) is M x M for SIDE 'L', else N x N; sub(B) and sub(C) are M x N.
+SymmCall parse_symm(const char* side, const char* uplo, const int* m, const int* n, MatrixRef a,
+                    MatrixRef b, MatrixRef c) {
   SymmCall x;
   x.side = upper(side), x.uplo = upper(uplo), x.m = *m, x.n = *n;
   const bool left = x.side == 'L';
   const int na = left ? x.m : x.n, pos = left ? kSymmPosM : kSymmPosN;
-  x.A = MatrixArg{normalized(desca), *ia, *ja, na, na, pos, pos, kSymmDescA};
-  x.B = MatrixArg{normalized(descb), *ib, *jb, x.m, x.n, kSymmPosM, kSymmPosN, kSymmDescB};
-  x.C = MatrixArg{normalized(descc), *ic, *jc, x.m, x.n, kSymmPosM, kSymmPosN, kSymmDescC};
-  x.A.name = "A", x.B.name = "B", x.C.name = "C";
+  x.A = matrix_arg("A", a, na, na, pos, pos, kSymmDescA);
+  x.B = matrix_arg("B", b, x.m, x.n, kSymmPosM, kSymmPosN, kSymmDescB);
+  x.C = matrix_arg("C", c, x.m, x.n, kSymmPosM, kSymmPosN, kSymmDescC);
   return x;
 }
 
 Finding symm_finding(const Grid& g, const SymmCall& x) {
   Finding f;
-  if (x.side != 'L' && x.side != 'R') f.add(100, std::string("Illegal SIDE = ") + x.side);
-  else if (x.uplo != 'U' && x.uplo != 'L') f.add(200, std::string("Illegal UPLO = ") + x.uplo);
-  else check_matrices(g, {&x.A, &x.B, &x.C}, f);
+  if (check_flag(f, 100, "SIDE", x.side, "LR") && check_flag(f, 200, "UPLO", x.uplo, "UL"))
+    check_matrices(g, {&x.A, &x.B, &x.C}, f);
   return f;
 }
 
@@ -69,7 +67,8 @@ void run_symm(const char* routine, bool hermitian, const Grid& g, const Mesh& me
 template <Scalar T>
 void psymm(const char* routine, bool hermitian, SHARDMM_PXSYMM_PARAMS(void)) noexcept {
   guarded(routine, desca[kCtxt], kSymmDescA, [&](const Grid& g, const Mesh& mesh) {
-    const SymmCall x = parse_symm(side, uplo, m, n, ia, ja, desca, ib, jb, descb, ic, jc, descc);
+    const SymmCall x =
+        parse_symm(side, uplo, m, n, {ia, ja, desca}, {ib, jb, descb}, {ic, jc, descc});
     run_symm<T>(routine, hermitian, g, mesh, x, *static_cast<const T*>(alpha),
                 static_cast<const T*>(a), static_cast<const T*>(b), *static_cast<const T*>(beta),
                 static_cast<T*>(c));

@@ -12,61 +12,19 @@
 #include <string>
 #include <type_traits>
 
-#include "scalapack/pblas.hpp"
+#include "scalapack/rank_k_args.hpp"
 #include "shardmm/blas3.hpp"
 #include "shardmm/c/scalapack.h"
 
 namespace shardmm::scalapack {
 namespace {
 
-constexpr int kR2PosN = 3, kR2PosK = 4, kR2DescA = 9, kR2DescB = 13, kR2DescC = 18;
-
-struct Rank2kCall {
-  char uplo = 'U', trans = 'N';
-  int n = 0, k = 0;
-  MatrixArg A, B, C;
-};
-
-Rank2kCall parse_rank2k(const char* uplo, const char* trans, const int* n, const int* k,
-                        const int* ia, const int* ja, const int* desca, const int* ib,
-                        const int* jb, const int* descb, const int* ic, const int* jc,
-                        const int* descc) {
-  Rank2kCall x;
-  x.uplo = upper(uplo), x.trans = upper(trans), x.n = *n, x.k = *k;
-  const bool nota = x.trans == 'N';
-  const int rows = nota ? x.n : x.k, cols = nota ? x.k : x.n;
-  const int rpos = nota ? kR2PosN : kR2PosK, cpos = nota ? kR2PosK : kR2PosN;
-  x.A = MatrixArg{normalized(desca), *ia, *ja, rows, cols, rpos, cpos, kR2DescA};
-  x.B = MatrixArg{normalized(descb), *ib, *jb, rows, cols, rpos, cpos, kR2DescB};
-  x.C = MatrixArg{normalized(descc), *ic, *jc, x.n, x.n, kR2PosN, kR2PosN, kR2DescC};
-  x.A.name = "A", x.B.name = "B", x.C.name = "C";
-  return x;
-}
-
-// TRANS p?syr2k / p?her2k take: N, and T (syr2k) or C (her2k); real types take both.
-template <Scalar T>
-bool rank2k_legal_trans(char t, bool hermitian) {
-  if (t == 'N') return true;
-  if (!is_complex_v<T>) return t == 'T' || t == 'C';
-  return t == (hermitian ? 'C' : 'T');
-}
-
-template <Scalar T>
-Finding rank2k_finding(const Grid& g, const Rank2kCall& x, bool hermitian) {
-  Finding f;
-  if (x.uplo != 'U' && x.uplo != 'L') f.add(100, std::string("Illegal UPLO = ") + x.uplo);
-  else if (!rank2k_legal_trans<T>(x.trans, hermitian))
-    f.add(200, std::string("Illegal TRANS = ") + x.trans);
-  else check_matrices(g, {&x.A, &x.B, &x.C}, f);
-  return f;
-}
-
 // R: the type of BETA (T for p?syr2k, real_t<T> for p?her2k); ALPHA is T for both.
 template <Scalar T, class R>
-void run_rank2k(const char* routine, const Grid& g, const Mesh& mesh, const Rank2kCall& x, T alpha,
+void run_rank2k(const char* routine, const Grid& g, const Mesh& mesh, const RankKCall& x, T alpha,
                 const T* a, const T* b, R beta, T* c) {
   constexpr bool hermitian = !std::is_same_v<T, R>;
-  if (report_if_illegal(g, mesh, routine, rank2k_finding<T>(g, x, hermitian))) return;
+  if (report_if_illegal(g, mesh, routine, rank_k_finding<T>(g, x, hermitian))) return;
   if (x.n == 0 || ((alpha == T(0) || x.k == 0) && beta == R(1))) return;
   const DistMatrix<T> A = operand(mesh, sub_matrix(x.A, g), a);
   const DistMatrix<T> B = operand(mesh, sub_matrix(x.B, g), b);
@@ -80,9 +38,9 @@ void run_rank2k(const char* routine, const Grid& g, const Mesh& mesh, const Rank
 // The one body behind every entry point of this file.
 template <Scalar T, class R>
 void prank2k(const char* routine, SHARDMM_PXSYR2K_PARAMS(void, void)) noexcept {
-  guarded(routine, desca[kCtxt], kR2DescA, [&](const Grid& g, const Mesh& mesh) {
-    const Rank2kCall x =
-        parse_rank2k(uplo, trans, n, k, ia, ja, desca, ib, jb, descb, ic, jc, descc);
+  guarded(routine, desca[kCtxt], kRankKDescA, [&](const Grid& g, const Mesh& mesh) {
+    const MatrixRef b_ref{ib, jb, descb};
+    const RankKCall x = parse_rank_k(uplo, trans, n, k, {ia, ja, desca}, &b_ref, {ic, jc, descc});
     run_rank2k<T, R>(routine, g, mesh, x, *static_cast<const T*>(alpha), static_cast<const T*>(a),
                      static_cast<const T*>(b), *static_cast<const R*>(beta), static_cast<T*>(c));
   });

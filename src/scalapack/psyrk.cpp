@@ -12,58 +12,19 @@
 #include <string>
 #include <type_traits>
 
-#include "scalapack/pblas.hpp"
+#include "scalapack/rank_k_args.hpp"
 #include "shardmm/blas3.hpp"
 #include "shardmm/c/scalapack.h"
 
 namespace shardmm::scalapack {
 namespace {
 
-constexpr int kPosN = 3, kPosK = 4, kDescA = 9, kDescC = 14;  // argument positions
-
-struct SyrkCall {
-  char uplo = 'U', trans = 'N';
-  int n = 0, k = 0;
-  MatrixArg A, C;
-};
-
-SyrkCall parse(const char* uplo, const char* trans, const int* n, const int* k, const int* ia,
-               const int* ja, const int* desca, const int* ic, const int* jc, const int* descc) {
-  SyrkCall x;
-  x.uplo = upper(uplo), x.trans = upper(trans), x.n = *n, x.k = *k;
-  const bool nota = x.trans == 'N';
-  x.A = MatrixArg{
-      normalized(desca),    *ia,   *ja, nota ? x.n : x.k, nota ? x.k : x.n, nota ? kPosN : kPosK,
-      nota ? kPosK : kPosN, kDescA};
-  x.C = MatrixArg{normalized(descc), *ic, *jc, x.n, x.n, kPosN, kPosN, kDescC};
-  x.A.name = "A", x.C.name = "C";
-  return x;
-}
-
-// TRANS p?syrk / p?herk take: N, and T (syrk) or C (herk); real types take both.
-template <Scalar T>
-bool legal_trans(char t, bool hermitian) {
-  if (t == 'N') return true;
-  if (!is_complex_v<T>) return t == 'T' || t == 'C';
-  return t == (hermitian ? 'C' : 'T');
-}
-
-template <Scalar T>
-Finding local_finding(const Grid& g, const SyrkCall& x, bool hermitian) {
-  Finding f;
-  if (x.uplo != 'U' && x.uplo != 'L') f.add(100, std::string("Illegal UPLO = ") + x.uplo);
-  else if (!legal_trans<T>(x.trans, hermitian))
-    f.add(200, std::string("Illegal TRANS = ") + x.trans);
-  else check_matrices(g, {&x.A, &x.C}, f);
-  return f;
-}
-
 // R: the type of ALPHA and BETA (T for p?syrk, real_t<T> for p?herk).
 template <Scalar T, class R>
-void run(const char* routine, const Grid& g, const Mesh& mesh, const SyrkCall& x, R alpha,
+void run(const char* routine, const Grid& g, const Mesh& mesh, const RankKCall& x, R alpha,
          const T* a, R beta, T* c) {
   constexpr bool hermitian = !std::is_same_v<T, R>;
-  if (report_if_illegal(g, mesh, routine, local_finding<T>(g, x, hermitian))) return;
+  if (report_if_illegal(g, mesh, routine, rank_k_finding<T>(g, x, hermitian))) return;
   if (x.n == 0 || ((alpha == R(0) || x.k == 0) && beta == R(1))) return;
   const DistMatrix<T> A = operand(mesh, sub_matrix(x.A, g), a);
   DistMatrix<T> C = operand(mesh, sub_matrix(x.C, g), static_cast<const T*>(c));
@@ -76,8 +37,8 @@ void run(const char* routine, const Grid& g, const Mesh& mesh, const SyrkCall& x
 // The one body behind every entry point of this file.
 template <Scalar T, class R>
 void psyrk(const char* routine, SHARDMM_PXSYRK_PARAMS(void, void)) noexcept {
-  guarded(routine, desca[kCtxt], kDescA, [&](const Grid& g, const Mesh& mesh) {
-    const SyrkCall x = parse(uplo, trans, n, k, ia, ja, desca, ic, jc, descc);
+  guarded(routine, desca[kCtxt], kRankKDescA, [&](const Grid& g, const Mesh& mesh) {
+    const RankKCall x = parse_rank_k(uplo, trans, n, k, {ia, ja, desca}, nullptr, {ic, jc, descc});
     run<T, R>(routine, g, mesh, x, *static_cast<const R*>(alpha), static_cast<const T*>(a),
               *static_cast<const R*>(beta), static_cast<T*>(c));
   });

@@ -30,17 +30,15 @@ struct TriangularCall {
 };
 
 TriangularCall parse_triangular(const char* side, const char* uplo, const char* trans,
-                                const char* diag, const int* m, const int* n, const int* ia,
-                                const int* ja, const int* desca, const int* ib, const int* jb,
-                                const int* descb) {
+                                const char* diag, const int* m, const int* n, MatrixRef a,
+                                MatrixRef b) {
   TriangularCall x;
   x.side = upper(side), x.uplo = upper(uplo), x.trans = upper(trans), x.diag = upper(diag);
   x.m = *m, x.n = *n;
   const bool left = x.side == 'L';
   const int na = left ? x.m : x.n, pos = left ? kPosM : kPosN;
-  x.A = MatrixArg{normalized(desca), *ia, *ja, na, na, pos, pos, kTriDescA};
-  x.B = MatrixArg{normalized(descb), *ib, *jb, x.m, x.n, kPosM, kPosN, kTriDescB};
-  x.A.name = "A", x.B.name = "B";
+  x.A = matrix_arg("A", a, na, na, pos, pos, kTriDescA);
+  x.B = matrix_arg("B", b, x.m, x.n, kPosM, kPosN, kTriDescB);
   return x;
 }
 
@@ -48,10 +46,8 @@ TriangularCall parse_triangular(const char* side, const char* uplo, const char* 
 // own test, whose code replaces an earlier one); the matrices only when the flags are legal.
 Finding triangular_finding(const Grid& g, const TriangularCall& x, bool solve) {
   Finding f;
-  if (x.side != 'L' && x.side != 'R') f.add(100, std::string("Illegal SIDE = ") + x.side);
-  else if (x.uplo != 'U' && x.uplo != 'L') f.add(200, std::string("Illegal UPLO = ") + x.uplo);
-  else if (x.trans != 'N' && x.trans != 'T' && x.trans != 'C')
-    f.add(300, std::string("Illegal TRANS = ") + x.trans);
+  if (check_flag(f, 100, "SIDE", x.side, "LR") && check_flag(f, 200, "UPLO", x.uplo, "UL"))
+    check_flag(f, 300, "TRANS", x.trans, "NTC");
   const bool diag_bad = x.diag != 'N' && x.diag != 'U';
   if (diag_bad && (!solve || f.details.empty())) {
     f.details.push_back(std::string("Illegal DIAG = ") + x.diag);
@@ -83,7 +79,7 @@ template <Scalar T>
 void ptriangular(const char* routine, bool solve, SHARDMM_PXTRSM_PARAMS(void)) noexcept {
   guarded(routine, desca[kCtxt], kTriDescA, [&](const Grid& g, const Mesh& mesh) {
     const TriangularCall x =
-        parse_triangular(side, uplo, transa, diag, m, n, ia, ja, desca, ib, jb, descb);
+        parse_triangular(side, uplo, transa, diag, m, n, {ia, ja, desca}, {ib, jb, descb});
     run_triangular<T>(routine, solve, g, mesh, x, *static_cast<const T*>(alpha),
                       static_cast<const T*>(a), static_cast<T*>(b));
   });

@@ -10,20 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "c_check.h"
 #include "shardmm/c/scalapack.h" /* compiles as C (declarations only: not linked here) */
 #include "shardmm/c/shardmm.h"
 
 static int g_failures, g_rank, g_size;
-
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      ++g_failures;                                                            \
-      printf("[rank %d] FAIL %s:%d: %s: ", g_rank, __FILE__, __LINE__, #cond); \
-      printf(__VA_ARGS__);                                                     \
-      printf(" (last error: '%s')\n", shardmm_last_error());                   \
-    }                                                                          \
-  } while (0)
 
 static double complex value(int which, int64_t i, int64_t j) {
   return sin(0.3 * (double)i + 0.7 * (double)j + which) +

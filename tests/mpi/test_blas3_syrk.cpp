@@ -11,15 +11,12 @@
 #include "blas/blas.hpp"
 #include "core/instantiate.hpp"
 #include "mpi/mpi_test_util.hpp"
+#include "mpi/rank_k_check.hpp"
 
 namespace shardmm::testing {
 namespace {
 
-struct Case {
-  bool hermitian;
-  Uplo uplo;
-  Op op;
-};
+using Case = RankKCase;
 
 // Every rank: the largest error of the triangle scaled by eps, or infinity when an element
 // outside it changed or a herk diagonal is not real.
@@ -44,16 +41,7 @@ double check(const Mesh& mesh, const Case& c, index_t n, index_t k, const std::s
     blas::gemm(first, second, n, n, k, T(alpha), a.data(), lda, a.data(), lda, T(beta), ref.data(),
                std::max<index_t>(n, 1));
     const double eps = std::numeric_limits<real_t<T>>::epsilon();
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = 0; i < n; ++i) {
-        const std::size_t e = i + j * n;
-        const bool in = c.uplo == Uplo::Upper ? i <= j : i >= j;
-        if (!in && got[e] != c0[e]) err = std::numeric_limits<double>::infinity();
-        if (in && c.hermitian && i == j && std::imag(got[e]) != 0)
-          err = std::numeric_limits<double>::infinity();
-        const T want = c.hermitian && i == j ? T(std::real(ref[e])) : ref[e];
-        if (in) err = std::max(err, std::abs(got[e] - want) / (eps * double(k + 2) * 2));
-      }
+    err = triangle_error(c, n, got, c0, ref, eps * double(k + 2) * 2);
   }
   MPI_Bcast(&err, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   return err;

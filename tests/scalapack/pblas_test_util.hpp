@@ -5,8 +5,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "mpi/mpi_test_util.hpp"
@@ -111,6 +113,57 @@ std::pair<double, double> max_diff(const std::vector<T>& a, const std::vector<T>
   return {diff, norm};
 }
 
+/// X's local array on this process set from f(si, sj) inside sub(X) (0-based, rows x cols),
+/// left as it is outside.
+template <class T, class F>
+void set_sub(const BlacsGrid& g, PMatrix<T>& X, int rows, int cols, F f) {
+  for (int jl = 0; jl < X.lc; ++jl)
+    for (int il = 0; il < X.lr; ++il) {
+      const int si = int(X.row_map().to_global(il, g.row)) - (X.i - 1);
+      const int sj = int(X.col_map().to_global(jl, g.col)) - (X.j - 1);
+      if (si >= 0 && si < rows && sj >= 0 && sj < cols)
+        X.data[il + std::size_t(jl) * X.lld] = f(si, sj);
+    }
+}
+
+/// " grid PxQ", for a case's description.
+inline std::string grid_text(const BlacsGrid& g) {
+  return " grid " + std::to_string(g.nprow) + "x" + std::to_string(g.npcol);
+}
+
+/// The three comparisons of a case: shardmm's local array against the serial reference and
+/// against ScaLAPACK's, and ScaLAPACK's against the reference, each within `bound`.
+template <class T>
+void expect_matches(const std::vector<T>& expected, const std::vector<T>& ours,
+                    const std::vector<T>& scalapack, double bound, const std::string& what) {
+  EXPECT_LE(max_diff(expected, ours).first, bound) << what << " vs serial reference";
+  EXPECT_LE(max_diff(scalapack, ours).first, bound) << what << " vs ScaLAPACK";
+  EXPECT_LE(max_diff(expected, scalapack).first, bound) << what << " (ScaLAPACK itself)";
+}
+
+/// A routine as the test's common pointer type F (the routines differ only in the pointee
+/// types of their void* arguments); nullptr: a variant the element type lacks.
+template <class F, class G>
+F as_routine(G* routine) {
+  return reinterpret_cast<F>(routine);
+}
+template <class F>
+F as_routine(std::nullptr_t) {
+  return F{};
+}
+
+/// Defines Routines<T>::get(variant, impl) for element type T: [variant][0 ScaLAPACK,
+/// 1 shardmm], e.g. variant 1 the Hermitian routine (nullptr, nullptr for real types).
+#define SHARDMM_TEST_ROUTINES(F, T, scalapack0, shardmm0, scalapack1, shardmm1)   \
+  template <>                                                                     \
+  struct Routines<T> {                                                            \
+    static F get(bool variant, int impl) {                                        \
+      const F own[2][2] = {{as_routine<F>(scalapack0), as_routine<F>(shardmm0)},  \
+                           {as_routine<F>(scalapack1), as_routine<F>(shardmm1)}}; \
+      return own[variant][impl];                                                  \
+    }                                                                             \
+  }
+
 /// Every grid of the world's ranks (test_grids) in both BLACS orders, every entry of `flags`,
 /// three random cases each: `run(rng, grid, flags, id)` on the grid's members. Every rank
 /// draws the same cases from `seed`.
@@ -128,5 +181,20 @@ void for_each_case(unsigned seed, const FlagList& flags, Run run) {
         }
     }
 }
+
+/// The typed test `Suite` of a drop-in test file: for every element type, run_case<T> on the
+/// cases for_each_case draws from `seed` over all_flags(is_complex_v<T>) (both the file's).
+#define SHARDMM_PBLAS_CASES_TEST(Suite, seed)                                      \
+  template <class T>                                                               \
+  class Suite : public ::testing::Test {};                                         \
+  using Suite##Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;                     \
+  TYPED_TEST_SUITE(Suite, Suite##Types);                                           \
+  TYPED_TEST(Suite, MatchesScaLapackAndSerialReference) {                          \
+    using T = TypeParam;                                                           \
+    for_each_case(seed, all_flags(is_complex_v<T>),                                \
+                  [](std::mt19937& r, const BlacsGrid& g, const auto& f, int id) { \
+                    run_case<T>(r, g, f, id);                                      \
+                  });                                                              \
+  }
 
 }  // namespace shardmm::testing

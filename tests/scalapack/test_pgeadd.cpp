@@ -12,24 +12,7 @@
 
 #include "core/instantiate.hpp"
 #include "scalapack/pblas_test_util.hpp"
-#include "shardmm/c/scalapack.h"
-
-extern "C" {
-void pstran_(SHARDMM_PXTRAN_PARAMS(float));
-void pdtran_(SHARDMM_PXTRAN_PARAMS(double));
-void pctranu_(SHARDMM_PXTRAN_PARAMS(void));
-void pztranu_(SHARDMM_PXTRAN_PARAMS(void));
-void pctranc_(SHARDMM_PXTRAN_PARAMS(void));
-void pztranc_(SHARDMM_PXTRAN_PARAMS(void));
-void psgeadd_(SHARDMM_PXGEADD_PARAMS(float));
-void pdgeadd_(SHARDMM_PXGEADD_PARAMS(double));
-void pcgeadd_(SHARDMM_PXGEADD_PARAMS(void));
-void pzgeadd_(SHARDMM_PXGEADD_PARAMS(void));
-void pstradd_(SHARDMM_PXTRADD_PARAMS(float));
-void pdtradd_(SHARDMM_PXTRADD_PARAMS(double));
-void pctradd_(SHARDMM_PXTRADD_PARAMS(void));
-void pztradd_(SHARDMM_PXTRADD_PARAMS(void));
-}
+#include "scalapack/scalapack_pblas3.hpp"
 
 namespace shardmm::testing {
 namespace {
@@ -127,11 +110,8 @@ void run_case(std::mt19937& rng, const BlacsGrid& g, const Flags& f, int id) {
   const double bound = 4 * eps * (std::abs(alpha) + std::abs(beta) + 1);  // entries <= 1
   const std::string what = "case " + std::to_string(id) + " routine " + std::to_string(f.routine) +
                            " uplo " + f.uplo + " trans " + f.trans + " m " + std::to_string(m) +
-                           " n " + std::to_string(n) + " grid " + std::to_string(g.nprow) + "x" +
-                           std::to_string(g.npcol);
-  EXPECT_LE(max_diff(expected, C.data).first, bound) << what << " vs serial reference";
-  EXPECT_LE(max_diff(C_scalapack.data, C.data).first, bound) << what << " vs ScaLAPACK";
-  EXPECT_LE(max_diff(expected, C_scalapack.data).first, bound) << what << " (ScaLAPACK itself)";
+                           " n " + std::to_string(n) + grid_text(g);
+  expect_matches(expected, C.data, C_scalapack.data, bound, what);
 }
 
 std::vector<Flags> all_flags(bool complex) {
@@ -144,18 +124,7 @@ std::vector<Flags> all_flags(bool complex) {
   return out;
 }
 
-template <class T>
-class Padd : public ::testing::Test {};
-using Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;
-TYPED_TEST_SUITE(Padd, Types);
-
-TYPED_TEST(Padd, MatchesScaLapackAndSerialReference) {
-  using T = TypeParam;
-  for_each_case(1234, all_flags(is_complex_v<T>),
-                [](std::mt19937& r, const BlacsGrid& g, const Flags& f, int id) {
-                  run_case<T>(r, g, f, id);
-                });
-}
+SHARDMM_PBLAS_CASES_TEST(Padd, 1234)
 
 }  // namespace
 }  // namespace shardmm::testing

@@ -12,16 +12,7 @@
 #include "blas/blas.hpp"
 #include "core/instantiate.hpp"
 #include "scalapack/pblas_test_util.hpp"
-#include "shardmm/c/scalapack.h"
-
-extern "C" {
-void pssymm_(SHARDMM_PXSYMM_PARAMS(float));
-void pdsymm_(SHARDMM_PXSYMM_PARAMS(double));
-void pcsymm_(SHARDMM_PXSYMM_PARAMS(void));
-void pzsymm_(SHARDMM_PXSYMM_PARAMS(void));
-void pchemm_(SHARDMM_PXSYMM_PARAMS(void));
-void pzhemm_(SHARDMM_PXSYMM_PARAMS(void));
-}
+#include "scalapack/scalapack_pblas3.hpp"
 
 namespace shardmm::testing {
 namespace {
@@ -31,23 +22,12 @@ using Symm = void (*)(SHARDMM_PXSYMM_PARAMS(void));
 // [hermitian][0 ScaLAPACK, 1 shardmm] (hemm only for complex types).
 template <class T>
 struct Routines;
-#define SHARDMM_ROUTINES(T, x, hemm_scalapack, hemm_shardmm)                                   \
-  template <>                                                                                  \
-  struct Routines<T> {                                                                         \
-    static Symm get(bool hermitian, int impl) {                                                \
-      const Symm own[2][2] = {                                                                 \
-          {reinterpret_cast<Symm>(&p##x##symm_), reinterpret_cast<Symm>(&shardmm_p##x##symm)}, \
-          {hemm_scalapack, hemm_shardmm}};                                                     \
-      return own[hermitian][impl];                                                             \
-    }                                                                                          \
-  };
-SHARDMM_ROUTINES(float, s, Symm{}, Symm{})
-SHARDMM_ROUTINES(double, d, Symm{}, Symm{})
-SHARDMM_ROUTINES(std::complex<float>, c, reinterpret_cast<Symm>(&pchemm_),
-                 reinterpret_cast<Symm>(&shardmm_pchemm))
-SHARDMM_ROUTINES(std::complex<double>, z, reinterpret_cast<Symm>(&pzhemm_),
-                 reinterpret_cast<Symm>(&shardmm_pzhemm))
-#undef SHARDMM_ROUTINES
+SHARDMM_TEST_ROUTINES(Symm, float, &pssymm_, &shardmm_pssymm, nullptr, nullptr);
+SHARDMM_TEST_ROUTINES(Symm, double, &pdsymm_, &shardmm_pdsymm, nullptr, nullptr);
+SHARDMM_TEST_ROUTINES(Symm, std::complex<float>, &pcsymm_, &shardmm_pcsymm, &pchemm_,
+                      &shardmm_pchemm);
+SHARDMM_TEST_ROUTINES(Symm, std::complex<double>, &pzsymm_, &shardmm_pzsymm, &pzhemm_,
+                      &shardmm_pzhemm);
 
 struct Flags {
   bool hermitian = false;
@@ -71,17 +51,6 @@ T full(const Flags& f, int si, int sj) {
     if (f.hermitian && si == sj) v = T(v.real(), 0);
   }
   return v;
-}
-
-template <class T, class F>
-void set_sub(const BlacsGrid& g, PMatrix<T>& X, int rows, int cols, F f) {
-  for (int jl = 0; jl < X.lc; ++jl)
-    for (int il = 0; il < X.lr; ++il) {
-      const int si = int(X.row_map().to_global(il, g.row)) - (X.i - 1);
-      const int sj = int(X.col_map().to_global(jl, g.col)) - (X.j - 1);
-      if (si >= 0 && si < rows && sj >= 0 && sj < cols)
-        X.data[il + std::size_t(jl) * X.lld] = f(si, sj);
-    }
 }
 
 template <class T>
@@ -128,11 +97,8 @@ void run_case(std::mt19937& rng, const BlacsGrid& g, const Flags& f, int id) {
   const double bound = 8 * eps * ((k + 2) * 1.1 * std::abs(alpha) + std::abs(beta) + 1);
   const std::string what = "case " + std::to_string(id) + (f.hermitian ? " hemm" : " symm") +
                            " side " + f.side + " uplo " + f.uplo + " m " + std::to_string(m) +
-                           " n " + std::to_string(n) + " grid " + std::to_string(g.nprow) + "x" +
-                           std::to_string(g.npcol);
-  EXPECT_LE(max_diff(expected, C.data).first, bound) << what << " vs serial reference";
-  EXPECT_LE(max_diff(C_scalapack.data, C.data).first, bound) << what << " vs ScaLAPACK";
-  EXPECT_LE(max_diff(expected, C_scalapack.data).first, bound) << what << " (ScaLAPACK itself)";
+                           " n " + std::to_string(n) + grid_text(g);
+  expect_matches(expected, C.data, C_scalapack.data, bound, what);
 }
 
 std::vector<Flags> all_flags(bool complex) {
@@ -144,18 +110,7 @@ std::vector<Flags> all_flags(bool complex) {
   return out;
 }
 
-template <class T>
-class Psymm : public ::testing::Test {};
-using Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;
-TYPED_TEST_SUITE(Psymm, Types);
-
-TYPED_TEST(Psymm, MatchesScaLapackAndSerialReference) {
-  using T = TypeParam;
-  for_each_case(2468, all_flags(is_complex_v<T>),
-                [](std::mt19937& r, const BlacsGrid& g, const Flags& f, int id) {
-                  run_case<T>(r, g, f, id);
-                });
-}
+SHARDMM_PBLAS_CASES_TEST(Psymm, 2468)
 
 }  // namespace
 }  // namespace shardmm::testing

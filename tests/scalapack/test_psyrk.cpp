@@ -10,86 +10,36 @@
 
 #include "blas/blas.hpp"
 #include "core/instantiate.hpp"
-#include "scalapack/pblas_test_util.hpp"
-#include "shardmm/c/scalapack.h"
-
-extern "C" {
-void pssyrk_(SHARDMM_PXSYRK_PARAMS(float, float));
-void pdsyrk_(SHARDMM_PXSYRK_PARAMS(double, double));
-void pcsyrk_(SHARDMM_PXSYRK_PARAMS(void, void));
-void pzsyrk_(SHARDMM_PXSYRK_PARAMS(void, void));
-void pcherk_(SHARDMM_PXSYRK_PARAMS(void, float));
-void pzherk_(SHARDMM_PXSYRK_PARAMS(void, double));
-}
+#include "scalapack/rank_k_test_util.hpp"
+#include "scalapack/scalapack_pblas3.hpp"
 
 namespace shardmm::testing {
 namespace {
 
 using Syrk = void (*)(SHARDMM_PXSYRK_PARAMS(void, void));
+using Flags = RankKFlags;
 
 // [hermitian][0 ScaLAPACK, 1 shardmm] (herk only for complex types).
 template <class T>
 struct Routines;
-#define SHARDMM_ROUTINES(T, x, herk_scalapack, herk_shardmm)                                   \
-  template <>                                                                                  \
-  struct Routines<T> {                                                                         \
-    static Syrk get(bool hermitian, int impl) {                                                \
-      const Syrk own[2][2] = {                                                                 \
-          {reinterpret_cast<Syrk>(&p##x##syrk_), reinterpret_cast<Syrk>(&shardmm_p##x##syrk)}, \
-          {herk_scalapack, herk_shardmm}};                                                     \
-      return own[hermitian][impl];                                                             \
-    }                                                                                          \
-  };
-SHARDMM_ROUTINES(float, s, Syrk{}, Syrk{})
-SHARDMM_ROUTINES(double, d, Syrk{}, Syrk{})
-SHARDMM_ROUTINES(std::complex<float>, c, reinterpret_cast<Syrk>(&pcherk_),
-                 reinterpret_cast<Syrk>(&shardmm_pcherk))
-SHARDMM_ROUTINES(std::complex<double>, z, reinterpret_cast<Syrk>(&pzherk_),
-                 reinterpret_cast<Syrk>(&shardmm_pzherk))
-#undef SHARDMM_ROUTINES
-
-struct Flags {
-  bool hermitian = false;
-  char uplo = 'U', trans = 'N';
-};
-
-// op(sub(A)) as an n x k column-major matrix.
-template <class T>
-std::vector<T> op_a(const PMatrix<T>& A, char trans, int n, int k) {
-  std::vector<T> out(std::size_t(n) * k);
-  for (int l = 0; l < k; ++l)
-    for (int i = 0; i < n; ++i) {
-      const bool t = trans != 'N';
-      T a = entry<T>(A.i - 1 + (t ? l : i), A.j - 1 + (t ? i : l), A.seed);
-      if constexpr (is_complex_v<T>) a = trans == 'C' ? std::conj(a) : a;
-      out[i + std::size_t(l) * n] = a;
-    }
-  return out;
-}
+SHARDMM_TEST_ROUTINES(Syrk, float, &pssyrk_, &shardmm_pssyrk, nullptr, nullptr);
+SHARDMM_TEST_ROUTINES(Syrk, double, &pdsyrk_, &shardmm_pdsyrk, nullptr, nullptr);
+SHARDMM_TEST_ROUTINES(Syrk, std::complex<float>, &pcsyrk_, &shardmm_pcsyrk, &pcherk_,
+                      &shardmm_pcherk);
+SHARDMM_TEST_ROUTINES(Syrk, std::complex<double>, &pzsyrk_, &shardmm_pzsyrk, &pzherk_,
+                      &shardmm_pzherk);
 
 // The serial reference for this process's local array of C: op(A) op(A)' by OpenBLAS.
 template <class T>
 std::vector<T> reference(const BlacsGrid& g, const Flags& f, int n, int k, T alpha,
                          const PMatrix<T>& A, T beta, const PMatrix<T>& C) {
-  const std::vector<T> X = op_a(A, f.trans, n, k);
+  const std::vector<T> X = op_sub(A, f.trans, n, k);
   std::vector<T> P(std::size_t(n) * n);
   const Op prime = f.hermitian ? Op::C : Op::T;
   blas::gemm(Op::N, prime, n, n, k, T(1), X.data(), std::max(n, 1), X.data(), std::max(n, 1), T(0),
              P.data(), std::max(n, 1));
-  std::vector<T> out = C.data;
-  for (int jl = 0; jl < C.lc; ++jl)
-    for (int il = 0; il < C.lr; ++il) {
-      const int si = int(C.row_map().to_global(il, g.row)) - (C.i - 1);
-      const int sj = int(C.col_map().to_global(jl, g.col)) - (C.j - 1);
-      if (si < 0 || si >= n || sj < 0 || sj >= n || (f.uplo == 'U' ? si > sj : si < sj)) continue;
-      T& c = out[il + std::size_t(jl) * C.lld];
-      const T ak = alpha == T(0) || k == 0 ? T(0) : alpha * P[si + std::size_t(sj) * n];
-      c = (beta == T(0) ? T(0) : beta * c) + ak;
-      if constexpr (is_complex_v<T>) {
-        if (f.hermitian && si == sj) c = T(c.real(), 0);
-      }
-    }
-  return out;
+  return rank_k_reference(g, f, n, alpha == T(0) || k == 0, beta, C,
+                          [&](int si, int sj) { return alpha * P[si + std::size_t(sj) * n]; });
 }
 
 template <class T>
@@ -116,36 +66,11 @@ void run_case(std::mt19937& rng, const BlacsGrid& g, const Flags& f, int id) {
   const double bound = 8 * eps * ((k + 2) * 1.1 * std::abs(alpha) + std::abs(beta) + 1);
   const std::string what = "case " + std::to_string(id) + (f.hermitian ? " herk" : " syrk") +
                            " uplo " + f.uplo + " trans " + f.trans + " n " + std::to_string(n) +
-                           " k " + std::to_string(k) + " grid " + std::to_string(g.nprow) + "x" +
-                           std::to_string(g.npcol);
-  EXPECT_LE(max_diff(expected, C.data).first, bound) << what << " vs serial reference";
-  EXPECT_LE(max_diff(C_scalapack.data, C.data).first, bound) << what << " vs ScaLAPACK";
-  EXPECT_LE(max_diff(expected, C_scalapack.data).first, bound) << what << " (ScaLAPACK itself)";
+                           " k " + std::to_string(k) + grid_text(g);
+  expect_matches(expected, C.data, C_scalapack.data, bound, what);
 }
 
-std::vector<Flags> all_flags(bool complex) {
-  std::vector<Flags> out;
-  for (const char u : {'U', 'L'}) {
-    for (const char t : {'N', 'T', 'C'})
-      if (!complex || t != 'C') out.push_back({false, u, t});
-    if (complex)
-      for (const char t : {'N', 'C'}) out.push_back({true, u, t});
-  }
-  return out;
-}
-
-template <class T>
-class Psyrk : public ::testing::Test {};
-using Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;
-TYPED_TEST_SUITE(Psyrk, Types);
-
-TYPED_TEST(Psyrk, MatchesScaLapackAndSerialReference) {
-  using T = TypeParam;
-  for_each_case(4321, all_flags(is_complex_v<T>),
-                [](std::mt19937& r, const BlacsGrid& g, const Flags& f, int id) {
-                  run_case<T>(r, g, f, id);
-                });
-}
+SHARDMM_PBLAS_CASES_TEST(Psyrk, 4321)
 
 }  // namespace
 }  // namespace shardmm::testing

@@ -12,18 +12,7 @@
 #include "blas/blas.hpp"
 #include "core/instantiate.hpp"
 #include "scalapack/pblas_test_util.hpp"
-#include "shardmm/c/scalapack.h"
-
-extern "C" {
-void pstrsm_(SHARDMM_PXTRSM_PARAMS(float));
-void pdtrsm_(SHARDMM_PXTRSM_PARAMS(double));
-void pctrsm_(SHARDMM_PXTRSM_PARAMS(void));
-void pztrsm_(SHARDMM_PXTRSM_PARAMS(void));
-void pstrmm_(SHARDMM_PXTRSM_PARAMS(float));
-void pdtrmm_(SHARDMM_PXTRSM_PARAMS(double));
-void pctrmm_(SHARDMM_PXTRSM_PARAMS(void));
-void pztrmm_(SHARDMM_PXTRSM_PARAMS(void));
-}
+#include "scalapack/scalapack_pblas3.hpp"
 
 namespace shardmm::testing {
 namespace {
@@ -33,21 +22,12 @@ using Tri = void (*)(SHARDMM_PXTRSM_PARAMS(void));
 // [solve][0 ScaLAPACK, 1 shardmm]
 template <class T>
 struct Routines;
-#define SHARDMM_ROUTINES(T, x)                                                                \
-  template <>                                                                                 \
-  struct Routines<T> {                                                                        \
-    static Tri get(bool solve, int impl) {                                                    \
-      const Tri own[2][2] = {                                                                 \
-          {reinterpret_cast<Tri>(&p##x##trmm_), reinterpret_cast<Tri>(&shardmm_p##x##trmm)},  \
-          {reinterpret_cast<Tri>(&p##x##trsm_), reinterpret_cast<Tri>(&shardmm_p##x##trsm)}}; \
-      return own[solve][impl];                                                                \
-    }                                                                                         \
-  };
-SHARDMM_ROUTINES(float, s)
-SHARDMM_ROUTINES(double, d)
-SHARDMM_ROUTINES(std::complex<float>, c)
-SHARDMM_ROUTINES(std::complex<double>, z)
-#undef SHARDMM_ROUTINES
+SHARDMM_TEST_ROUTINES(Tri, float, &pstrmm_, &shardmm_pstrmm, &pstrsm_, &shardmm_pstrsm);
+SHARDMM_TEST_ROUTINES(Tri, double, &pdtrmm_, &shardmm_pdtrmm, &pdtrsm_, &shardmm_pdtrsm);
+SHARDMM_TEST_ROUTINES(Tri, std::complex<float>, &pctrmm_, &shardmm_pctrmm, &pctrsm_,
+                      &shardmm_pctrsm);
+SHARDMM_TEST_ROUTINES(Tri, std::complex<double>, &pztrmm_, &shardmm_pztrmm, &pztrsm_,
+                      &shardmm_pztrsm);
 
 struct Flags {
   bool solve = true;
@@ -62,19 +42,6 @@ T triangle(const Flags& f, int na, int si, int sj, int seed) {
   if (!in || (si == sj && f.diag == 'U')) return T(std::numeric_limits<real_t<T>>::quiet_NaN());
   if (si == sj) return T(real_t<T>(na + 1)) + entry<T>(si, sj, seed);
   return entry<T>(si, sj, seed) / T(real_t<T>(na));
-}
-
-// X's local array on this process set from f(si, sj) inside sub(X) (0-based), left as it is
-// outside.
-template <class T, class F>
-void set_sub(const BlacsGrid& g, PMatrix<T>& X, int rows, int cols, F f) {
-  for (int jl = 0; jl < X.lc; ++jl)
-    for (int il = 0; il < X.lr; ++il) {
-      const int si = int(X.row_map().to_global(il, g.row)) - (X.i - 1);
-      const int sj = int(X.col_map().to_global(jl, g.col)) - (X.j - 1);
-      if (si >= 0 && si < rows && sj >= 0 && sj < cols)
-        X.data[il + std::size_t(jl) * X.lld] = f(si, sj);
-    }
 }
 
 // The serial reference for this process's local array of B.
@@ -118,11 +85,8 @@ void run_case(std::mt19937& rng, const BlacsGrid& g, const Flags& f, int id) {
   const double bound = 8 * eps * (na + 2) * (std::abs(alpha) + 1) * 2;
   const std::string what = "case " + std::to_string(id) + (f.solve ? " trsm" : " trmm") + " side " +
                            f.side + " uplo " + f.uplo + " trans " + f.trans + " diag " + f.diag +
-                           " m " + std::to_string(m) + " n " + std::to_string(n) + " grid " +
-                           std::to_string(g.nprow) + "x" + std::to_string(g.npcol);
-  EXPECT_LE(max_diff(expected, B.data).first, bound) << what << " vs serial reference";
-  EXPECT_LE(max_diff(B_scalapack.data, B.data).first, bound) << what << " vs ScaLAPACK";
-  EXPECT_LE(max_diff(expected, B_scalapack.data).first, bound) << what << " (ScaLAPACK itself)";
+                           " m " + std::to_string(m) + " n " + std::to_string(n) + grid_text(g);
+  expect_matches(expected, B.data, B_scalapack.data, bound, what);
 }
 
 // Every SIDE, UPLO and TRANSA of both routines; DIAG alternates (both are drawn per routine).
@@ -139,18 +103,7 @@ std::vector<Flags> all_flags(bool complex) {
   return out;
 }
 
-template <class T>
-class Ptrsm : public ::testing::Test {};
-using Types = ::testing::Types<SHARDMM_SCALAR_TYPES>;
-TYPED_TEST_SUITE(Ptrsm, Types);
-
-TYPED_TEST(Ptrsm, MatchesScaLapackAndSerialReference) {
-  using T = TypeParam;
-  for_each_case(8765, all_flags(is_complex_v<T>),
-                [](std::mt19937& r, const BlacsGrid& g, const Flags& f, int id) {
-                  run_case<T>(r, g, f, id);
-                });
-}
+SHARDMM_PBLAS_CASES_TEST(Ptrsm, 8765)
 
 }  // namespace
 }  // namespace shardmm::testing

@@ -175,6 +175,57 @@ int shardmm_gemm(char transa, char transb, const void *alpha, shardmm_matrix A, 
 int shardmm_plan(char transa, char transb, shardmm_matrix A, shardmm_matrix B, shardmm_matrix C,
                  const shardmm_options *options, char *buffer, size_t size, size_t *length);
 
+/* The PBLAS level-3 family (include/shardmm/blas3.hpp; ScaLAPACK's p?symm ... p?tradd). All
+ * collective over the matrices' mesh, which they must share with one dtype. Flags are
+ * characters in either case: side 'L' (op(A) B) or 'R' (B op(A)); uplo 'U' or 'L' (the
+ * triangle read or written); trans 'N', 'T' or 'C'; diag 'N' or 'U' (unit diagonal, not read).
+ * alpha and beta point to one value of the matrices' dtype, except where marked real: then
+ * to a float (F32, C64) or a double (F64, C128). A bad argument fails with the same status on
+ * every rank before anything moves. */
+
+/* C <- alpha A B + beta C (side 'L'; A m x m) or alpha B A + beta C ('R'; A n x n), A symmetric
+ * with only its uplo triangle read; B and C m x n (p?symm). */
+int shardmm_symm(char side, char uplo, const void *alpha, shardmm_matrix A, shardmm_matrix B,
+                 const void *beta, shardmm_matrix C);
+/* As shardmm_symm with A Hermitian (p?hemm): the other triangle is conj(A)^T, the imaginary
+ * parts of A's diagonal are taken as zero. */
+int shardmm_hemm(char side, char uplo, const void *alpha, shardmm_matrix A, shardmm_matrix B,
+                 const void *beta, shardmm_matrix C);
+/* The uplo triangle of the n x n C <- alpha op(A) op(A)^T + beta C; trans 'N' (A n x k) or
+ * 'T' (A k x n; 'C' too for real dtypes). The other triangle is not touched (p?syrk). */
+int shardmm_syrk(char uplo, char trans, const void *alpha, shardmm_matrix A, const void *beta,
+                 shardmm_matrix C);
+/* The uplo triangle of C <- alpha op(A) op(A)^H + beta C, alpha and beta real; trans 'N' or 'C'
+ * ('T' too for real dtypes); the diagonal's imaginary parts are set to zero (p?herk). */
+int shardmm_herk(char uplo, char trans, const void *alpha, shardmm_matrix A, const void *beta,
+                 shardmm_matrix C);
+/* The uplo triangle of C <- alpha op(A) op(B)^T + alpha op(B) op(A)^T + beta C; A and B n x k
+ * (trans 'N') or k x n ('T') (p?syr2k). */
+int shardmm_syr2k(char uplo, char trans, const void *alpha, shardmm_matrix A, shardmm_matrix B,
+                  const void *beta, shardmm_matrix C);
+/* The uplo triangle of C <- alpha op(A) op(B)^H + conj(alpha) op(B) op(A)^H + beta C, beta
+ * real; trans 'N' or 'C' (p?her2k). */
+int shardmm_her2k(char uplo, char trans, const void *alpha, shardmm_matrix A, shardmm_matrix B,
+                  const void *beta, shardmm_matrix C);
+/* B (m x n) <- alpha op(A) B (side 'L'; A m x m) or alpha B op(A) ('R'; A n x n), A triangular
+ * (its uplo triangle; diag 'U': ones on the diagonal) (p?trmm). */
+int shardmm_trmm(char side, char uplo, char transa, char diag, const void *alpha, shardmm_matrix A,
+                 shardmm_matrix B);
+/* B <- alpha op(A)^-1 B (side 'L') or alpha B op(A)^-1 ('R'), A as for shardmm_trmm; a singular
+ * A gives infinities or NaN as BLAS trsm does, no error (p?trsm). */
+int shardmm_trsm(char side, char uplo, char transa, char diag, const void *alpha, shardmm_matrix A,
+                 shardmm_matrix B);
+/* C (m x n) <- alpha op(A) + beta C, A n x m; trans 'T' (p?tran, p?tranu) or 'C' (p?tranc). */
+int shardmm_transpose(char trans, const void *alpha, shardmm_matrix A, const void *beta,
+                      shardmm_matrix C);
+/* C <- alpha op(A) + beta C; trans 'N', 'T' or 'C' (p?geadd). */
+int shardmm_geadd(char trans, const void *alpha, shardmm_matrix A, const void *beta,
+                  shardmm_matrix C);
+/* The uplo trapezoid of C (i <= j or i >= j) <- alpha op(A) + beta C, the rest of C not
+ * touched (p?tradd). */
+int shardmm_tradd(char uplo, char trans, const void *alpha, shardmm_matrix A, const void *beta,
+                  shardmm_matrix C);
+
 /* Collective over comm: out <- alpha op(A) op(B) + beta C0 for .npy files (alpha, beta given
  * as real and imaginary parts; C0 read only when beta != 0). Under memory_limit bytes per rank
  * (0: SHARDMM_MEMORY_LIMIT, else no limit) the in-core path runs when the operands fit, else
