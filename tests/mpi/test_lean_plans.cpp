@@ -31,16 +31,16 @@ algo::Problem sweep_problem(const Mesh& mesh, Shape s) {
 TEST(LeanPlans, AutoOnTheBenchSweepShapesStaysWithinTheCap) {
   const Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
   double worst = 0;  // the largest added / local A+B+C, and its request
-  PlanRequest worst_request;
+  plan::Request worst_request;
   for (Dtype dtype : {Dtype::F64, Dtype::F32})
     for (Shape s : kSweepShapes) {
       const algo::Problem p = sweep_problem(mesh, s);
       const std::string what = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
                                std::to_string(s.k) + " " + to_string(dtype) + " on " +
                                std::to_string(world_size()) + " ranks";
-      const PlanRequest q = front::request_for(p, mesh, dtype, Options{});
-      const double cap = kLeanMemoryGrowth * double(resident_bytes(q));
-      const GemmPlan plan = plan_gemm(q);
+      const plan::Request q = front::request_for(p, mesh, dtype, Options{});
+      const double cap = kLeanMemoryGrowth * double(plan::resident_bytes(q));
+      const GemmPlan plan = plan::plan_gemm(q);
       EXPECT_EQ(plan.policy, "lean") << what;
       EXPECT_FALSE(plan.over_policy) << what << "\n" << plan.explain();
       EXPECT_LE(double(plan.chosen.added_bytes), cap) << what << "\n" << plan.explain();
@@ -50,13 +50,13 @@ TEST(LeanPlans, AutoOnTheBenchSweepShapesStaysWithinTheCap) {
       const algo::Problem run = how.remesh ? front::remeshed(p, *how.remesh) : p;
       const Candidate priced = front::predicted(run, front::make_setup(run, how.options), q);
       EXPECT_LE(double(priced.added_bytes), cap) << what << ": " << priced.name();
-      const double ratio = double(plan.chosen.added_bytes) / double(resident_bytes(q));
+      const double ratio = double(plan.chosen.added_bytes) / double(plan::resident_bytes(q));
       if (ratio > worst) worst = ratio, worst_request = q;
     }
   ASSERT_GT(worst, 0);
-  const Candidate before = plan_gemm(worst_request).chosen;
+  const Candidate before = plan::plan_gemm(worst_request).chosen;
   worst_request.memory_growth = worst / 2;
-  const GemmPlan halved = plan_gemm(worst_request);
+  const GemmPlan halved = plan::plan_gemm(worst_request);
   EXPECT_TRUE(halved.over_policy || halved.chosen.name() != before.name()) << halved.explain();
   if (world_rank() == 0)
     std::printf("largest added / local A+B+C on %d ranks: %.3f (%s)\n", world_size(), worst,
