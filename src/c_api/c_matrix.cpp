@@ -73,7 +73,6 @@ void fill_report(const GemmReport& r, shardmm_report* out) {
   out->seconds_comm = r.seconds_comm, out->seconds_redist = r.seconds_redist;
 }
 
-
 Op parse_trans(char t, const char* which) {
   switch (std::toupper(static_cast<unsigned char>(t))) {
     case 'N': return Op::N;

@@ -12,15 +12,7 @@
 
 static int g_failures, g_rank, g_size;
 
-#define CHECK(cond, ...)                                                       \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      ++g_failures;                                                            \
-      printf("[rank %d] FAIL %s:%d: %s: ", g_rank, __FILE__, __LINE__, #cond); \
-      printf(__VA_ARGS__);                                                     \
-      printf(" (last error: '%s')\n", shardmm_last_error());                   \
-    }                                                                          \
-  } while (0)
+#include "c_check.h" /* CHECK, counting into g_failures */
 
 enum { NB = 5, M = 6, N = 4, K = 7 };
 
