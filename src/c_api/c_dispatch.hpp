@@ -29,8 +29,7 @@ decltype(auto) with_type(int dtype, F&& f) {
   }
 }
 
-/// 'N', 'T' or 'C' (either case); else InvalidArgument naming `which`.
-Op parse_trans(char t, const char* which);
+// parse_trans: c_api.hpp.
 
 /// A matrix argument and its name in messages ("A", "B", "C").
 struct NamedMatrix {
