@@ -124,7 +124,7 @@ int run_plan(const PlanConfig& cfg) {
                         {"profile", nlohmann::json::parse(r.profile.to_json())},
                         {"lower_bound_words", plan.lower_bound},
                         {"memory_policy", plan.policy},
-                        {"resident_bytes", resident_bytes(r)},
+                        {"resident_bytes", plan.resident_bytes},
                         {"chosen", candidate(plan.chosen)},
                         {"preferred",
                          {{"mesh", pref.mesh.to_string()},
