@@ -4,6 +4,8 @@
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SHARDMM_BUILD_DIR:-$ROOT/build}"
 SCRIPT_ARGS=("$@")  # the sourcing script's arguments: what a failed step says to run again
+# The sourcing script as a user types it from the top of the clone (scripts/bench/bench-sweep).
+SCRIPT_NAME="$(realpath --relative-to="$ROOT" "$0" 2>/dev/null || echo "scripts/${0##*/}")"
 JOBS="${SHARDMM_JOBS:-$(nproc)}"
 # Open MPI's mpirun needs --oversubscribe for more ranks than cores and, as root,
 # --allow-run-as-root; MPICH's (Hydra) needs neither and rejects both. Set again by
@@ -25,7 +27,7 @@ BUILD_TARGETS=()
 configure_and_build() {
   mkdir -p "$BUILD_DIR"
   local log="$BUILD_DIR/build.log"
-  local retry="scripts/${0##*/}${SCRIPT_ARGS[*]:+ ${SCRIPT_ARGS[*]}} (the whole log: $log)"
+  local retry="$SCRIPT_NAME${SCRIPT_ARGS[*]:+ ${SCRIPT_ARGS[*]}} (the whole log: $log)"
   : >"$log"
   # ccache, where installed (scripts/setup-deps test), keeps compiled objects across build
   # folders and clones: a rebuild of unchanged sources is a cache hit. SHARDMM_CCACHE=0: off.
@@ -135,9 +137,9 @@ usage() {
 
 # usage_error MESSAGE: the message and the script's Usage line on stderr, exit 2.
 usage_error() {
-  echo "scripts/${0##*/}: $1" >&2
+  echo "$SCRIPT_NAME: $1" >&2
   grep -m1 -o 'Usage: .*' "$0" >&2 || true
-  echo "(scripts/${0##*/} --help for more)" >&2
+  echo "($SCRIPT_NAME --help for more)" >&2
   exit 2
 }
 

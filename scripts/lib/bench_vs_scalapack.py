@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Driver of scripts/bench-vs-scalapack: tune ScaLAPACK, time both sides alternately in one
+"""Driver of scripts/bench/bench-vs-scalapack: tune ScaLAPACK, time both sides alternately in one
 mpirun, count words with Open MPI's pml monitoring, print and record the comparison. With
---cluster it runs on node1 of scripts/cluster-sim and launches with $CLUSTER_MPIRUN."""
+--cluster it runs on node1 of scripts/cluster/cluster-sim and launches with $CLUSTER_MPIRUN."""
 import argparse
 import glob
 import io
@@ -239,7 +239,7 @@ def main():
     ap.add_argument("--native-layouts", default="",
                     help="A,B,C layouts of native inputs on bench's default mesh (default: the mesh "
                          "and layouts shardmm prefers for each case)")
-    ap.add_argument("--cluster", help="HxR: running on node1 of scripts/cluster-sim")
+    ap.add_argument("--cluster", help="HxR: running on node1 of scripts/cluster/cluster-sim")
     ap.add_argument("--rate", default="none")
     ap.add_argument("--delay", default="none")
     ap.add_argument("--reuse-tuning", action="store_true",

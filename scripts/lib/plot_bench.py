@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Driver of scripts/plot: JSON lines from `shardmm bench --json` (or scripts/bench-sweep) or a
-scripts/bench-vs-scalapack results.jsonl -> gnuplot PNGs (see scripts/plot --help)."""
+"""Driver of scripts/report/plot: JSON lines from `shardmm bench --json` (or scripts/bench/bench-sweep) or a
+scripts/bench/bench-vs-scalapack results.jsonl -> gnuplot PNGs (see scripts/report/plot --help)."""
 import collections
 import json
 import math
@@ -121,7 +121,7 @@ def main():
     src, out = sys.argv[1], sys.argv[2]
     bench, suite = load(src)
     if not bench and not suite:
-        sys.exit("scripts/plot: no bench or suite records in %s" % src)
+        sys.exit("scripts/report/plot: no bench or suite records in %s" % src)
     name = os.path.basename(src)
     with tempfile.TemporaryDirectory() as tmp:
         script, wrote = "", []

@@ -1,4 +1,4 @@
-"""Shared look of scripts/plot, plot-scaling and trace-summary: one fixed colour, point shape,
+"""Shared look of scripts/report/plot, plot-scaling and trace-summary: one fixed colour, point shape,
 size and dash pattern per algorithm in every picture, so a series is recognised across pictures
 and equal series stay visible on top of each other (hollow shapes drawn under small filled
 ones, different dash patterns), and integer tick marks on rank axes."""

@@ -8,8 +8,8 @@
    log of predicted / measured time, grid search), reported with the error before and after.
 3. Predicted time and words for P = 2 .. 4096 on the reference network (bench/reference-
    network.json) with the fitted factors, for the shapes given.
-Two kinds of runs: `--measured` takes `shardmm bench --json` records (scripts/scaling-run),
-`--cluster DIR` takes scripts/bench-vs-scalapack's records (DIR/*.jsonl, the profiles
+Two kinds of runs: `--measured` takes `shardmm bench --json` records (scripts/bench/scaling-run),
+`--cluster DIR` takes scripts/bench/bench-vs-scalapack's records (DIR/*.jsonl, the profiles
 DIR/profile-NAME.json, NAME a file's name or its network's rate), drop-in and native inputs;
 `--network-profile RATE=FILE` prices every record of that link rate with FILE instead (one
 profile per network, e.g. re-measured by today's `calibrate`; the records stay as they are).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The docs/PERFORMANCE.md tables from a scripts/bench-vs-scalapack results.jsonl.
+"""The docs/PERFORMANCE.md tables from a scripts/bench/bench-vs-scalapack results.jsonl.
 
   suite_table.py RESULTS.jsonl [PREVIOUS.jsonl]   the suite table, a previous round's time ratio
                                                   beside each row

@@ -1,5 +1,5 @@
 // Lean by default: with no memory limit, what Auto runs for the bench sweep's shapes
-// (scripts/bench-sweep: bc(64,64) operands on the near-square grid) adds at most
+// (scripts/bench/bench-sweep: bc(64,64) operands on the near-square grid) adds at most
 // kLeanMemoryGrowth x the caller's local A + B + C, and no shape needs a plan over the
 // policy. Planner only: layouts, no data, no timing. The figures compared are not trivially
 // small: a cap of half the largest one changes that shape's plan or puts it over the policy.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Multi-host (d): scripts/bench-vs-scalapack --cluster end to end on a tiny case, 2 simulated
+# Multi-host (d): scripts/bench/bench-vs-scalapack --cluster end to end on a tiny case, 2 simulated
 # hosts x 1 rank with 1 Gbit/s links, both input modes (ScaLAPACK's bc layout and the mesh and
 # layouts shardmm prefers, as `shardmm plan` prints them for the calibrated profile). Checks the records: the network and the calibrated profile the ranks planned
 # with, both sides timed, words counted by Open MPI's monitoring on both sides and matching
@@ -20,7 +20,7 @@ echo "tiny 2 300 280 260 NN 2x1" >"$dir/suite.txt"
 netns_before=$(ip netns list | grep -c '^csim' || true)
 links_before=$(ip -o link | wc -l)
 SHARDMM_SKIP_BUILD=1 SHARDMM_BUILD_DIR=$(dirname "$SHARDMM") timeout 120 \
-  "$(dirname "$SIM")/bench-vs-scalapack" --cluster 2x1 --rate 1gbit --suite "$dir/suite.txt" \
+  "$(dirname "$SIM")/../bench/bench-vs-scalapack" --cluster 2x1 --rate 1gbit --suite "$dir/suite.txt" \
   --out "$dir/out" --reps 1 --inputs scalapack,native ||
   { echo "FAIL: bench-vs-scalapack --cluster exited $?"; tail -30 "$dir/out/log"; exit 1; }
 [ "$(ip netns list | grep -c '^csim' || true)" -eq "$netns_before" ] ||

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
-# Shared by tests/multihost/*.sh (sourced): the simulated cluster (scripts/cluster-sim), the
+# Shared by tests/multihost/*.sh (sourced): the simulated cluster (scripts/cluster/cluster-sim), the
 # skip rule, .npy inputs, and the check that a cluster left nothing behind.
 # Expects MPIEXEC and SHARDMM to be set by the test script.
-SIM="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/cluster-sim"
+SIM="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/cluster/cluster-sim"
 export OPENBLAS_NUM_THREADS=1
 
 # Exit 77 (ctest: skipped) with the reason where network namespaces cannot be made.
@@ -14,7 +14,7 @@ require_namespaces() {
   fi
 }
 
-# cluster OPTIONS... -- COMMAND...: runs scripts/cluster-sim, sends it SIGTERM (which it
+# cluster OPTIONS... -- COMMAND...: runs scripts/cluster/cluster-sim, sends it SIGTERM (which it
 # answers by tearing down) after CLUSTER_TIME_LIMIT seconds, then checks that it left nothing
 # behind. Returns COMMAND's exit code.
 cluster() {

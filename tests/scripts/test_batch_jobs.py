@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/jobs/shardmm.slurm and shardmm.pbs run as a batch system would run them (the batch
+"""scripts/cluster/jobs/shardmm.slurm and shardmm.pbs run as a batch system would run them (the batch
 variables set by hand), with stub srun / mpirun / ssh first on PATH that record their arguments
 and environment: ranks, binding and the BLAS-thread variable reach the launcher, for one rank per
 core and for threaded BLAS; srun starts ranks through PMIx; PBS runs bash, checks ssh before a
@@ -15,7 +15,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-JOBS = os.path.join(ROOT, "scripts", "jobs")
+JOBS = os.path.join(ROOT, "scripts", "cluster", "jobs")
 STUB = """#!/usr/bin/env python3
 import json, os, sys
 with open(os.environ["STUB_LOG"], "a") as f:

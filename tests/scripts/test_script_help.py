@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Every script in scripts/ and scripts/jobs/ answers --help and -h with its usage (a line
+"""Every script in scripts/ and its command folders (bench/, cluster/, cluster/jobs/, report/)
+answers --help and -h with its usage (a line
 "Usage: ...", any case) and exit 0, and rejects an unknown option with a message and exit 2, both
 without side effects: run from an empty temporary directory with stubs first on PATH for every
 program a script could build, install or launch with (each stub records its call and fails),
@@ -23,7 +24,7 @@ STUBS = ["cmake", "ctest", "make", "ninja", "mpirun", "mpiexec", "srun", "sbatch
 
 def scripts():
     names = []
-    for d in ("", "jobs"):
+    for d in ("", "bench", "cluster", "cluster/jobs", "report"):
         for name in sorted(os.listdir(os.path.join(SCRIPTS, d))):
             path = os.path.join(SCRIPTS, d, name)
             if os.path.isfile(path) and name not in SOURCED:
@@ -87,8 +88,17 @@ class ScriptHelp(unittest.TestCase):
         return p
 
     def test_every_script_is_covered(self):
-        self.assertTrue({"bench-sweep", "plot", "test", "run-demo", "jobs/shardmm.slurm",
-                         "jobs/shardmm.pbs"} <= set(scripts()))
+        self.assertTrue({"bench/bench-sweep", "report/plot", "cluster/cluster-sim", "test",
+                         "run-demo", "cluster/jobs/shardmm.slurm",
+                         "cluster/jobs/shardmm.pbs"} <= set(scripts()))
+        # every folder under scripts/ holding programs is one scripts() walks
+        walked = {"", "bench", "cluster", "cluster/jobs", "report"}
+        for d, _, names in os.walk(SCRIPTS):
+            rel = os.path.relpath(d, SCRIPTS)
+            rel = "" if rel == "." else rel
+            if rel != "lib" and not rel.startswith("lib" + os.sep) and "__pycache__" not in rel:
+                if any(os.access(os.path.join(d, n), os.X_OK) for n in names):
+                    self.assertIn(rel, walked, "scripts/%s: a folder of scripts not checked" % rel)
 
     def test_help(self):
         for name in scripts():

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/trace-summary and scripts/lib/trace_analysis.py on small traces with known answers:
+"""scripts/report/trace-summary and scripts/lib/trace_analysis.py on small traces with known answers:
 totals per rank and phase, exposed and hidden communication, imbalance, the longest waits and
 whom they waited for; --check rejects spans that do not nest, flights that never end and ranks
 without a track. (tests/trace/frontend_trace.py runs it on real traces.)"""
@@ -14,7 +14,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import trace_analysis as ta  # noqa: E402
 
-SCRIPT = os.path.join(ROOT, "scripts", "trace-summary")
+SCRIPT = os.path.join(ROOT, "scripts", "report", "trace-summary")
 
 
 def X(pid, name, cat, ts, dur, **args):

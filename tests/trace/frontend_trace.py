@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A front end traced with nothing but SHARDMM_TRACE set: runs the program (a C API program, a
 ScaLAPACK code relinked to the p?gemm drop-in, an example) on NP ranks with the variable
-pointing into a fresh directory, then checks the file with scripts/trace-summary: it parses as
+pointing into a fresh directory, then checks the file with scripts/report/trace-summary: it parses as
 trace-event JSON, every rank 0..NP-1 has a named track whose spans nest, each has at least one
 gemm (the call, or a phase of the drop-in's PxGEMM), the summary reads it and --png draws it (when gnuplot is there).
 
@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SUMMARY = os.path.join(ROOT, "scripts", "trace-summary")
+SUMMARY = os.path.join(ROOT, "scripts", "report", "trace-summary")
 
 
 def run(cmd, env=None):
