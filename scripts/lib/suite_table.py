@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The docs/PERFORMANCE.md tables from a scripts/bench/bench-vs-scalapack results.jsonl.
 
-  suite_table.py RESULTS.jsonl [PREVIOUS.jsonl]   the suite table, a previous round's time ratio
-                                                  beside each row
+  suite_table.py RESULTS.jsonl [PREVIOUS.jsonl]   the suite table; with a second run's records,
+                                                  that run's time ratio beside each row
   suite_table.py --targets RESULTS.jsonl          the suite's targets, case by case: measured,
                                                   required, met or missed, and the floor
   suite_table.py --cluster RESULTS.jsonl...       the cluster's side-by-side table of --cluster
@@ -36,10 +36,11 @@ def mem(x):
 def row(r, prev):
     words_us = max(r["shardmm_words"]["received_words"])
     words_sc = max(r["scalapack_words"]["received_words"])
-    return "| %s | %d | %dx%dx%d %s | %s, %d | %.3f | %.3f | **%.2f** | %s | %s | %s | %d | %d | %.2f | %s / %s | %s |" % (
+    # The previous run's column only when the caller gave one (prev is False without it).
+    previous = "" if prev is False else "%s | " % ("%.2f" % prev["time_ratio"] if prev else "-")
+    return "| %s | %d | %dx%dx%d %s | %s, %d | %.3f | %.3f | **%.2f** | %s%s | %s | %d | %d | %.2f | %s / %s | %s |" % (
         r["case"], r["ranks"], r["m"], r["n"], r["k"], r["op"], r["grid"], r["nb"],
-        r["shardmm_median_s"], r["scalapack_median_s"], r["time_ratio"],
-        "%.2f" % prev["time_ratio"] if prev else "-",
+        r["shardmm_median_s"], r["scalapack_median_s"], r["time_ratio"], previous,
         pct(r.get("shardmm_fraction_of_P_cores")), pct(r.get("scalapack_fraction_of_P_cores")),
         words_us, words_sc, r["shardmm_words_over_lb"] or 0,
         mem(r.get("shardmm_extra_over_local_abc")), mem(r.get("scalapack_extra_over_local_abc")),
@@ -166,13 +167,14 @@ def main():
         cluster_table([r for path in sys.argv[2:] for r in load(path)])
         return
     rows = load(sys.argv[1])
-    prev = {key(r): r for r in load(sys.argv[2])} if len(sys.argv) > 2 else {}
+    prev = {key(r): r for r in load(sys.argv[2])} if len(sys.argv) > 2 else None
     print("| case | P | m x n x k, op | ScaLAPACK's best grid, nb | shardmm s | ScaLAPACK s | time ratio "
-          "| previous | shardmm % of P cores | ScaLAPACK % of P cores | words/rank shardmm (pml) "
+          + ("| previous run " if prev is not None else "")
+          + "| shardmm % of P cores | ScaLAPACK % of P cores | words/rank shardmm (pml) "
           "| words/rank ScaLAPACK (pml) | shardmm / LB | added memory shardmm / ScaLAPACK | shardmm plan |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|" + "---|" * (15 if prev is not None else 14))
     for r in rows:
-        print(row(r, prev.get(key(r))))
+        print(row(r, prev.get(key(r)) if prev is not None else False))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """scripts/lib/suite_table.py: the suite table and the target verdicts, on made-up records
-whose verdicts are known and on the committed round's results (every case gets a row)."""
+whose verdicts are known and on the committed suite run's results (every case gets a row)."""
 import io
 import json
 import os
@@ -79,7 +79,7 @@ class Targets(unittest.TestCase):
 
 
 class Table(unittest.TestCase):
-    def test_committed_round_has_one_row_per_case_with_its_ratio(self):
+    def test_committed_run_has_one_row_per_case_with_its_ratio(self):
         path = os.path.join(ROOT, "docs", "data", "bench-vs-scalapack", "final.jsonl")
         records = suite_table.load(path)
         rows = [line for line in run(path) if line.startswith("| ") and not line.startswith("| case")]
@@ -88,11 +88,19 @@ class Table(unittest.TestCase):
             self.assertIn("**%.2f**" % r["time_ratio"], line)
             self.assertIn("| %d |" % max(r["shardmm_words"]["received_words"]), line)
 
-    def test_previous_round_ratio_sits_beside_the_row(self):
+    def test_previous_run_ratio_sits_beside_the_row(self):
         lines = with_records([record(ratio=0.84)], previous=[record(ratio=0.62)])
+        self.assertIn("| previous run |", lines[0])
         self.assertIn("**0.84** | 0.62 |", lines[2])
         lines = with_records([record(ratio=0.84)], previous=[record(case="other", ratio=0.62)])
         self.assertIn("**0.84** | - |", lines[2])
+
+    def test_one_run_has_no_previous_column(self):
+        lines = with_records([record(ratio=0.84, ours=0.98)])
+        self.assertNotIn("previous", lines[0])
+        self.assertEqual(lines[0].count("|"), lines[1].count("|"))
+        self.assertEqual(lines[0].count("|"), lines[2].count("|"))
+        self.assertIn("**0.84** | 98% |", lines[2])
 
 
 class Cluster(unittest.TestCase):
