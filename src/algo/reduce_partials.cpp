@@ -1,5 +1,6 @@
-// C = P + beta C for a P that may hold partial sums pending over mesh axes U ({U_...}): the
-// reduction step the sharding rules (sharded.cpp) and 2.5D (gemm25d.cpp) share.
+// C = P + beta C for a P that may hold partial sums pending over mesh axes U ({U_...}): 2.5D's
+// reduction step (gemm25d.cpp). The sharding rules fuse theirs with the product instead
+// (sharded_reduce.hpp), on the same ring (comm::ring_reduce_steps).
 //   ReduceScatter, when C's split of one dimension is P's split with U appended (blocks
 //     nesting) and the other dimension matches: P's tile is packed by destination along U
 //     and reduce-scattered over axis_comm(U) (comm::reduce_scatter, a ring of isend/irecv on
