@@ -1,4 +1,5 @@
-// The reduction step of partial sums ({U_...} layouts), shared by the sharding rules and 2.5D.
+// The reduction step of partial sums ({U_...} layouts) of 2.5D (the sharding rules fuse theirs:
+// sharded_reduce.hpp).
 #pragma once
 
 #include <vector>
