@@ -243,8 +243,8 @@ int shardmm_gemm_files(MPI_Comm comm, char transa, const char *a_path, char tran
 typedef struct shardmm_batched_s *shardmm_batched;
 
 typedef enum shardmm_batch_merge {
-  SHARDMM_MERGE_AUTO = 0,  /* one larger product where one operand is shared and it can */
-  SHARDMM_MERGE_NEVER = 1, /* one product per batch element */
+  SHARDMM_MERGE_AUTO = 0,   /* one larger product where one operand is shared and it can */
+  SHARDMM_MERGE_NEVER = 1,  /* one product per batch element */
   SHARDMM_MERGE_ALWAYS = 2, /* merged, or SHARDMM_ERROR_NOT_SUPPORTED */
   SHARDMM_MERGE_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
 } shardmm_batch_merge;
