@@ -11,7 +11,9 @@
 // 2. op(B) likewise by columns (bn, n1 = bn P): the right operands (B11, B21, B22, T4, T1, T2,
 //    T3) as they are, columns split over q.
 // 3. Group g multiplies its pair transposed, M_g^T = T_g^T S_g^T, with gemm on its Q ranks
-//    (rows of M_g^T split over q: the column form's layouts, so nothing more moves in).
+//    (rows of M_g^T split over q: the column form's layouts, so nothing more moves in); a
+//    group of one rank runs one local recursion that overwrites the pair
+//    (winograd_gemm_overwriting: its first level takes no scratch).
 // 4. The seven products come back row-aligned as in 1; each rank adds its rows of C's
 //    quadrants (C11 = M1 + M2, C12 = M1 + M6 + M5 + M3, C21 = M1 + M6 + M7 - M4,
 //    C22 = M1 + M6 + M7 + M5) and one redistribution takes alpha times them, plus beta C, into
@@ -20,15 +22,17 @@
 // step's phases; the redistributions' Pack and Unpack buffers are lent the regions free at the
 // time (memory::Lend). At Q = 1 every exchange of stacked pieces reads and writes in place.
 // The peak is the group's pair and product, 7/4 of a rank's share of A, B and C, plus what the
-// alignment of B takes beyond a quadrant. The outermost step takes the buffer from the pool
-// (slot StagedA0), a step inside a group's product owns its own. Words per rank: moving A, B,
-// C once each, and (mk + kn + mn) 7 / (4 P) for the stacks, plus the groups' own products.
+// alignment of B takes beyond a quadrant and the group's recursion below its first level. The
+// outermost step takes the buffer from the pool (slot StagedA0), a step inside a group's product
+// owns its own. Words per rank: moving A, B, C once each, and (mk + kn + mn) 7 / (4 P) for the
+// stacks, plus the groups' own products.
 #include <optional>
 #include <vector>
 
 #include "algo/algo.hpp"
 #include "algo/strassen.hpp"
 #include "algo/strassen_caps_forms.hpp"
+#include "algo/strassen_winograd.hpp"
 #include "comm/agree.hpp"
 #include "comm/traffic.hpp"
 #include "memory/workspace.hpp"
@@ -181,6 +185,16 @@ GemmReport group_product(const Mesh& group, const Layouts& l, const DistMatrix<T
   return gemm(Op::T, Op::N, T(1), R1, S1, T(0), M1, sub);
 }
 
+// A group of one rank: one local recursion, M_g^T = T_g^T S_g^T, that overwrites the pair (the
+// step needs it no more), so its first level takes no scratch (`work`: the levels below).
+template <Scalar T>
+void local_product(const Shape& s, DistMatrix<T>& S, DistMatrix<T>& R, DistMatrix<T>& M,
+                   const Options& o, T* work) {
+  const int L = winograd::levels(s.n1, s.m1, s.k1, strassen_crossover(o));
+  winograd_gemm_overwriting(Op::T, Op::N, s.n1, s.m1, s.k1, T(1), R.data(), R.ld(), S.data(),
+                            S.ld(), M.data(), M.ld(), L, work);
+}
+
 }  // namespace
 
 template <Scalar T>
@@ -191,9 +205,15 @@ void strassen_caps_run(const Operands<T>& x, const Options& o, Timers& t) {
   std::optional<Mesh> group;
   const Layouts l = layouts_of(mesh.shape(), MeshShape({"q"}, {s.Q}), s, x.opA, x.opB);
   Arena<T> z;
+  T* work = nullptr;  // a group of one rank's recursion below its first level
   prologue(mesh.comm(), [&] {
     take(z, mesh, l, s, x);
     group.emplace(mesh.axis_comm("q"), MeshShape({"q"}, {s.Q}));
+    if (s.Q == 1) {
+      const int L = winograd::levels(s.n1, s.m1, s.k1, strassen_crossover(o));
+      work =
+          memory::get<T>(memory::Slot::Partial, winograd::overwriting_scratch(s.n1, s.m1, s.k1, L));
+    }
   });
   T *r0 = z.region(0), *r1 = z.region(1), *r2 = z.region(2);
   const auto [w0, w1, w2] = z.size;
@@ -226,17 +246,21 @@ void strassen_caps_run(const Operands<T>& x, const Options& o, Timers& t) {
   t.timed(&Timers::comm, "exchange", 3, [&] { redistribute(R, Rg); });
   // 3: the group's product (region 2); the seven products back, row-aligned (region 0; at
   // Q > 1 unpacked through region 1).
-  GemmReport rep;
-  comm::agreed(mesh.comm(), "strassen group product",
-               [&] { rep = group_product(*group, l, Lg, Rg, Pg, o); });
-  t.gemm += rep.seconds_gemm, t.comm += rep.seconds_comm, t.redist += rep.seconds_redist;
-  t.timed(&Timers::comm, "exchange", 4, [&] {
+  if (s.Q == 1) {
+    t.timed(&Timers::gemm, "product", 4, [&] { local_product(s, Lg, Rg, Pg, o, work); });
+  } else {
+    GemmReport rep;
+    comm::agreed(mesh.comm(), "strassen group product",
+                 [&] { rep = group_product(*group, l, Lg, Rg, Pg, o); });
+    t.gemm += rep.seconds_gemm, t.comm += rep.seconds_comm, t.redist += rep.seconds_redist;
+  }
+  t.timed(&Timers::comm, "exchange", 5, [&] {
     const Lent<T> lent(nullptr, 0, r1, w1);
     redistribute(Pg, Pst);
   });
   // 4: C's quadrants from the products (region 1), then alpha times them plus beta C into the
   // caller's C (Pack in region 0, Unpack in 2).
-  t.timed(&Timers::gemm, "add", 5, [&] { caps::form_c(Pst, s, Cal); });
+  t.timed(&Timers::gemm, "add", 6, [&] { caps::form_c(Pst, s, Cal); });
   const comm::RedistributionRole moving_out(true);
   const Lent<T> lent(r0, w0, r2, w2);
   t.timed(&Timers::redist, [&] { redistribute(Cal, x.C, x.alpha, x.beta); });

@@ -21,6 +21,26 @@ inline void combine(index_t rows, index_t cols, T* Z, index_t ldz, const T* X, i
   }
 }
 
+// One signed block of a three-term sum: sign X (sign +1 or -1).
+template <class T>
+struct Signed {
+  T sign;
+  const T* X;
+  index_t ld;
+};
+
+// Z <- x + y + w over a rows x cols block, each term signed; Z may be any of the terms' blocks
+// (each element is read before it is written).
+template <class T>
+inline void combine3(index_t rows, index_t cols, T* Z, index_t ldz, Signed<T> x, Signed<T> y,
+                     Signed<T> w) {
+  for (index_t j = 0; j < cols; ++j) {
+    T* z = Z + j * ldz;
+    const T *a = x.X + j * x.ld, *b = y.X + j * y.ld, *c = w.X + j * w.ld;
+    for (index_t i = 0; i < rows; ++i) z[i] = x.sign * a[i] + y.sign * b[i] + w.sign * c[i];
+  }
+}
+
 // C <- beta C + Z (beta 0: C <- Z without reading C; beta 1: C += Z).
 template <class T>
 inline void accumulate(index_t rows, index_t cols, T beta, T* C, index_t ldc, const T* Z,

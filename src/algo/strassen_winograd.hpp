@@ -16,4 +16,13 @@ void winograd_gemm(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, con
                    index_t lda, const T* B, index_t ldb, T beta, T* C, index_t ldc, int levels,
                    T* work);
 
+/// C (m x n, ldc) <- alpha op(A) op(B) with `levels` Winograd steps, A and B overwritten: the
+/// first step forms its sums in A's and B's quadrants and its products in C's, so it takes no
+/// scratch; the steps below it take winograd::overwriting_scratch(m, n, k, levels) elements
+/// of `work`. A and B hold no meaningful values afterwards. (strassen_overwrite.cpp)
+template <Scalar T>
+void winograd_gemm_overwriting(Op opA, Op opB, index_t m, index_t n, index_t k, T alpha, T* A,
+                               index_t lda, T* B, index_t ldb, T* C, index_t ldc, int levels,
+                               T* work);
+
 }  // namespace shardmm::algo

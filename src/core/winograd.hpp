@@ -36,6 +36,12 @@ inline std::int64_t scratch(std::int64_t m, std::int64_t n, std::int64_t k, int 
   return total;
 }
 
+/// Scratch of the recursion that may overwrite op(A) and op(B) (winograd_gemm_overwriting):
+/// its first step takes none, the steps below it what scratch() gives them.
+inline std::int64_t overwriting_scratch(std::int64_t m, std::int64_t n, std::int64_t k, int L) {
+  return L > 0 ? scratch(m / 2, n / 2, k / 2, L - 1) : 0;
+}
+
 /// Two ranks whose pieces have the same k, and a C tile with even sides, run one product over
 /// both pieces (strassen_pair.cpp) when the whole k allows at least one level.
 inline int pair_levels(std::int64_t m, std::int64_t n, std::int64_t k_own, std::int64_t k_other,

@@ -30,7 +30,8 @@ constexpr double kAddBytesPerS = 6e9;
 //   for C's quadrants, at the streaming rate; nothing overlaps.
 // Memory: the caller's A, B and C, the step's three regions (winograd::caps_regions; the
 // redistributions' buffers live in them), and the group product's beyond the operands it is
-// handed.
+// handed (a group of one rank: the recursion's scratch below its first level, which overwrites
+// the pair).
 void evaluate_distributed(const Request& r, Candidate& c);
 
 // NOLINTNEXTLINE(misc-no-recursion): a group's step has 7 x fewer ranks, so it ends
@@ -55,6 +56,11 @@ void evaluate_caps(const Request& r, Candidate& c) {
   // Another step has 7 x fewer ranks, so the recursion ends.
   if (again) evaluate_caps(g, sub);  // NOLINT(misc-no-recursion)
   else evaluate_distributed(g, sub);
+  if (Q == 1) {  // one local recursion that overwrites the pair: scratch only below its first level
+    const int L = winograd::levels(n1, m1, k1, crossover);
+    sub.memory_bytes = static_cast<std::int64_t>(
+        elem * double(m1 * k1 + k1 * n1 + m1 * n1 + winograd::overwriting_scratch(n1, m1, k1, L)));
+  }
   const double stacks = 7 * (bm * K1 + K1 * bn + bm * double(n1));  // per rank, each way
   c.words = stacks * (1 - 1.0 / P) + sub.words;
   c.redist_words = (m * k + k * n + m * n) / P * (1 - 1.0 / P);

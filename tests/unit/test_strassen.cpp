@@ -1,7 +1,7 @@
-// Strassen-Winograd without MPI: the local recursion against a serial OpenBLAS reference
-// within the Winograd normwise bound (docs/ALGORITHMS.md) on awkward shapes, every dtype, every
-// op pair, alpha/beta; the recursion rules; the planner's opt-in (Auto never picks it unless
-// allowed) and its pricing.
+// Strassen-Winograd without MPI: the local recursion (and the one that overwrites its operands)
+// against a serial OpenBLAS reference within the Winograd normwise bound (docs/ALGORITHMS.md)
+// on awkward shapes, every dtype, every op pair, alpha/beta; the recursion rules; the
+// planner's opt-in (Auto never picks it unless allowed) and its pricing.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -77,6 +77,39 @@ void check(Op opA, Op opB, Case c, T alpha, T beta) {
                           << c.k << " L=" << c.levels << " " << to_string(dtype_of<T>());
 }
 
+// The recursion that overwrites op(A) and op(B) (beta 0): within the same bound, with exactly
+// the scratch overwriting_scratch() promises, C's padding rows untouched.
+template <Scalar T>
+void check_overwriting(Op opA, Op opB, Case c, T alpha) {
+  const index_t ar = opA == Op::N ? c.m : c.k, ac = opA == Op::N ? c.k : c.m;
+  const index_t br = opB == Op::N ? c.k : c.n, bc = opB == Op::N ? c.n : c.k;
+  const index_t lda = ar + 2, ldb = br + 3, ldc = c.m + 1;
+  const auto A0 = filled<T>(lda * ac, 4), B0 = filled<T>(ldb * bc, 5);
+  const auto C0 = filled<T>(ldc * c.n, 6);
+  std::vector<T> A = A0, B = B0, C = C0, ref = C0;
+  std::vector<T> work(static_cast<std::size_t>(
+      std::max<index_t>(winograd::overwriting_scratch(c.m, c.n, c.k, c.levels), 1)));
+  algo::winograd_gemm_overwriting(opA, opB, c.m, c.n, c.k, alpha, A.data(), lda, B.data(), ldb,
+                                  C.data(), ldc, c.levels, work.data());
+  blas::gemm(opA, opB, c.m, c.n, c.k, alpha, A0.data(), lda, B0.data(), ldb, T(0), ref.data(), ldc);
+  double err = 0;
+  for (index_t j = 0; j < c.n; ++j) {
+    for (index_t i = 0; i < c.m; ++i) {
+      const auto at = static_cast<std::size_t>(i + j * ldc);
+      err = std::max(err, double(std::abs(C[at] - ref[at])));
+    }
+    for (index_t i = c.m; i < ldc; ++i)
+      ASSERT_EQ(C[std::size_t(i + j * ldc)], C0[std::size_t(i + j * ldc)]);
+  }
+  const double u = std::numeric_limits<real_t<T>>::epsilon() / 2, cx = is_complex_v<T> ? 4 : 1;
+  // Its first level's sums take one term more than winograd_gemm's (a factor 3 / 2 at most).
+  const double allowed = 1.5 * cx * (winograd_bound(c.k, c.levels) + double(c.k) * double(c.k)) *
+                         u * std::abs(alpha) * max_abs(A0) * max_abs(B0);
+  EXPECT_LE(err, allowed) << "overwriting " << to_string(opA) << to_string(opB) << " " << c.m << "x"
+                          << c.n << "x" << c.k << " L=" << c.levels << " "
+                          << to_string(dtype_of<T>());
+}
+
 template <Scalar T>
 void sweep() {
   const Case cases[] = {{37, 29, 45, 2}, {64, 64, 64, 3}, {2, 2, 2, 1},    {1, 9, 8, 2},
@@ -87,7 +120,10 @@ void sweep() {
   int i = 0;
   for (Case c : cases)
     for (Op opA : {Op::N, Op::T, Op::C})
-      for (Op opB : {Op::N, Op::T, Op::C}) check<T>(opA, opB, c, alpha, betas[i++ % 3]);
+      for (Op opB : {Op::N, Op::T, Op::C}) {
+        check<T>(opA, opB, c, alpha, betas[i++ % 3]);
+        check_overwriting<T>(opA, opB, c, alpha);
+      }
 }
 
 TEST(Winograd, MatchesClassicalWithinTheBoundF32) { sweep<float>(); }
@@ -113,6 +149,8 @@ TEST(Winograd, LevelsHalveWhileTheSmallestDimensionReachesTheCrossover) {
   EXPECT_EQ(winograd::levels(1 << 20, 1 << 20, 1 << 20, 2), winograd::kMaxLevels);
   EXPECT_EQ(winograd::levels(37, 29, 45, 4), 3);  // 29 -> 14 -> 7 -> 3
   EXPECT_EQ(winograd::scratch(8, 8, 8, 2), 3 * 16 + 3 * 4);
+  EXPECT_EQ(winograd::overwriting_scratch(8, 8, 8, 2), 3 * 4);  // the second level's only
+  EXPECT_EQ(winograd::overwriting_scratch(8, 8, 8, 1), 0);
   // At most a third of A + B + C, whatever the levels.
   EXPECT_LE(winograd::scratch(4096, 8192, 8192, 6) * 3, 4096 * 8192 + 8192 * 8192 + 4096 * 8192);
 }
@@ -173,8 +211,8 @@ TEST(PlannerStrassen, GridFormPricedByPieces) {
 
 // The breadth-first step at 7 ranks, 2048^3 (one step, the groups' products below the
 // crossover): it adds the group's pair and product, its floor of 7/4 x the local A + B + C,
-// and B's alignment beyond a quadrant, under 2 x. The lean cap (1.3 x) keeps Auto off it; a
-// growth cap of 2 lets it run.
+// and B's alignment beyond a quadrant, under 2 x; at 4096^3 (one local level) too. The lean cap
+// (1.3 x) keeps Auto off it; a growth cap of 2 lets it run.
 TEST(PlannerStrassen, BreadthFirstStepAddsAtMostTwiceTheOperands) {
   PlanRequest r = request(2048, 2048, 2048, 7);
   r.allow_fast = true;
@@ -190,6 +228,14 @@ TEST(PlannerStrassen, BreadthFirstStepAddsAtMostTwiceTheOperands) {
   }
   r.memory_growth = 2.0;
   EXPECT_TRUE(evaluate(r, {Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, 1, 7}).fits);
+  // 4096^3: the groups' 2051 x 2051 x 2048 products take one local level, which overwrites
+  // their pair and so adds nothing: still under 2 x.
+  PlanRequest big = request(4096, 4096, 4096, 7);
+  big.allow_fast = true;
+  const Candidate step =
+      evaluate(big, {Algorithm::Strassen, Stationary::C, RingForm::Auto, 1, 1, 7});
+  EXPECT_GE(double(step.added_bytes), 1.75 * double(resident_bytes(big)));
+  EXPECT_LE(double(step.added_bytes), 2.0 * double(resident_bytes(big)));
 }
 
 TEST(PlannerStrassen, ProfileCarriesTheCrossover) {
