@@ -111,8 +111,8 @@ def main():
     ap.add_argument("--work", help="keep the runs' files here (default: a temporary folder)")
     args = ap.parse_args()
     args.cp2k = shutil.which(args.cp2k) or args.cp2k
-    if not os.path.exists(args.cp2k) or not os.path.isdir("/usr/share/cp2k/data"):
-        print(f"SKIP: {args.cp2k} or /usr/share/cp2k/data not installed (apt-get install cp2k)")
+    if not os.path.exists(args.cp2k) or not os.path.isdir("/usr/share/cp2k"):
+        print(f"SKIP: {args.cp2k} or /usr/share/cp2k not installed (apt-get install cp2k)")
         return SKIP
     work = args.work or tempfile.mkdtemp(prefix="shardmm-cp2k-")
     os.makedirs(work, exist_ok=True)
