@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "agree.hpp"
 #include "algo_options.hpp"
@@ -117,6 +118,19 @@ struct Blas3Contender {
   }
 };
 
+// What the routine's own plan runs on these operands (plan_blas3, as the routine plans it).
+template <Scalar T>
+std::string planned(const Blas3Setup<T>& s) {
+  Blas3Request q = blas3_request(s.o, s.shape, s.mesh.size(), dtype_of<T>());
+  q.profile = MachineProfile::from_environment();
+  q.a = s.A.layout(), q.out = s.out0.layout();
+  if (s.B) q.b = s.B->layout();
+  const Blas3Plan p = plan_blas3(q);
+  char words[32];
+  (void)std::snprintf(words, sizeof words, "%.4g", p.chosen.words);
+  return p.chosen.name() + ", planned " + words + " words/rank";
+}
+
 template <Scalar T>
 std::unique_ptr<Blas3Contender<T>> make_blas3_contender(const BenchConfig& cfg,
                                                         const Blas3Setup<T>& s,
@@ -136,7 +150,8 @@ std::unique_ptr<Blas3Contender<T>> make_blas3_contender(const BenchConfig& cfg,
           c->row.plan = "ScaLAPACK p?" + cfg.op + "_ on " + std::to_string(sizes[0]) + "x" +
                         std::to_string(sizes[1]) + ", " + s.out0.layout().spec().to_string();
         } else {
-          c->row.plan = "shardmm::" + cfg.op + " (blas3.hpp) on " + s.mesh.shape().to_string();
+          c->row.plan = "shardmm::" + cfg.op + " (blas3.hpp) on " + s.mesh.shape().to_string() +
+                        ": " + planned(s);
         }
       }))
     c->row.error = *error;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "shardmm/plan_blas3.hpp"
 #include "shardmm/types.hpp"
 
 namespace shardmm::cli {
@@ -52,9 +53,12 @@ inline Blas3Shape blas3_shape(const Blas3Op& o, index_t m, index_t n, index_t k)
 /// other extent; the additions 0.
 double blas3_flops(const Blas3Op& o, const Blas3Shape& s, bool complex);
 
-/// A memory-independent lower bound on the words the busiest of P ranks receives, from the
-/// Loomis-Whitney inequality on the op's multiply-add triples as for gemm (blas3_bound.cpp);
-/// 0 where it gives nothing (and for the additions, which have no triples).
+/// The planner's request for the op on P ranks (no layouts: the planner's bc(64, 64) on the
+/// near-square grid, as bench's operands).
+Blas3Request blas3_request(const Blas3Op& o, const Blas3Shape& s, int P, Dtype dtype);
+
+/// The library's lower bound (shardmm::blas3_lower_bound) on the words the busiest of P ranks
+/// receives; 0 where it gives nothing (and for the additions, which have no triples).
 double blas3_lower_bound(const Blas3Op& o, const Blas3Shape& s, int P);
 
 /// "syrk uplo=L trans=N", "trsm side=L uplo=L trans=N diag=N", ... for the report.

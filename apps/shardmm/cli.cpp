@@ -97,6 +97,14 @@ void add_algo_options(CLI::App* s, Cfg& c) {
       ->check(CLI::NonNegativeNumber);
 }
 
+// The PBLAS level-3 flags bench --op and plan --op share.
+void add_blas3_flags(CLI::App* a, std::string& side, std::string& uplo, std::string& diag) {
+  a->add_option("--side", side, "symm/hemm/trmm/trsm: L|R")->check(CLI::IsMember({"L", "R"}));
+  a->add_option("--uplo", uplo, "the triangle read or written: U|L")
+      ->check(CLI::IsMember({"U", "L"}));
+  a->add_option("--diag", diag, "trmm/trsm: N|U (unit diagonal)")->check(CLI::IsMember({"N", "U"}));
+}
+
 void add_bench(CLI::App& app, BenchConfig& c) {
   auto* b = app.add_subcommand("bench", "time shardmm (and ScaLAPACK) on generated operands");
   // --size first: CLI11 applies options in declaration order, so an explicit --m/--n/--k wins.
@@ -115,11 +123,7 @@ void add_bench(CLI::App& app, BenchConfig& c) {
                 "syrk|herk|syr2k|her2k (C n x n, op(A) n x k by --transa) trmm|trsm (B m x n) "
                 "tran|geadd (C m x n), beside ScaLAPACK's p?<op>_")
       ->check(CLI::IsMember(ops));
-  b->add_option("--side", c.side, "symm/hemm/trmm/trsm: L|R")->check(CLI::IsMember({"L", "R"}));
-  b->add_option("--uplo", c.uplo, "the triangle read or written: U|L")
-      ->check(CLI::IsMember({"U", "L"}));
-  b->add_option("--diag", c.diag, "trmm/trsm: N|U (unit diagonal)")
-      ->check(CLI::IsMember({"N", "U"}));
+  add_blas3_flags(b, c.side, c.uplo, c.diag);
   b->add_option(
        "--algo", c.algos,
        "comma list of auto|local|summa|cannon|ring|sharded|25d|strassen|scalapack|cores (cores: "
@@ -187,6 +191,13 @@ void add_plan(CLI::App& app, PlanConfig& c) {
       ->check(CLI::PositiveNumber);
   p->add_flag("--json", c.json, "print one JSON object (chosen, candidates, profile, lower bound)");
   p->add_flag("--allow-fast", c.allow_fast, "price Strassen beside the classical candidates");
+  std::vector<std::string> ops = blas3_ops();
+  ops.insert(ops.begin(), "gemm");
+  p->add_option("--op", c.op,
+                "gemm (default) or a PBLAS level-3 routine, its operands as bench --op takes "
+                "them (syrk|herk|syr2k|her2k: C n x n, op(A) n x k by --transa, --m unused)")
+      ->check(CLI::IsMember(ops));
+  add_blas3_flags(p, c.side, c.uplo, c.diag);
 }
 
 void add_calibrate(CLI::App& app, CalibrateConfig& c) {

@@ -43,6 +43,7 @@ std::string preferred_text(const PreferredLayouts& p, double lower_bound) {
 }  // namespace
 
 int run_plan(const PlanConfig& cfg) {
+  if (cfg.op != "gemm") return run_plan_blas3(cfg);
   PlanRequest r;
   r.m = cfg.m, r.n = cfg.n, r.k = cfg.k, r.ranks = cfg.ranks, r.dtype = parse_dtype(cfg.dtype);
   if (!cfg.memory_limit.empty()) r.memory_limit = parse_bytes(cfg.memory_limit);

@@ -27,10 +27,16 @@ struct PlanConfig {
   /// Hosts the ranks span: above 1 the GEMMs poll the messages in flight, as gemm does on a
   /// mesh across nodes (PlanRequest::relays_in_gemm).
   int hosts = 1;
+  /// gemm, or a PBLAS level-3 routine (plan_blas3.cpp) with its flags; its operands' extents
+  /// as bench --op takes them from m, n, k.
+  std::string op = "gemm";
+  std::string side = "L", uplo = "L", diag = "N";
 };
 
 /// Prints the candidate table and the choice on rank 0; no communication.
 int run_plan(const PlanConfig& cfg);
+/// plan --op OTHER than gemm: the PBLAS level-3 planner's table (plan_blas3.cpp).
+int run_plan_blas3(const PlanConfig& cfg);
 
 struct CalibrateConfig {
   std::string output;  ///< write the profile JSON here (rank 0)

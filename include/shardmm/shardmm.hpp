@@ -13,6 +13,7 @@
 #include "shardmm/ooc.hpp"
 #include "shardmm/options.hpp"
 #include "shardmm/plan.hpp"
+#include "shardmm/plan_blas3.hpp"
 #include "shardmm/redistribute.hpp"
 #include "shardmm/runtime.hpp"
 #include "shardmm/types.hpp"

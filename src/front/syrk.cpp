@@ -19,6 +19,8 @@
 #include "algo/syrk.hpp"
 #include "comm/agree.hpp"
 #include "core/instantiate.hpp"
+#include "front/blas3_layouts.hpp"
+#include "front/syrk_reduce.hpp"
 #include "matrix/pooled.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/redistribute.hpp"
@@ -54,32 +56,17 @@ algo::TileIndex syrk_tile_index(const DistMatrix<T>& C) {
   return index;
 }
 
-// op(A)'s rows distributed as `c_dim` (one of C's dimensions), k replicated; A's orientation.
-template <Scalar T>
-Layout syrk_panel_layout(const DistMatrix<T>& A, const DistMatrix<T>& C, DimSpec c_dim,
-                         bool a_rows) {
-  ShardingSpec s;
-  s.name = "A";
-  c_dim.label = "N";
-  for (auto& axis : c_dim.axes)  // a bc() placeholder (#0, #1) as the axis it stands for
-    if (axis.size() == 2 && axis[0] == '#') axis = C.layout().mesh().names[axis[1] - '0'];
-  const DimSpec k_dim{"K", DimSpec::Kind::Replicated, {}, 0, 0, 0};
-  s.dims = a_rows ? std::array<DimSpec, 2>{c_dim, k_dim} : std::array<DimSpec, 2>{k_dim, c_dim};
-  return Layout(C.layout().mesh(), A.rows(), A.cols(), s);
-}
-
 // C <- alpha op(A) op(B)' + beta C on the triangle: op(A)'s rows for C's rows, op(B)'s for
 // C's columns (syrk: B is A).
 template <Scalar T>
 void syrk_update(Uplo uplo, Op op, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
                  DistMatrix<T>& C, bool hermitian, const algo::TileIndex& index) {
   const bool a_rows = op == Op::N;
-  const auto& dims = C.layout().spec().dims;
   std::optional<DistMatrix<T>> X, Y;  // op(A)'s rows for C's rows, op(B)'s for C's columns
   comm::agreed(C.mesh().comm(), "syrk panels", [&] {
-    X.emplace(matrix::pooled<T>(C.mesh(), syrk_panel_layout(A, C, dims[0], a_rows),
+    X.emplace(matrix::pooled<T>(C.mesh(), front::rank_k_panel(A.layout(), C.layout(), 0, a_rows),
                                 memory::Slot::OperandA));
-    Y.emplace(matrix::pooled<T>(C.mesh(), syrk_panel_layout(B, C, dims[1], a_rows),
+    Y.emplace(matrix::pooled<T>(C.mesh(), front::rank_k_panel(B.layout(), C.layout(), 1, a_rows),
                                 memory::Slot::OperandB));
   });
   redistribute(A, *X);
@@ -100,6 +87,10 @@ void syrk_rank_k(const char* routine, bool hermitian, Uplo uplo, Op op, T alpha,
   const algo::TileIndex index = syrk_tile_index(C);
   if (alpha == T(0) || k == 0)  // A is not read
     return algo::scale_triangle(uplo, beta, hermitian, C.data(), C.ld(), index);
+  const Blas3Plan plan = front::rank_k_plan<T>(routine, uplo, op, A, nullptr, C);
+  if (plan.chosen.algorithm == "reduce")
+    return front::syrk_reduce<T>(uplo, op, {alpha, T(0)}, A, nullptr, beta, C, hermitian, index,
+                                 plan.request.nb);
   syrk_update(uplo, op, alpha, A, A, beta, C, hermitian, index);
 }
 
@@ -118,6 +109,10 @@ void syrk_rank_2k(const char* routine, bool hermitian, Uplo uplo, Op op, T alpha
   const algo::TileIndex index = syrk_tile_index(C);
   if (alpha == T(0) || k == 0)  // neither A nor B is read
     return algo::scale_triangle(uplo, beta, hermitian, C.data(), C.ld(), index);
+  const Blas3Plan plan = front::rank_k_plan<T>(routine, uplo, op, A, &B, C);
+  if (plan.chosen.algorithm == "reduce")
+    return front::syrk_reduce<T>(uplo, op, {alpha, alpha2}, A, &B, beta, C, hermitian, index,
+                                 plan.request.nb);
   syrk_update(uplo, op, alpha, A, B, beta, C, hermitian, index);
   syrk_update(uplo, op, alpha2, B, A, T(1), C, hermitian, index);
 }

@@ -1,9 +1,14 @@
 // trsm / trmm front end: B <- alpha op(A)^-1 B, alpha op(A) B (Left) or B op(A)^-1,
 // alpha B op(A) (Right), A triangular, any layouts of one mesh.
 //
+// The plan (plan_blas3, front/plan_blas3.cpp) picks "steps" or "local" from the layouts.
 // What moves where (Left; Right exchanges rows and columns): B is m x n in its own layout, rows
 // over its row axes R, columns over S.
 //   1. B <- alpha B on each rank (no communication; alpha == 0 stops here: A is not read).
+//   "local": op(A) goes to every rank (slot OperandB, through geadd), B into [I, J_all] (whole
+//      columns, split over every mesh axis; slot OperandC), one local ?trsm / ?trmm, and B
+//      back into its layout: cheaper when op(A) is small against B.
+//   "steps":
 //   2. op(A) is redistributed once into P: B's own row map, all m
 //      columns on every rank (workspace slot OperandB), op T / C applied on the way (geadd:
 //      each rank transposes its own tile into slot OperandA, then one redistribution). Words
@@ -11,7 +16,7 @@
 //      rank unless B's rows are not split.
 //   3. The step loop (algo/triangular_steps.cpp): per block of B's rows, its owners solve
 //      (multiply) it with the diagonal block, one broadcast along R, one local GEMM per rank.
-// B itself never moves. Validation uses global metadata only (same error on every rank).
+//   B itself never moves. Validation uses global metadata only (same error on every rank).
 #include <optional>
 #include <string>
 
@@ -19,8 +24,11 @@
 #include "blas/blas.hpp"
 #include "comm/agree.hpp"
 #include "core/instantiate.hpp"
+#include "front/blas3_layouts.hpp"
 #include "matrix/pooled.hpp"
 #include "shardmm/error.hpp"
+#include "shardmm/plan_blas3.hpp"
+#include "shardmm/redistribute.hpp"
 #include "trace/call.hpp"
 
 namespace shardmm {
@@ -39,18 +47,38 @@ void triangular_validate(const char* routine, Side side, const DistMatrix<T>& A,
     throw NotSupported(r + ": B " + B.layout().to_string() + " holds pending partial sums");
 }
 
-// op(A) with B's map along `dim` (0: rows, Left; 1: columns, Right), the other dimension whole.
+// plan_blas3 for trsm / trmm on these operands' layouts (the profile of SHARDMM_PROFILE).
 template <Scalar T>
-Layout triangular_panel_layout(const DistMatrix<T>& A, const DistMatrix<T>& B, int dim) {
-  ShardingSpec s;
-  s.name = "A";
-  DimSpec b_dim = B.layout().spec().dims[dim];
-  b_dim.label = dim == 0 ? "I" : "J";
-  for (auto& axis : b_dim.axes)  // a bc() placeholder (#0, #1) as the axis it stands for
-    if (axis.size() == 2 && axis[0] == '#') axis = B.layout().mesh().names[axis[1] - '0'];
-  const DimSpec whole{dim == 0 ? "J" : "I", DimSpec::Kind::Replicated, {}, 0, 0, 0};
-  s.dims = dim == 0 ? std::array<DimSpec, 2>{b_dim, whole} : std::array<DimSpec, 2>{whole, b_dim};
-  return Layout(B.layout().mesh(), A.rows(), A.cols(), s);
+Blas3Plan triangular_plan(const char* routine, Side side, Uplo uplo, Op op, const DistMatrix<T>& A,
+                          const DistMatrix<T>& B) {
+  Blas3Request q;
+  q.routine = parse_blas3_routine(routine);
+  q.side = side, q.uplo = uplo, q.op = op, q.m = B.rows(), q.n = B.cols();
+  q.ranks = B.mesh().size(), q.dtype = dtype_of<T>();
+  q.profile = MachineProfile::from_environment();
+  q.a = A.layout(), q.out = B.layout();
+  return plan_blas3(q);
+}
+
+// "local": B's dimension `dim` whole on every rank, the other one split over every mesh axis
+// (workspace slot OperandC), one local ?trsm / ?trmm with all of op(A) (P, replicated), then
+// back into B's layout. Words: B's two redistributions.
+template <Scalar T>
+void triangular_local(bool solve, int dim, bool lower, bool unit, const DistMatrix<T>& P,
+                      DistMatrix<T>& B, index_t nb) {
+  std::optional<DistMatrix<T>> W;
+  comm::agreed(B.mesh().comm(), "triangular local", [&] {
+    W.emplace(matrix::pooled<T>(B.mesh(), front::triangular_whole(B.layout(), dim, nb),
+                                memory::Slot::OperandC));
+  });
+  redistribute(B, *W);
+  if (solve)
+    blas::trsm(dim == 0, lower, Op::N, unit, W->local_rows(), W->local_cols(), P.data(), P.ld(),
+               W->data(), W->ld());
+  else
+    blas::trmm(dim == 0, lower, Op::N, unit, W->local_rows(), W->local_cols(), P.data(), P.ld(),
+               W->data(), W->ld());
+  redistribute(*W, B);
 }
 
 // The widest step: B's blocks are used as they are, cut to at most this many indices.
@@ -65,15 +93,21 @@ void triangular(const char* routine, bool solve, Side side, Uplo uplo, Op op, Di
   blas::scale(B.local_rows(), B.local_cols(), alpha, B.data(), B.ld());
   if (alpha == T(0)) return;  // A is not read
   const int dim = side == Side::Left ? 0 : 1;
-  std::optional<DistMatrix<T>> P;  // op(A) beside B's rows (Left) or columns (Right)
+  const Blas3Plan chosen = triangular_plan(routine, side, uplo, op, A, B);
+  const bool local = chosen.chosen.algorithm == "local";
+  std::optional<DistMatrix<T>> P;  // op(A) beside B's rows (Left) or columns (Right), or whole
   comm::agreed(B.mesh().comm(), routine, [&] {
-    P.emplace(matrix::pooled<T>(B.mesh(), triangular_panel_layout(A, B, dim),
-                                memory::Slot::OperandB));  // geadd's op T / C uses OperandA
-  });
+    const Layout p_layout = local ? Layout::replicated(B.mesh().shape(), A.rows(), A.rows())
+                                  : front::triangular_panel(A.rows(), B.layout(), dim);
+    P.emplace(matrix::pooled<T>(B.mesh(), p_layout, memory::Slot::OperandB));
+  });  // geadd's op T / C uses OperandA
   geadd(op, T(1), A, T(0), *P);
+  const bool lower = (uplo == Uplo::Lower) != (op != Op::N);  // op(A)'s triangle
+  if (local)
+    return triangular_local(solve, dim, lower, diag == Diag::Unit, *P, B, chosen.request.nb);
   algo::TriangularPlan plan;
   plan.solve = solve, plan.left = side == Side::Left, plan.unit = diag == Diag::Unit;
-  plan.lower = (uplo == Uplo::Lower) != (op != Op::N);  // op(A)'s triangle
+  plan.lower = lower;
   plan.widest = kWidestStep;
   algo::triangular_steps_run(plan, *P, B);
 }

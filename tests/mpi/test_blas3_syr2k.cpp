@@ -82,6 +82,13 @@ TYPED_TEST(BlasSyr2k, AnyLayoutsMatchTheSerialReference) {
                           << (x.uplo == Uplo::Upper ? "U" : "L") << " op " << to_string(x.op)
                           << " A " << a << " B " << b << " C " << c;
     }
+  // k large against n: the plan's "reduce" (test_blas3_plan.cpp checks that it is chosen)
+  for (const RankKCase& x :
+       {RankKCase{false, Uplo::Lower, Op::T}, RankKCase{true, Uplo::Upper, Op::N}})
+    EXPECT_LE(check<T>(mesh, x, 9, 400, x.op == Op::N ? "A[I_x,J_y:bc7]" : "A[I_x:bc7,J_y]",
+                       x.op == Op::N ? "B[I,J_xy]" : "B[I_xy,J]", "C[I_x:bc2,J_y]"),
+              4.0)
+        << "reduce, hermitian " << x.hermitian;
   EXPECT_LE(check<T>(mesh, {true, Uplo::Lower, Op::N}, 1, 5, "A[I,J_x]", "B[I_x,J]", "C[I_x,J_y]"),
             4.0);
   EXPECT_LE(check<T>(mesh, {false, Uplo::Upper, Op::N}, 7, 0, "A[I_x,J]", "B[I_x,J]", "C[I_x,J_y]"),

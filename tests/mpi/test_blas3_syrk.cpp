@@ -75,6 +75,12 @@ TYPED_TEST(BlasSyrk, AnyLayoutsMatchTheSerialReference) {
                           << (x.uplo == Uplo::Upper ? "U" : "L") << " op " << to_string(x.op)
                           << " A " << a << " C " << c;
     }
+  // k large against n: the plan's "reduce" (test_blas3_plan.cpp checks that it is chosen)
+  for (const Case& x : {Case{false, Uplo::Upper, Op::T}, Case{true, Uplo::Lower, Op::N}})
+    EXPECT_LE(check<T>(mesh, x, 10, 400, x.op == Op::N ? "A[I_x,J_y:bc9]" : "A[I_xy,J]",
+                       "C[I_y:bc3,J_x]"),
+              4.0)
+        << "reduce, hermitian " << x.hermitian;
   EXPECT_LE(check<T>(mesh, {false, Uplo::Lower, Op::N}, 1, 5, "A[I,J_x]", "C[I_x,J_y]"), 4.0);
   EXPECT_LE(check<T>(mesh, {true, Uplo::Upper, Op::N}, 0, 3, "A[I_x,J]", "C[I_x,J_y]"), 4.0);
 }

@@ -125,6 +125,13 @@ TYPED_TEST(BlasTriangular, OtherLayoutsAndSizes) {
     EXPECT_LE(check<T>(mesh, c, 300, 7, "A[I_x:bc64,J_y:bc64]", "B[I_x:bc64,J_y]"), 4.0)
         << describe(c);
   }
+  // op(A) small against B: the plan's "local" on 4 ranks and more (test_blas3_plan.cpp)
+  for (const Case& c : {Case{true, Side::Left, Uplo::Upper, Op::T, Diag::NonUnit},
+                        Case{false, Side::Left, Uplo::Lower, Op::N, Diag::Unit}})
+    EXPECT_LE(check<T>(mesh, c, 12, 500, "A[I_xy,J]", "B[I_xy,J]"), 4.0) << describe(c);
+  for (const Case& c : {Case{true, Side::Right, Uplo::Lower, Op::N, Diag::Unit},
+                        Case{false, Side::Right, Uplo::Upper, Op::T, Diag::NonUnit}})
+    EXPECT_LE(check<T>(mesh, c, 500, 12, "A[I,J_xy]", "B[I,J_xy]"), 4.0) << describe(c);
 }
 
 TYPED_TEST(BlasTriangular, ZeroAlphaReadsNoAAndBadCallsThrow) {
