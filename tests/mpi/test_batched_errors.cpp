@@ -74,8 +74,9 @@ TEST(BatchedErrors, SharedOperandOnAnotherMesh) {
 }
 
 // The batch's one plan fails on the last rank alone (SHARDMM_FAULT_INJECT at "plan"): every
-// rank throws that rank's error, named by the call's plan agreement (per element) or by its
-// run agreement (merged: the plan is the merged gemm's own), and none waits in a product.
+// rank throws that rank's error, named by the call's plan agreement (per element: the last
+// rank) or by its run agreement (merged: the plan is the merged gemm's own, agreed on the
+// slice mesh first, so every rank of that slice fails), and none waits in a product.
 TEST(BatchedErrors, PlanFailingOnOneRankFailsEveryRank) {
   const Mesh mesh = grid();
   const int last = world_size() - 1;
@@ -89,7 +90,7 @@ TEST(BatchedErrors, PlanFailingOnOneRankFailsEveryRank) {
                                       "[plan batched products: " + rank);
   expect_same_error_everywhere<Error>(
       [&] { (void)gemm_batched(Op::N, Op::N, 1.0, A, W, 0.0, C, {}, BatchMerge::Always); },
-      "[batched products: " + rank);
+      "[batched products: first failing rank ");  // the lowest rank of the failing slice
   ASSERT_EQ(unsetenv("SHARDMM_FAULT_INJECT"), 0);
   EXPECT_NO_THROW((void)gemm_batched(Op::N, Op::N, 1.0, A, B, 0.0, C));  // nobody left waiting
 }

@@ -165,7 +165,7 @@ TEST(BatchedGemm, SharedOperandF32) { shared_sweep<float>(); }
 // way, and the merged product's copies cost more than the products' fixed costs they save.
 TEST(BatchedGemm, AutoMergesWhereItPays) {
   const Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
-  const index_t s = 96, d = 96, f = 128;
+  const index_t s = 64, d = 96, f = 128;  // 1.6 Mflop per element
   BatchedMatrix<float> X(mesh, kBatch, s, d, "X[B_X,S,D]");
   X.fill([](index_t b, index_t i, index_t j) { return entry<float>(i + 3 * b, j, 1); });
   DistMatrix<float> W(mesh, Layout(mesh.shape(), d, f, "W[D,F_Y]"));
