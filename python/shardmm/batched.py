@@ -62,7 +62,9 @@ def from_bf16(u):
     u = np.asarray(u)
     if u.dtype != np.uint16:
         raise _native.InvalidArgument(f"from_bf16: needs a uint16 array, got {u.dtype}")
-    return (u.astype(np.uint32) << 16).view(np.float32)
+    wide = np.array(u, dtype=np.uint32)  # an array even for one value: its bits are viewed
+    wide <<= np.uint32(16)
+    return wide.view(np.float32)
 
 
 def _dtype(a, b):
