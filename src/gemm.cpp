@@ -15,6 +15,7 @@
 #include "comm/wire.hpp"
 #include "core/fault.hpp"
 #include "core/instantiate.hpp"
+#include "front/planned.hpp"
 #include "front/resolve.hpp"
 #include "matrix/pooled.hpp"
 #include "shardmm/error.hpp"
@@ -149,32 +150,20 @@ GemmReport run_remeshed(const MeshShape& shape, Op opA, Op opB, T alpha, const D
 
 // The call's plan, agreed by every rank: planning is pure except for the machine profile each
 // rank reads (SHARDMM_PROFILE), so a profile one rank cannot read fails the call everywhere.
-struct Decision {
-  front::Resolved how;
-  std::optional<algo::Setup> setup;  // on the caller's mesh (none when remeshed or trivial)
-};
-
 template <Scalar T>
-Decision decide(const algo::Problem& p, const DistMatrix<T>& C, bool trivial,
-                const Options& options) {
-  const trace::Span span("plan", trace::Cat::Phase);
-  Decision d{{options, std::nullopt, ""}, std::nullopt};
-  auto plan = [&] {
-    fault::point("plan");
-    if (trivial && options.algorithm == Algorithm::Auto) return;  // nothing to choose
-    const plan::Request q = front::request_for(p, C.mesh(), dtype_of<T>(), options);
-    d.how = front::resolve(p, q, options);
-    if (d.how.remesh) return;
-    d.setup = front::make_setup(p, d.how.options);
-    if (!trivial && options.algorithm != Algorithm::Auto) front::check_memory(p, *d.setup, q);
-  };
+front::Planned decide(const algo::Problem& p, const DistMatrix<T>& C, bool trivial,
+                      const Options& options) {
+  front::Planned d;
+  auto plan = [&] { d = front::plan_product<T>(p, C.mesh(), trivial, options); };
   if (C.mesh().active()) comm::agreed(C.mesh().comm(), "plan", plan);
   else plan();
   return d;
 }
 
-// Options::wire: for f32 only (a copy with F32 otherwise); no fast algorithm under a 16-bit
-// wire (Strassen asked for by name is refused on every rank alike, Auto leaves it out).
+}  // namespace
+
+namespace front {
+
 template <Scalar T>
 Options wire_checked(const Options& options) {
   Options o = options;
@@ -188,37 +177,39 @@ Options wire_checked(const Options& options) {
   return o;
 }
 
-}  // namespace
+template <Scalar T>
+Planned plan_product(const algo::Problem& p, const Mesh& mesh, bool trivial,
+                     const Options& options) {
+  const trace::Span span("plan", trace::Cat::Phase);
+  Planned d{{options, std::nullopt, ""}, std::nullopt, trivial};
+  fault::point("plan");
+  if (trivial && options.algorithm == Algorithm::Auto) return d;  // nothing to choose
+  const plan::Request q = request_for(p, mesh, dtype_of<T>(), options);
+  d.how = resolve(p, q, options);
+  if (d.how.remesh) return d;
+  d.setup = make_setup(p, d.how.options);
+  if (!trivial && options.algorithm != Algorithm::Auto) check_memory(p, *d.setup, q);
+  return d;
+}
 
 template <Scalar T>
-GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
-                DistMatrix<T>& C, const Options& caller_options) {
-  const algo::Problem p = front::validate(opA, opB, A, B, C);
-  const Options options = wire_checked<T>(caller_options);
-  const comm::WireScope wire(options.wire);  // operands only: see comm/wire.hpp
-  trace::Call call(C.mesh().active() ? C.mesh().comm() : MPI_COMM_NULL, "gemm", options.trace);
-  if (call.span())
-    call.span().arg("m", p.m).arg("n", p.n).arg("k", p.k).text("dtype", to_string(dtype_of<T>()));
-  const double t_start = algo::now();  // the call's time includes planning
-  const bool trivial = p.m == 0 || p.n == 0 || p.k == 0 || alpha == T(0);
-  const Decision d = decide(p, C, trivial, options);
-  GemmReport rep;
-  if (d.setup)
-    rep.algorithm = d.setup->algorithm, rep.grid = d.setup->grid, rep.detail = d.setup->detail;
-  if (!C.mesh().active() || p.m == 0 || p.n == 0) {
-    call.done();
-    return rep;
-  }
-  if (options.blas_threads > 0) blas::set_num_threads(options.blas_threads);
+GemmReport run_product(const Planned& d, const algo::Problem& p, Op opA, Op opB, T alpha,
+                       const DistMatrix<T>& A, const DistMatrix<T>& B, T beta, DistMatrix<T>& C) {
+  const double t_start = algo::now();
+  const Options& o = d.how.options;
+  if (o.blas_threads > 0) blas::set_num_threads(o.blas_threads);
   const comm::Traffic start = comm::traffic();
   const comm::Traffic redist_start = comm::redistribution_traffic();
-  if (trivial) {  // k = 0 or alpha = 0: only scale C (beta == 0 never reads it)
+  GemmReport rep;
+  if (d.trivial) {  // k = 0 or alpha = 0: only scale C (beta == 0 never reads it)
     blas::scale(C.local_rows(), C.local_cols(), beta, C.data(), C.ld());
+    if (d.setup)
+      rep.algorithm = d.setup->algorithm, rep.grid = d.setup->grid, rep.detail = d.setup->detail;
     rep.detail = "k = 0 or alpha = 0: C scaled by beta";
   } else if (d.how.remesh) {
-    rep = run_remeshed(*d.how.remesh, opA, opB, alpha, A, B, beta, C, d.how.options, p);
+    rep = run_remeshed(*d.how.remesh, opA, opB, alpha, A, B, beta, C, o, p);
   } else {
-    rep = run_planned(*d.setup, opA, opB, alpha, A, B, beta, C, d.how.options);
+    rep = run_planned(*d.setup, opA, opB, alpha, A, B, beta, C, o);
   }
   if (!d.how.why.empty()) rep.detail = d.how.why + "; " + rep.detail;
   const comm::Traffic total = comm::traffic() - start;
@@ -230,6 +221,32 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
   rep.messages = total.messages;
   rep.seconds_total = algo::now() - t_start;
   rep.blas_threads = blas::num_threads();
+  return rep;
+}
+
+}  // namespace front
+
+template <Scalar T>
+GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+                DistMatrix<T>& C, const Options& caller_options) {
+  const algo::Problem p = front::validate(opA, opB, A, B, C);
+  const Options options = front::wire_checked<T>(caller_options);
+  const comm::WireScope wire(options.wire);  // operands only: see comm/wire.hpp
+  trace::Call call(C.mesh().active() ? C.mesh().comm() : MPI_COMM_NULL, "gemm", options.trace);
+  if (call.span())
+    call.span().arg("m", p.m).arg("n", p.n).arg("k", p.k).text("dtype", to_string(dtype_of<T>()));
+  const double t_start = algo::now();  // the call's time includes planning
+  const bool trivial = p.m == 0 || p.n == 0 || p.k == 0 || alpha == T(0);
+  const front::Planned d = decide(p, C, trivial, options);
+  GemmReport rep;
+  if (d.setup)
+    rep.algorithm = d.setup->algorithm, rep.grid = d.setup->grid, rep.detail = d.setup->detail;
+  if (!C.mesh().active() || p.m == 0 || p.n == 0) {
+    call.done();
+    return rep;
+  }
+  rep = front::run_product(d, p, opA, opB, alpha, A, B, beta, C);
+  rep.seconds_total = algo::now() - t_start;
   if (call.span()) call.span().text("algorithm", to_string(rep.algorithm)).text("grid", rep.grid);
   call.done();
   return rep;
@@ -250,10 +267,16 @@ GemmReport gemm_dry_run(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix
   return rep;
 }
 
-#define SHARDMM_INSTANTIATE(T)                                                            \
-  template GemmReport gemm<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,   \
-                              DistMatrix<T>&, const Options&);                            \
-  template GemmReport gemm_dry_run<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&, \
+#define SHARDMM_INSTANTIATE(T)                                                                   \
+  template Options front::wire_checked<T>(const Options&);                                       \
+  template front::Planned front::plan_product<T>(const algo::Problem&, const Mesh&, bool,        \
+                                                 const Options&);                                \
+  template GemmReport front::run_product<T>(const front::Planned&, const algo::Problem&, Op, Op, \
+                                            T, const DistMatrix<T>&, const DistMatrix<T>&, T,    \
+                                            DistMatrix<T>&);                                     \
+  template GemmReport gemm<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,          \
+                              DistMatrix<T>&, const Options&);                                   \
+  template GemmReport gemm_dry_run<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&,        \
                                       const DistMatrix<T>&, const Options&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE

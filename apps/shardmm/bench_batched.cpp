@@ -1,13 +1,14 @@
 // bench --batch N: times gemm_batched on N generated products of m x n x k against the
 // P-core ceiling (each rank's share of the products, ceil(N / P) local GEMMs of m x n x k with
-// no communication), one warm-up and --reps timed calls each (the slowest rank's time, the
-// median). Layouts: --layout-a/-b/-c in the batched notation (A[B_X,I,K_Y]), else the batch
-// over every mesh axis when N >= P (each product on one rank) or over the first axis with the
-// rows of A and C over the others. Check: entries of C from the global formulas on the ranks
-// that hold them (a few per product), --no-check skips it.
+// no communication), run alternately call by call: --warmup and --reps timed calls each (the
+// slowest rank's time, the median). Layouts: --layout-a/-b/-c in the batched notation
+// (A[B_X,I,K_Y]), else the batch over every mesh axis when N >= P (each product on one rank) or
+// over the first axis with the rows of A and C over the others. Check: entries of C from the global
+// formulas on the ranks that hold them (a few per product), --no-check skips it.
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "algo_options.hpp"
@@ -52,39 +53,53 @@ std::array<std::string, 3> batched_specs(const BenchConfig& cfg, const Mesh& mes
           tb ? "B[" + b + ",J,K]" : "B[" + b + ",K,J]", "C[" + b + ",I_" + rest + ",J]"};
 }
 
+// The P-core ceiling's operands: one m x k A, k x n B and m x n C per rank, reused by each of
+// its ceil(N / P) local products of m x n x k (no communication).
 template <Scalar T>
-double time_batched(const BenchConfig& cfg, const BatchedMatrix<T>& A, const BatchedMatrix<T>& B,
-                    BatchedMatrix<T>& C, const Options& o, BatchMerge merge, BatchedReport& rep) {
-  const Op ta = parse_op(cfg.transa), tb = parse_op(cfg.transb);
-  std::vector<double> times;
-  for (int r = 0; r < cfg.warmup + cfg.reps; ++r) {
-    SHARDMM_CLI_MPI(MPI_Barrier(A.mesh().comm()));
-    const double t0 = MPI_Wtime();
-    rep = gemm_batched(ta, tb, T(1), A, B, T(0), C, o, merge);
-    const double t = max_over(MPI_Wtime() - t0, A.mesh().comm());
-    if (r >= cfg.warmup) times.push_back(t);
-  }
-  return bench::median(times);
-}
-
-// The P-core ceiling: ceil(N / P) local products of m x n x k per rank.
-template <Scalar T>
-double time_cores(const BenchConfig& cfg, MPI_Comm comm, int P) {
-  const index_t share = (cfg.batch + P - 1) / P, m = cfg.m, n = cfg.n, k = cfg.k;
-  std::vector<T> a(std::size_t(std::max<index_t>(1, m * k)), T(1)),
-      b(std::size_t(std::max<index_t>(1, k * n)), T(1)),
-      c(std::size_t(std::max<index_t>(1, m * n)));
-  std::vector<double> times;
-  for (int r = 0; r < cfg.warmup + cfg.reps; ++r) {
-    SHARDMM_CLI_MPI(MPI_Barrier(comm));
-    const double t0 = MPI_Wtime();
+struct Ceiling {
+  index_t share = 0, m = 0, n = 0, k = 0;
+  std::vector<T> a, b, c;
+  Ceiling(const BenchConfig& cfg, int P)
+      : share((cfg.batch + P - 1) / P),
+        m(cfg.m),
+        n(cfg.n),
+        k(cfg.k),
+        a(std::size_t(std::max<index_t>(1, m * k)), T(1)),
+        b(std::size_t(std::max<index_t>(1, k * n)), T(1)),
+        c(std::size_t(std::max<index_t>(1, m * n))) {}
+  void run() {
     for (index_t p = 0; p < share; ++p)
       local_gemm(Op::N, Op::N, m, n, k, T(1), a.data(), std::max<index_t>(1, m), b.data(),
                  std::max<index_t>(1, k), T(0), c.data(), std::max<index_t>(1, m));
-    const double t = max_over(MPI_Wtime() - t0, comm);
-    if (r >= cfg.warmup) times.push_back(t);
   }
-  return bench::median(times);
+};
+
+// The slowest rank's time of `body`, after a barrier.
+template <class F>
+double timed_call(MPI_Comm comm, F&& body) {
+  SHARDMM_CLI_MPI(MPI_Barrier(comm));
+  const double t0 = MPI_Wtime();
+  body();
+  return max_over(MPI_Wtime() - t0, comm);
+}
+
+// gemm_batched and the P-core ceiling alternately, call by call (so a change in the machine's
+// load falls on both alike): their median times.
+template <Scalar T>
+std::pair<double, double> time_batched(const BenchConfig& cfg, const BatchedMatrix<T>& A,
+                                       const BatchedMatrix<T>& B, BatchedMatrix<T>& C,
+                                       const Options& o, BatchMerge merge, BatchedReport& rep) {
+  const Op ta = parse_op(cfg.transa), tb = parse_op(cfg.transb);
+  const MPI_Comm comm = A.mesh().comm();
+  Ceiling<T> ceiling(cfg, A.mesh().size());
+  std::vector<double> times, ceiling_times;
+  for (int r = 0; r < cfg.warmup + cfg.reps; ++r) {
+    const double t =
+        timed_call(comm, [&] { rep = gemm_batched(ta, tb, T(1), A, B, T(0), C, o, merge); });
+    const double tc = timed_call(comm, [&] { ceiling.run(); });
+    if (r >= cfg.warmup) times.push_back(t), ceiling_times.push_back(tc);
+  }
+  return {bench::median(times), bench::median(ceiling_times)};
 }
 
 // Largest relative error over a few entries of each local product (the entries the rank's
@@ -125,9 +140,8 @@ int bench_batched_typed(const BenchConfig& cfg) {
   B.fill([](index_t b, index_t i, index_t j) { return batched_entry<T>(b, i, j, 2); });
   const Options o = algo_options(cfg, "auto");
   BatchedReport rep;
-  const double t = time_batched(cfg, A, B, C, o, parse_batch_merge(cfg.merge), rep);
+  const auto [t, ceiling] = time_batched(cfg, A, B, C, o, parse_batch_merge(cfg.merge), rep);
   const double err = cfg.check ? check_entries(cfg, C) : 0;
-  const double ceiling = time_cores<T>(cfg, mesh.comm(), mesh.size());
   const double work = double(cfg.batch) * bench::flops(cfg.m, cfg.n, cfg.k, is_complex_v<T>);
   const double eps = std::is_same_v<real_t<T>, float> ? 0x1p-23 : 0x1p-52;
   const bool ok = err <= 100 * eps * double(std::max<index_t>(cfg.k, 1));

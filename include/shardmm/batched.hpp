@@ -133,7 +133,9 @@ class BatchedMatrix {
 
 /// Whether gemm_batched may run the batch as one larger product (a shared operand).
 enum class BatchMerge {
-  Auto,    ///< merge where the merged product is possible (it moves the shared operand once)
+  /// merge where the merged product is possible and the planner prices it below the
+  /// elements one by one (it moves the shared operand once; it copies the batch in and out)
+  Auto,
   Never,   ///< one gemm per batch element
   Always,  ///< merge, or throw NotSupported saying why it cannot
 };
@@ -144,9 +146,10 @@ BatchMerge parse_batch_merge(std::string_view text);
 
 /// What one gemm_batched call did on this rank.
 struct BatchedReport {
-  index_t products = 0;  ///< gemm calls this rank took part in (0 when it holds no batch)
-  bool merged = false;   ///< the batch ran as one product (batch folded into rows or columns)
-  std::string batch;     ///< how the batch was cut, e.g. "32 over x (2), 16 here"
+  index_t products = 0;   ///< gemm calls this rank took part in (0 when it holds no batch)
+  bool merged = false;    ///< the batch ran as one product (batch folded into rows or columns)
+  std::string batch;      ///< how the batch was cut, e.g. "32 over x (2), 16 here"
+  std::string merge_why;  ///< Auto's prices of merged and one by one (empty: not priced)
   /// The first product's algorithm, grid and detail; counters and seconds summed over all.
   GemmReport gemm;
   [[nodiscard]] std::string to_string() const;

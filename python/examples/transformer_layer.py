@@ -12,9 +12,11 @@ product is a shardmm.gemm with algorithm="sharded", whose rules insert the colle
 layouts: o Wo and a W2 contract a dimension sharded over Y (AllReduce_Y of the partial sums,
 {U_Y}), as do the backward products into dx1 and dx; the weight gradients contract B, sharded
 over X (AllReduce_X). The per-head products (scores, P v and their gradients) are rank-local in
-this split: they go through head_products(). bf16: every stored tensor is rounded to bf16
-(float32 arrays holding bf16 values), products move their operands as bf16 (wire="bf16") and
-accumulate in f32, as the C++ example's DistMatrix<bf16> products do.
+this split: head_products() runs them as shardmm.einsum on a mesh of this rank alone. bf16:
+every stored tensor is rounded to bf16 (float32 arrays holding bf16 values), products move
+their operands as bf16 (wire="bf16") and accumulate in f32, as the C++ example's
+DistMatrix<bf16> products do; the head products take the bf16 bit patterns themselves
+(shardmm.to_bf16, einsum with dtype="bf16").
 """
 
 import argparse
@@ -34,12 +36,23 @@ LAYOUTS = {"x": "[B_X,D]", "dy": "[B_X,D]", "Wq": "[D,E_Y]", "Wk": "[D,E_Y]", "W
 GRAD_LAYOUT = {"d" + w: LAYOUTS[w] for w in WEIGHTS}
 
 
-def head_products(a, b, transb=False, transa=False, alpha=1.0):
+# einsum specs of the head products over [n, h, rows, cols] arrays, by (transa, transb)
+HEAD_SPECS = {(False, False): "nhqk,nhkd->nhqd", (False, True): "nhqd,nhkd->nhqk",
+              (True, False): "nhqk,nhqd->nhkd"}
+
+
+def head_products(a, b, transb=False, transa=False, alpha=1.0, *, mesh, bf16=False):
     """alpha op(a[n,h]) op(b[n,h]) for every local sequence n and head h (arrays [n, h, r, c]):
-    rank-local in this split, so a batched local product (NumPy's matmul on the tiles)."""
-    a = a.transpose(0, 1, 3, 2) if transa else a
-    b = b.transpose(0, 1, 3, 2) if transb else b
-    return alpha * np.matmul(a, b)
+    rank-local in this split, so shardmm.einsum on `mesh`, this rank alone (with bf16, on the
+    operands' bf16 bit patterns: f32 accumulation, the product rounded to bf16)."""
+    spec = HEAD_SPECS[(transa, transb)]
+    if bf16:
+        out = shardmm.einsum(spec, shardmm.to_bf16(a), shardmm.to_bf16(b), mesh=mesh,
+                             dtype="bf16")
+        out = shardmm.from_bf16(out)
+    else:
+        out = shardmm.einsum(spec, a, b, mesh=mesh)
+    return out if alpha == 1.0 else alpha * out
 
 
 class Layer:
@@ -59,6 +72,11 @@ class Layer:
         self.t = {k: shardmm.DistMatrix.from_global(mesh, g[k], k + LAYOUTS[k], dtype=np_dtype)
                   for k in LAYOUTS}
         self.steps = []  # (name, gemm report) of the last forward + backward
+        self.alone = shardmm.Mesh(MPI.COMM_SELF, shape={"r": 1})  # the head products' mesh
+
+    def hp(self, a, b, **kw):
+        """head_products on this rank alone, in the layer's format."""
+        return head_products(a, b, mesh=self.alone, bf16=self.dtype == "bf16", **kw)
 
     def mm(self, name, A, B, layout, transa="N", transb="N", C=None, beta=0):
         """C <- op(A) op(B) (+ beta C) through shardmm; C's tile rounded to the storage type."""
@@ -90,9 +108,9 @@ class Layer:
         for w in ("Wq", "Wk", "Wv"):  # column-parallel: no communication
             t[w[1]] = self.mm(w[1] + " = x " + w, t["x"], t[w], w[1] + "[B_X,E_Y]")
         q, k, v = (self.heads(t[n]) for n in "qkv")
-        scores = s(head_products(q, k, transb=True, alpha=1 / np.sqrt(self.dh)))
+        scores = s(self.hp(q, k, transb=True, alpha=1 / np.sqrt(self.dh)))
         self.p = s(softmax_causal(scores))
-        t["o"] = self.merge(s(head_products(self.p, v)), t["q"], "o")
+        t["o"] = self.merge(s(self.hp(self.p, v)), t["q"], "o")
         attn = self.mm("attn = o Wo", t["o"], t["Wo"], "attn[B_X,D]")  # AllReduce_Y
         t["x1"] = self.like(t["x"], t["x"].local + attn.local, "xone")
         t["h"] = self.mm("h = x1 W1", t["x1"], t["W1"], "h[B_X,F_Y]")
@@ -112,10 +130,10 @@ class Layer:
         t["dWo"] = self.mm("dWo = o^T dx1", t["o"], dx1, "dWo" + LAYOUTS["Wo"], transa="T")
         do = self.heads(self.mm("do = dx1 Wo^T", dx1, t["Wo"], "do[B_X,E_Y]", transb="T"))
         q, k, v = (self.heads(t[n]) for n in "qkv")
-        dp = s(head_products(do, v, transb=True))
+        dp = s(self.hp(do, v, transb=True))
         ds = s(softmax_backward(self.p, dp) / np.sqrt(self.dh))
-        grads = {"q": head_products(ds, k), "k": head_products(ds, q, transa=True),
-                 "v": head_products(self.p, do, transa=True)}
+        grads = {"q": self.hp(ds, k), "k": self.hp(ds, q, transa=True),
+                 "v": self.hp(self.p, do, transa=True)}
         t["dx"] = self.like(dx1, dx1.local, "dx")
         for n, d in grads.items():
             dn = self.merge(s(d), t["q"], "d" + n)

@@ -23,6 +23,7 @@ try:
         set_blas_threads,
     )
     from ._native import version as __version__
+    from .batched import from_bf16, to_bf16
     from .io import multiply_files, read_npy, read_raw, write_npy, write_raw
     from .matrix import DistMatrix
     from .mesh import Mesh
@@ -46,6 +47,7 @@ __all__ = [
     "blas_threads",
     "dry_run",
     "einsum",
+    "from_bf16",
     "gemm",
     "matmul",
     "multiply_files",
@@ -54,6 +56,7 @@ __all__ = [
     "read_npy",
     "read_raw",
     "set_blas_threads",
+    "to_bf16",
     "write_npy",
     "write_raw",
 ]

@@ -48,6 +48,25 @@ def _stored(layout, trans):
     return name + "[" + ",".join(out) + "]"
 
 
+def to_bf16(x):
+    """float32 values as bf16 bit patterns (uint16 array of x's shape): the top 16 bits of each
+    f32, rounded to nearest even (as shardmm rounds; NaN stays NaN)."""
+    x32 = np.array(x, dtype=np.float32, order="C")  # a copy: its bits are viewed below
+    bits = x32.view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) >> 16
+    return np.where(np.isnan(x32), (bits >> 16) | np.uint32(0x40), rounded).astype(np.uint16)
+
+
+def from_bf16(u):
+    """bf16 bit patterns (a uint16 array) as float32 values (exact)."""
+    u = np.asarray(u)
+    if u.dtype != np.uint16:
+        raise _native.InvalidArgument(f"from_bf16: needs a uint16 array, got {u.dtype}")
+    wide = np.array(u, dtype=np.uint32)  # an array even for one value: its bits are viewed
+    wide <<= np.uint32(16)
+    return wide.view(np.float32)
+
+
 def _dtype(a, b):
     """NumPy's dtype for a @ b, integers (and bools) becoming float64."""
     return np.result_type(a.dtype if a.dtype.kind in "fc" else np.float64,
@@ -55,11 +74,19 @@ def _dtype(a, b):
 
 
 def batched_product(a, b, transa="N", transb="N", *, mesh, root=None, merge="auto",
-                    **options):
+                    dtype=None, **options):
     """op(a[p]) op(b[p]) for 3-D a and b (or one of them 2-D: shared by every p), every rank
     holding the same arrays; the (batch, m, n) product on every rank (root=None) or on rank
-    root only. Collective over the mesh."""
-    dt = _dtype(a, b)
+    root only. dtype="bf16": a and b are uint16 arrays of bf16 bit patterns, and so is the
+    product (f32 accumulation, rounded once). Collective over the mesh."""
+    bf16 = dtype is not None and str(dtype) == "bf16"
+    if dtype is not None and not bf16:
+        raise _native.InvalidArgument(f"dtype must be None or 'bf16', got {dtype!r}")
+    if bf16 and (np.asarray(a).dtype != np.uint16 or np.asarray(b).dtype != np.uint16):
+        raise _native.InvalidArgument(
+            "dtype='bf16' takes uint16 arrays of bf16 bit patterns (shardmm.to_bf16 makes them "
+            f"from float32), got {np.asarray(a).dtype} and {np.asarray(b).dtype}")
+    dt = np.uint16 if bf16 else _dtype(a, b)
     a = np.ascontiguousarray(a, dtype=dt)
     b = np.ascontiguousarray(b, dtype=dt)
     batch = a.shape[0] if a.ndim == 3 else b.shape[0]
@@ -67,7 +94,8 @@ def batched_product(a, b, transa="N", transb="N", *, mesh, root=None, merge="aut
     lay[0], lay[1] = _stored(lay[0], transa), _stored(lay[1], transb)
     out = []
     agreed(mesh, "matmul", lambda: out.append(_native.matmul_batched(
-        mesh._mesh, a, b, transa, transb, lay, options, merge, 0 if root is None else root)))
+        mesh._mesh, a, b, transa, transb, lay, options, merge, 0 if root is None else root,
+        bf16)))
     C = out[0]
     if root is None:
         C = mesh.comm.bcast(C, root=0)

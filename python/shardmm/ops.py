@@ -92,10 +92,13 @@ def matmul(a, b, *, mesh=None, root=None, **options):
     The dtype is NumPy's for a @ b, integers becoming float64. options: gemm's (algorithm,
     memory_limit, ...). Arrays of other dimensions follow NumPy's matmul rules as batched
     products (batched.matmul_nd: batch dimensions broadcast, 1-D operands promoted, float16
-    too; merge="auto"|"never"|"always"). Collective."""
+    too; merge="auto"|"never"|"always"). dtype="bf16": a and b are uint16 arrays of bf16 bit
+    patterns (shardmm.to_bf16), multiplied as batched products, and so is the result
+    (docs/PYTHON.md, "bf16"). Collective."""
     mesh = default_mesh() if mesh is None else mesh
-    if np.ndim(a) > 2 or np.ndim(b) > 2 or (np.ndim(a) >= 1 and np.ndim(b) >= 1 and
-                                            min(np.ndim(a), np.ndim(b)) < 2):
+    bf16 = options.get("dtype") is not None  # batched.batched_product checks it
+    if bf16 or np.ndim(a) > 2 or np.ndim(b) > 2 or (np.ndim(a) >= 1 and np.ndim(b) >= 1 and
+                                                    min(np.ndim(a), np.ndim(b)) < 2):
         return batched.matmul_nd(a, b, mesh=mesh, root=root, **options)
     dtype = np.result_type(_operand_dtype(a), _operand_dtype(b))
     A = DistMatrix.from_global(mesh, a, dtype=dtype)
@@ -110,7 +113,8 @@ def einsum(spec, a, b, *, mesh=None, root=None, **options):
     bhqd,bhkd->bhqk, bhqk,bhkd->bhqd, bsd,df->bsf (any spec of that shape: batch indices, then
     one contracted index in either position of each operand; b may have no batch). Another spec
     raises InvalidArgument. Every rank passes the same arrays; the result on every rank
-    (root=None) or on rank root. Collective."""
+    (root=None) or on rank root. dtype="bf16": uint16 arrays of bf16 bit patterns in and out
+    (shardmm.to_bf16 / from_bf16). Collective."""
     mesh = default_mesh() if mesh is None else mesh
     return batched.einsum(spec, a, b, mesh=mesh, root=root, **options)
 

@@ -95,7 +95,7 @@ py::object run_matmul_batched(const Mesh& mesh, const Global& a, const Global& b
 py::object matmul_batched(const Mesh& mesh, const py::array& a, const py::array& b,
                           const std::string& transa, const std::string& transb,
                           const std::vector<std::string>& specs, const py::dict& options,
-                          const std::string& merge, int root) {
+                          const std::string& merge, int root, bool bf16_bits) {
   const Global ga = global_of(a, "a"), gb = global_of(b, "b");
   if (ga.batch == 0 && gb.batch == 0)
     throw InvalidArgument("matmul_batched: at least one operand must be 3-D");
@@ -106,6 +106,12 @@ py::object matmul_batched(const Mesh& mesh, const py::array& a, const py::array&
   const Options o = to_options(options);
   const BatchMerge mm = parse_batch_merge(merge);
   const py::dtype dt = a.dtype();
+  if (bf16_bits != (dt.kind() == 'u' && dt.itemsize() == 2))
+    throw InvalidArgument(
+        std::string("matmul_batched: dtype=\"bf16\" takes uint16 arrays of bf16 ") +
+        "bit patterns, and uint16 arrays need dtype=\"bf16\" (got " +
+        py::str(static_cast<const py::handle&>(dt)).cast<std::string>() + ")");
+  if (bf16_bits) return run_matmul_batched<bf16>(mesh, ga, gb, ta, tb, specs, o, mm, root, dt);
   if (dt.kind() == 'f' && dt.itemsize() == 2)
     return run_matmul_batched<f16>(mesh, ga, gb, ta, tb, specs, o, mm, root, dt);
   switch (to_dtype(dt)) {
@@ -124,9 +130,10 @@ py::object matmul_batched(const Mesh& mesh, const py::array& a, const py::array&
 void bind_batched(py::module_& m) {
   m.def("matmul_batched", &matmul_batched, py::arg("mesh"), py::arg("a"), py::arg("b"),
         py::arg("transa"), py::arg("transb"), py::arg("layouts"), py::arg("options"),
-        py::arg("merge"), py::arg("root"),
+        py::arg("merge"), py::arg("root"), py::arg("bf16") = false,
         "op(a[p]) op(b[p]) for global arrays every rank holds alike (3-D, or 2-D when shared); "
-        "float16, float32, float64, complex64, complex128. The product on rank `root`.");
+        "float16, float32, float64, complex64, complex128, or with bf16=True uint16 arrays of "
+        "bf16 bit patterns (the product too). The product on rank `root`.");
 }
 
 }  // namespace shardmm::python

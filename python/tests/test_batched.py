@@ -49,6 +49,54 @@ def test_matmul_float16():
     assert np.linalg.norm(got.astype(np.float64) - want) <= bound
 
 
+def test_bf16_patterns_round_trip():
+    x = np.array([1.0, -2.5, 1 + 2.0**-8, 1 + 3 * 2.0**-8, 3.0e38, np.inf, 2.0**-130],
+                 dtype=np.float32)
+    u = shardmm.to_bf16(x)
+    assert u.dtype == np.uint16
+    # ties go to even: 1 + 2^-8 -> 1, 1 + 3 * 2^-8 -> 1 + 2^-6 (bf16 keeps 7 mantissa bits)
+    want = np.array([1.0, -2.5, 1.0, 1 + 2.0**-6, np.inf, np.inf, 2.0**-130], dtype=np.float32)
+    assert np.array_equal(shardmm.from_bf16(u)[[0, 1, 2, 3, 5]], want[[0, 1, 2, 3, 5]])
+    assert shardmm.from_bf16(u)[4] == np.float32(2.0**127 * 1.765625)  # 1.7632 -> 1 + 98/128
+    assert shardmm.from_bf16(u)[6] == np.float32(2.0**-130)  # subnormal, exact in bf16
+    assert np.isnan(shardmm.from_bf16(shardmm.to_bf16(np.float32(np.nan))))
+
+
+@pytest.mark.parametrize("spec,sa,sb", [("bhqd,bhkd->bhqk", (2, 3, 5, 16), (2, 3, 6, 16)),
+                                        ("bsd,df->bsf", (3, 5, 16), (16, 7))])
+def test_einsum_bf16(spec, sa, sb):
+    mesh = shardmm.Mesh()
+    a = shardmm.to_bf16(values(sa, "float32", seed=11))
+    b = shardmm.to_bf16(values(sb, "float32", seed=12))
+    got = shardmm.einsum(spec, a, b, mesh=mesh, dtype="bf16")
+    assert got.dtype == np.uint16
+    fa, fb = shardmm.from_bf16(a).astype(float), shardmm.from_bf16(b).astype(float)
+    want = np.einsum(spec, fa, fb)
+    # exact bf16 inputs, f32 accumulation, C rounded to bf16 once:
+    # u16 ||C|| + (k + 2) u32 || |A||B| ||, u16 = 2^-8
+    k = sa[-1]
+    bound = 2.0**-8 * np.linalg.norm(want) + (k + 2) * 2.0**-24 * np.linalg.norm(
+        np.einsum(spec, np.abs(fa), np.abs(fb)))
+    err = np.linalg.norm(shardmm.from_bf16(got).astype(float) - want)
+    assert err <= bound
+    assert err > 0  # rounded to bf16: a product of 16 terms is not exact in 8 bits
+    same_on_every_rank(got.tobytes())
+
+
+def test_matmul_bf16_2d_and_errors():
+    mesh = shardmm.Mesh()
+    a = shardmm.to_bf16(values((6, 4), "float32", seed=13))
+    b = shardmm.to_bf16(values((4, 3), "float32", seed=14))
+    got = shardmm.matmul(a, b, mesh=mesh, dtype="bf16")
+    assert got.shape == (6, 3) and got.dtype == np.uint16
+    want = shardmm.from_bf16(a).astype(float) @ shardmm.from_bf16(b).astype(float)
+    assert np.allclose(shardmm.from_bf16(got), want, rtol=2.0**-7, atol=1e-6)
+    with pytest.raises(shardmm.InvalidArgument, match="uint16"):
+        shardmm.matmul(a.astype(np.float32), b.astype(np.float32), mesh=mesh, dtype="bf16")
+    with pytest.raises(shardmm.InvalidArgument, match="bf16"):
+        shardmm.einsum("bij,bjk->bik", a[None], b[None], mesh=mesh, dtype="f8")
+
+
 @pytest.mark.parametrize("spec,sa,sb", [
     ("bij,bjk->bik", (4, 5, 3), (4, 3, 6)),
     ("bhqd,bhkd->bhqk", (2, 3, 5, 4), (2, 3, 6, 4)),

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "algo/algo.hpp"
 #include "shardmm/batched.hpp"
 
 namespace shardmm::front {
@@ -28,11 +29,33 @@ struct BatchCall {
 template <Scalar T>
 std::string merge_obstacle(const BatchCall<T>& call);
 
+/// The merged product of `count` stacked batch elements as gemm sees it on the slice mesh
+/// (merge_obstacle empty; the shared operand's view made). Global metadata only.
+template <Scalar T>
+algo::Problem merged_problem(const BatchCall<T>& call, index_t count);
+
+/// Auto's choice between the merged product and the elements one by one
+/// (batched_merge.cpp): the planner's predicted time of each on the slice mesh, the merged
+/// one plus its copies in and out of the workspace, each product plus a fixed cost. Global
+/// metadata only (the busiest rank's batch elements): the same on every rank. `why` says it.
+template <Scalar T>
+bool merge_pays(const BatchCall<T>& call, const algo::Problem& element, bool reads_c,
+                const Options& options, std::string& why);
+
 /// Runs the call as one product on this rank's slice mesh: the local batch elements of the
 /// batched operand and of C stacked (workspace slots MergedX, MergedC; no communication), one
 /// gemm, C unstacked. Nothing when this rank holds no batch element. Collective over the
 /// slice mesh.
 template <Scalar T, class S>
 GemmReport run_merged(BatchCall<T>& call, S alpha, S beta, const Options& options);
+
+/// gemm_batched for the scalar types (gemm_batched.cpp), each operand batched or shared (the
+/// other pointer null): validate, plan the elements' product once, run the merged product or
+/// the elements. The 16-bit batches widen to f32 and call it (gemm_batched_half.cpp).
+template <Scalar T>
+BatchedReport batched_products(Op opA, Op opB, T alpha, const BatchedMatrix<T>* A,
+                               const DistMatrix<T>* A_shared, const BatchedMatrix<T>* B,
+                               const DistMatrix<T>* B_shared, T beta, BatchedMatrix<T>& C,
+                               const Options& options, BatchMerge merge);
 
 }  // namespace shardmm::front

@@ -8,10 +8,13 @@
 // slice mesh stacks its own tiles (copies in the workspace, no communication) and the one
 // gemm moves the shared operand (if at all) once instead of once per batch element.
 #include <algorithm>
+#include <sstream>
 
 #include "core/instantiate.hpp"
 #include "front/batched.hpp"
+#include "front/resolve.hpp"
 #include "matrix/pooled.hpp"
+#include "plan/request.hpp"
 #include "shardmm/error.hpp"
 
 namespace shardmm::front {
@@ -68,6 +71,26 @@ std::string merge_obstacle(const BatchCall<T>& call) {
   return {};
 }
 
+template <Scalar T>
+algo::Problem merged_problem(const BatchCall<T>& call, index_t count) {
+  const bool shared_b = call.B == nullptr;
+  const BatchedMatrix<T>& X = shared_b ? *call.A : *call.B;
+  const int x_dim = stored_dim(shared_b ? call.opA : call.opB, shared_b);
+  const Layout stacked_x = stacked_layout(X.layout().slice(), x_dim, count);
+  const Layout stacked_c = stacked_layout(call.C->layout().slice(), shared_b ? 0 : 1, count);
+  algo::Problem p;
+  p.opA = call.opA;
+  p.opB = call.opB;
+  p.m = stacked_c.rows();
+  p.n = stacked_c.cols();
+  p.A = shared_b ? stacked_x : call.A_view->layout().regularized();
+  p.B = shared_b ? call.B_view->layout().regularized() : stacked_x;
+  p.k = call.opA == Op::N ? p.A.cols() : p.A.rows();
+  p.C = stacked_c;
+  p.mesh = stacked_c.mesh();
+  return p;
+}
+
 template <Scalar T, class S>
 GemmReport run_merged(BatchCall<T>& call, S alpha, S beta, const Options& options) {
   BatchedMatrix<T>& C = *call.C;
@@ -90,15 +113,76 @@ GemmReport run_merged(BatchCall<T>& call, S alpha, S beta, const Options& option
   return rep;
 }
 
-#define SHARDMM_INSTANTIATE_MERGE(T)                        \
-  template std::string merge_obstacle(const BatchCall<T>&); \
+#define SHARDMM_INSTANTIATE_MERGE(T)                                   \
+  template std::string merge_obstacle(const BatchCall<T>&);            \
+  template algo::Problem merged_problem(const BatchCall<T>&, index_t); \
   template GemmReport run_merged(BatchCall<T>&, T, T, const Options&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE_MERGE)
 #undef SHARDMM_INSTANTIATE_MERGE
-#define SHARDMM_INSTANTIATE_MERGE_HALF(T)                   \
-  template std::string merge_obstacle(const BatchCall<T>&); \
-  template GemmReport run_merged(BatchCall<T>&, float, float, const Options&);
-SHARDMM_FOR_EACH_HALF(SHARDMM_INSTANTIATE_MERGE_HALF)
-#undef SHARDMM_INSTANTIATE_MERGE_HALF
+
+// BatchMerge::Auto's price (merge_pays) of the two ways to run a batch with a shared operand,
+// on the slice mesh of the busiest rank (the most batch elements, b):
+//   elements: b x (the planner's predicted seconds for one element's product + c0);
+//   merged:   the planner's predicted seconds for the (b m) x n x k (or m x (b n) x k)
+//             product + c0 + the copies: the batched operand's and C's local tiles stacked into
+//             the workspace and C's copied back (C's twice when beta != 0), at the profile's
+//             bytes_per_s;
+// c0, a product's fixed cost (the call's set-up, a BLAS call on a small shape), is taken as
+// one message latency (MachineProfile::latency_s). Merging wins where the shared operand
+// would move once per element, or where the products are small; the copies make it lose on
+// large products that move nothing. Global metadata only: every rank decides alike.
+namespace {
+
+/// Seconds the planner predicts for its choice for problem p on `mesh`.
+template <Scalar T>
+double predicted_seconds(const algo::Problem& p, const Mesh& mesh, const Options& options) {
+  const plan::Request q = request_for(p, mesh, dtype_of<T>(), options);
+  return plan::plan_gemm(q).chosen.seconds;
+}
+
+/// The most batch elements a rank holds (over every process along the batch's axes).
+index_t busiest_batch(const BatchedLayout& L) {
+  const DimMap& map = L.batch_map();
+  index_t most = 0;
+  for (int p = 0; p < map.nprocs; ++p) most = std::max(most, map.local_extent(p));
+  return most;
+}
+
+}  // namespace
+
+template <Scalar T>
+bool merge_pays(const BatchCall<T>& call, const algo::Problem& element, bool reads_c,
+                const Options& options, std::string& why) {
+  const BatchedMatrix<T>& C = *call.C;
+  const index_t b = busiest_batch(C.layout());
+  if (b <= 1) {
+    why = "merge: at most one batch element per rank, nothing to merge";
+    return false;
+  }
+  const Mesh slice = C.slice_mesh();
+  const MachineProfile profile = MachineProfile::from_environment();
+  const double c0 = profile.latency_s;
+  const double one = predicted_seconds<T>(element, slice, options);
+  const double merged = predicted_seconds<T>(merged_problem(call, b), slice, options);
+  const BatchedMatrix<T>& X = call.A ? *call.A : *call.B;
+  const double per_rank = double(std::max(1, slice.size()));  // balanced tiles
+  const double elements = double(b) *
+                          (double(X.rows()) * double(X.cols()) +
+                           double(C.rows()) * double(C.cols()) * (reads_c ? 2.0 : 1.0)) /
+                          per_rank;
+  const double copies = elements * double(sizeof(T)) / profile.bytes_per_s;
+  const double each = double(b) * (one + c0), together = merged + c0 + copies;
+  std::ostringstream s;
+  s << "merge: " << b << " elements " << each << " s one by one, " << together
+    << " s merged (copies " << copies << " s)";
+  why = s.str();
+  return together < each;
+}
+
+#define SHARDMM_INSTANTIATE_PRICE(T)                                                        \
+  template bool merge_pays(const BatchCall<T>&, const algo::Problem&, bool, const Options&, \
+                           std::string&);
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE_PRICE)
+#undef SHARDMM_INSTANTIATE_PRICE
 
 }  // namespace shardmm::front

@@ -11,10 +11,13 @@
 #include <sstream>
 
 #include "comm/agree.hpp"
+#include "comm/wire.hpp"
 #include "core/instantiate.hpp"
 #include "front/batched.hpp"
+#include "front/planned.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/redistribute.hpp"
+#include "trace/call.hpp"
 
 namespace shardmm {
 namespace {
@@ -116,6 +119,7 @@ void view_shared(const DistMatrix<T>& S, const BatchedMatrix<T>& C,
   const Layout full(S.layout().mesh(), S.rows(), S.cols(), spec);
   const DistMatrix<T>* src = &S;
   if (!full.same_distribution(S.layout()) || S.layout().is_unreduced() != full.is_unreduced()) {
+    const comm::OperandMoves operand;  // may travel in a 16-bit wire format
     held.emplace(redistribute(S, full));
     src = &*held;
   }
@@ -154,48 +158,100 @@ std::string batch_text(const BatchedLayout& L, index_t local) {
   return s.str();
 }
 
-/// One gemm per local batch element, or the merged product.
-template <Scalar T, class S>
-void run_batch(front::BatchCall<T>& call, S alpha, S beta, const Options& options, bool merge,
-               BatchedReport& report) {
+/// The problem every batch element poses on the slice mesh: op(A[b]) op(B[b]) in the slices'
+/// layouts (a shared operand's view on the slice mesh).
+template <Scalar T>
+algo::Problem element_problem(const front::BatchCall<T>& call) {
+  const BatchedMatrix<T>& C = *call.C;
+  algo::Problem p;
+  p.opA = call.opA;
+  p.opB = call.opB;
+  const Layout& a = call.A ? call.A->layout().slice() : call.A_view->layout();
+  const Layout& b = call.B ? call.B->layout().slice() : call.B_view->layout();
+  p.m = C.rows();
+  p.n = C.cols();
+  p.k = call.opA == Op::N ? a.cols() : a.rows();
+  p.A = a.regularized();
+  p.B = b.regularized();
+  p.C = C.layout().slice().regularized();
+  p.mesh = C.layout().slice().mesh();
+  return p;
+}
+
+/// The local batch elements, one product each with the call's one plan (no planning and no
+/// agreement per element; each is collective over the slice mesh).
+template <Scalar T>
+void run_elements(front::BatchCall<T>& call, const front::Planned& plan, const algo::Problem& p,
+                  T alpha, T beta, BatchedReport& report) {
   BatchedMatrix<T>& C = *call.C;
-  if (merge) {
-    report.merged = true;
-    report.gemm = front::run_merged(call, alpha, beta, options);
-    report.products = C.local_batch() > 0 ? 1 : 0;
-    return;
-  }
+  if (p.m == 0 || p.n == 0) return;
   for (index_t b = 0; b < C.local_batch(); ++b) {
+    const trace::Span span("batch element", trace::Cat::Phase);
     const DistMatrix<T> A = call.A ? call.A->slice(b) : *call.A_view;
     const DistMatrix<T> B = call.B ? call.B->slice(b) : *call.B_view;
     DistMatrix<T> Cb = C.slice(b);
-    add_report(report.gemm, gemm(call.opA, call.opB, alpha, A, B, beta, Cb, options), b == 0);
+    add_report(report.gemm, front::run_product(plan, p, call.opA, call.opB, alpha, A, B, beta, Cb),
+               b == 0);
     ++report.products;
   }
 }
 
-template <Scalar T, class S>
-BatchedReport gemm_batched_impl(Op opA, Op opB, S alpha, const BatchedMatrix<T>* A,
-                                const DistMatrix<T>* A_shared, const BatchedMatrix<T>* B,
-                                const DistMatrix<T>* B_shared, S beta, BatchedMatrix<T>& C,
-                                const Options& options, BatchMerge merge) {
+/// Decides merged or one by one (Auto: by price) and plans the elements' product once, all
+/// rank-local; the agreement over the whole mesh makes a failure on any rank throw on every
+/// rank. Then runs the merged product or the elements.
+template <Scalar T>
+void run_batch(front::BatchCall<T>& call, T alpha, T beta, const Options& options, BatchMerge merge,
+               const std::string& obstacle, BatchedReport& report) {
+  BatchedMatrix<T>& C = *call.C;
+  const algo::Problem p = element_problem(call);
+  const bool trivial = p.m == 0 || p.n == 0 || p.k == 0 || alpha == T(0);
+  front::Planned plan;
+  bool merged = merge == BatchMerge::Always;  // the caller checked that it can
+  comm::agreed(C.mesh().comm(), "plan batched products", [&] {
+    if (merge == BatchMerge::Auto && obstacle.empty())
+      merged = front::merge_pays(call, p, beta != T(0), options, report.merge_why);
+    if (!merged) plan = front::plan_product<T>(p, C.slice_mesh(), trivial, options);
+  });
+  comm::agreed(C.mesh().comm(), "batched products", [&] {
+    if (!merged) return run_elements(call, plan, p, alpha, beta, report);
+    report.merged = true;
+    report.gemm = front::run_merged(call, alpha, beta, options);
+    report.products = C.local_batch() > 0 ? 1 : 0;
+  });
+}
+
+}  // namespace
+
+namespace front {
+
+template <Scalar T>
+BatchedReport batched_products(Op opA, Op opB, T alpha, const BatchedMatrix<T>* A,
+                               const DistMatrix<T>* A_shared, const BatchedMatrix<T>* B,
+                               const DistMatrix<T>* B_shared, T beta, BatchedMatrix<T>& C,
+                               const Options& caller_options, BatchMerge merge) {
   validate_batched(opA, A, A_shared, opB, B, B_shared, C);
+  const Options options = wire_checked<T>(caller_options);
   BatchedReport report;
   report.batch = batch_text(C.layout(), C.local_batch());
   if (!C.mesh().active()) return report;
+  const comm::WireScope wire(options.wire);  // operands only: see comm/wire.hpp
+  trace::Call trace_call(C.mesh().comm(), "gemm_batched", options.trace);
   const double t0 = MPI_Wtime();
-  front::BatchCall<T> call{opA, opB, A, B, {}, {}, {}, &C};
-  const std::string obstacle = front::merge_obstacle(call);
+  BatchCall<T> call{opA, opB, A, B, {}, {}, {}, &C};
+  const std::string obstacle = merge_obstacle(call);
   if (merge == BatchMerge::Always && !obstacle.empty())
     throw NotSupported("gemm_batched: cannot merge the batch into one product: " + obstacle);
   if (A_shared) view_shared(*A_shared, C, call.A_view, call.held);
   if (B_shared) view_shared(*B_shared, C, call.B_view, call.held);
-  const bool merged = merge != BatchMerge::Never && obstacle.empty();
-  comm::agreed(C.mesh().comm(), "batched products",
-               [&] { run_batch(call, alpha, beta, options, merged, report); });
+  run_batch(call, alpha, beta, options, merge, obstacle, report);
   report.gemm.seconds_total = MPI_Wtime() - t0;
+  trace_call.done();
   return report;
 }
+
+}  // namespace front
+
+namespace {
 
 /// The layout gemm_batched's C takes for these operands (batched_output_layout).
 BatchedLayout output_for(Op opA, Op opB, const BatchedLayout& cut, const ShardingSpec& a,
@@ -267,6 +323,7 @@ std::string BatchedReport::to_string() const {
   std::ostringstream s;
   s << "batch " << batch << ": " << products << (merged ? " merged product" : " products") << "; "
     << gemm.to_string();
+  if (!merge_why.empty()) s << " (" << merge_why << ")";
   return s.str();
 }
 
@@ -274,48 +331,25 @@ template <Scalar T>
 BatchedReport gemm_batched(Op opA, Op opB, T alpha, const BatchedMatrix<T>& A,
                            const BatchedMatrix<T>& B, T beta, BatchedMatrix<T>& C,
                            const Options& options, BatchMerge merge) {
-  return gemm_batched_impl<T, T>(opA, opB, alpha, &A, nullptr, &B, nullptr, beta, C, options,
-                                 merge);
+  return front::batched_products<T>(opA, opB, alpha, &A, nullptr, &B, nullptr, beta, C, options,
+                                    merge);
 }
 
 template <Scalar T>
 BatchedReport gemm_batched(Op opA, Op opB, T alpha, const BatchedMatrix<T>& A,
                            const DistMatrix<T>& B, T beta, BatchedMatrix<T>& C,
                            const Options& options, BatchMerge merge) {
-  return gemm_batched_impl<T, T>(opA, opB, alpha, &A, nullptr, nullptr, &B, beta, C, options,
-                                 merge);
+  return front::batched_products<T>(opA, opB, alpha, &A, nullptr, nullptr, &B, beta, C, options,
+                                    merge);
 }
 
 template <Scalar T>
 BatchedReport gemm_batched(Op opA, Op opB, T alpha, const DistMatrix<T>& A,
                            const BatchedMatrix<T>& B, T beta, BatchedMatrix<T>& C,
                            const Options& options, BatchMerge merge) {
-  return gemm_batched_impl<T, T>(opA, opB, alpha, nullptr, &A, &B, nullptr, beta, C, options,
-                                 merge);
+  return front::batched_products<T>(opA, opB, alpha, nullptr, &A, &B, nullptr, beta, C, options,
+                                    merge);
 }
-
-#define SHARDMM_HALF_BATCHED(H)                                                            \
-  BatchedReport gemm_batched(Op opA, Op opB, float alpha, const BatchedMatrix<H>& A,       \
-                             const BatchedMatrix<H>& B, float beta, BatchedMatrix<H>& C,   \
-                             const Options& options, BatchMerge merge) {                   \
-    return gemm_batched_impl<H, float>(opA, opB, alpha, &A, nullptr, &B, nullptr, beta, C, \
-                                       options, merge);                                    \
-  }                                                                                        \
-  BatchedReport gemm_batched(Op opA, Op opB, float alpha, const BatchedMatrix<H>& A,       \
-                             const DistMatrix<H>& B, float beta, BatchedMatrix<H>& C,      \
-                             const Options& options, BatchMerge merge) {                   \
-    return gemm_batched_impl<H, float>(opA, opB, alpha, &A, nullptr, nullptr, &B, beta, C, \
-                                       options, merge);                                    \
-  }                                                                                        \
-  BatchedReport gemm_batched(Op opA, Op opB, float alpha, const DistMatrix<H>& A,          \
-                             const BatchedMatrix<H>& B, float beta, BatchedMatrix<H>& C,   \
-                             const Options& options, BatchMerge merge) {                   \
-    return gemm_batched_impl<H, float>(opA, opB, alpha, nullptr, &A, &B, nullptr, beta, C, \
-                                       options, merge);                                    \
-  }
-SHARDMM_HALF_BATCHED(bf16)
-SHARDMM_HALF_BATCHED(f16)
-#undef SHARDMM_HALF_BATCHED
 
 #define SHARDMM_INSTANTIATE_GEMM_BATCHED(T)                                                        \
   template BatchedReport gemm_batched(Op, Op, T, const BatchedMatrix<T>&, const BatchedMatrix<T>&, \
@@ -324,6 +358,13 @@ SHARDMM_HALF_BATCHED(f16)
                                       BatchedMatrix<T>&, const Options&, BatchMerge);              \
   template BatchedReport gemm_batched(Op, Op, T, const DistMatrix<T>&, const BatchedMatrix<T>&, T, \
                                       BatchedMatrix<T>&, const Options&, BatchMerge);
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE_GEMM_BATCHED)
+#undef SHARDMM_INSTANTIATE_GEMM_BATCHED
+
+#define SHARDMM_INSTANTIATE_GEMM_BATCHED(T)                                              \
+  template BatchedReport front::batched_products(                                        \
+      Op, Op, T, const BatchedMatrix<T>*, const DistMatrix<T>*, const BatchedMatrix<T>*, \
+      const DistMatrix<T>*, T, BatchedMatrix<T>&, const Options&, BatchMerge);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE_GEMM_BATCHED)
 #undef SHARDMM_INSTANTIATE_GEMM_BATCHED
 

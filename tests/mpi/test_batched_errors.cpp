@@ -2,6 +2,9 @@
 // communication, and no rank hangs.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "mpi/mpi_test_util.hpp"
 #include "shardmm/batched.hpp"
 
@@ -68,6 +71,28 @@ TEST(BatchedErrors, SharedOperandOnAnotherMesh) {
   DistMatrix<double> W(other, Layout(other.shape(), 5, 2, "W[K,J]"));
   expect_same_error_everywhere<InvalidArgument>(
       [&] { (void)gemm_batched(Op::N, Op::N, 1.0, A, W, 0.0, C); }, "not on C's mesh");
+}
+
+// The batch's one plan fails on the last rank alone (SHARDMM_FAULT_INJECT at "plan"): every
+// rank throws that rank's error, named by the call's plan agreement (per element: the last
+// rank) or by its run agreement (merged: the plan is the merged gemm's own, agreed on the
+// slice mesh first, so every rank of that slice fails), and none waits in a product.
+TEST(BatchedErrors, PlanFailingOnOneRankFailsEveryRank) {
+  const Mesh mesh = grid();
+  const int last = world_size() - 1;
+  const std::string spec = "plan@" + std::to_string(last) + ":error";
+  BatchedMatrix<double> A(mesh, 6, 3, 5, "A[B_X,I,K]"), B(mesh, 6, 5, 2, "B[B_X,K,J]"),
+      C(mesh, 6, 3, 2, "C[B_X,I,J]");
+  DistMatrix<double> W(mesh, Layout(mesh.shape(), 5, 2, "W[K,J]"));
+  const std::string rank = "first failing rank " + std::to_string(last) + " of ";
+  ASSERT_EQ(setenv("SHARDMM_FAULT_INJECT", spec.c_str(), 1), 0);
+  expect_same_error_everywhere<Error>([&] { (void)gemm_batched(Op::N, Op::N, 1.0, A, B, 0.0, C); },
+                                      "[plan batched products: " + rank);
+  expect_same_error_everywhere<Error>(
+      [&] { (void)gemm_batched(Op::N, Op::N, 1.0, A, W, 0.0, C, {}, BatchMerge::Always); },
+      "[batched products: first failing rank ");  // the lowest rank of the failing slice
+  ASSERT_EQ(unsetenv("SHARDMM_FAULT_INJECT"), 0);
+  EXPECT_NO_THROW((void)gemm_batched(Op::N, Op::N, 1.0, A, B, 0.0, C));  // nobody left waiting
 }
 
 TEST(BatchedErrors, BadNotation) {
