@@ -132,8 +132,9 @@ void OutputFile::start_write(int slot, const Sub& s, const void* buf) {
   if (s.elems() == 0) return;
   // The writer thread also starts the block's writeback: submitting it may block on the
   // disk's queue, which must not stall the GEMM.
-  write_[slot] = std::async(std::launch::async, [this, slot, s, buf] {
-    std::string e = injected("ooc-write");
+  std::string fail = injected("ooc-write");  // here: the writer thread makes no MPI call
+  write_[slot] = std::async(std::launch::async, [this, slot, s, buf, fail] {
+    std::string e = fail;
     if (e.empty()) e = writer_->write(slot, runs_of(out_, s), static_cast<const char*>(buf));
     if (e.empty()) writeback(s);
     return e;

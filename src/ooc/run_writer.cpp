@@ -16,16 +16,15 @@
 namespace shardmm::ooc {
 namespace {
 
-// pwrite through the O_DIRECT descriptor; SHARDMM_FAULT_INJECT's "direct-write" refuses it
-// on this rank as a file system without O_DIRECT would (EINVAL).
-ssize_t direct_pwrite(int fd, const char* src, std::int64_t n, std::int64_t off) {
+// Whether SHARDMM_FAULT_INJECT's "direct-write" refuses this rank's direct writes (asked on
+// the calling thread, which may make MPI calls; the writer threads make none).
+bool direct_refused() {
   try {
     fault::point("direct-write");
   } catch (const std::exception&) {
-    errno = EINVAL;
-    return -1;
+    return true;
   }
-  return ::pwrite(fd, src, static_cast<std::size_t>(n), off);
+  return false;
 }
 
 constexpr std::int64_t kBounceBytes = std::int64_t{1} << 20;  // bytes per direct write at most
@@ -53,6 +52,7 @@ RunWriter::RunWriter(int fd, const std::string& path, bool direct) : fd_(fd) {
   if (!direct || fd < 0) return;
   dfd_ = ::open(path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);  // -1: buffered writes
   use_direct_ = dfd_ >= 0;
+  refuse_ = direct_refused();
 }
 
 RunWriter::~RunWriter() { (void)close(); }
@@ -90,10 +90,12 @@ std::string RunWriter::write_direct(int slot, std::int64_t off, std::int64_t len
   Buffer<char>& bounce = bounce_[slot];
   if (bounce.size() == 0) bounce.resize(static_cast<std::size_t>(kBounceBytes));  // page-aligned
   for (std::int64_t done = 0; done < len;) {
+    if (!use_direct_.load()) return pwrite_all(fd_, src + done, len - done, off + done);
     const std::int64_t n = std::min(kBounceBytes, len - done);
     std::memcpy(bounce.data(), src + done, static_cast<std::size_t>(n));
-    if (!use_direct_.load()) return pwrite_all(fd_, src + done, len - done, off + done);
-    const ssize_t w = direct_pwrite(dfd_, bounce.data(), n, off + done);
+    ssize_t w = -1;
+    if (refuse_) errno = EINVAL;  // injected: fails as a file system without O_DIRECT would
+    else w = ::pwrite(dfd_, bounce.data(), static_cast<std::size_t>(n), off + done);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && errno == EINVAL) {  // refused: buffered from now on (the other slot too)
       use_direct_ = false;

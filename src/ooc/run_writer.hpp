@@ -48,8 +48,10 @@ class RunWriter {
   std::string write_direct(int slot, std::int64_t off, std::int64_t len, const char* src);
 
   int fd_;
-  int dfd_ = -1;                         ///< the O_DIRECT descriptor, or -1
-  std::atomic<bool> use_direct_{false};  ///< false after a refusal (the descriptor stays open)
+  int dfd_ = -1;  ///< the O_DIRECT descriptor, or -1
+  std::atomic<bool> use_direct_{false};
+  bool refuse_ = false;  ///< SHARDMM_FAULT_INJECT refuses the direct writes (as EINVAL)  ///< false
+                         ///< after a refusal (the descriptor stays open)
   std::atomic<std::int64_t> direct_bytes_{0};
   Buffer<char> bounce_[2];
 };
