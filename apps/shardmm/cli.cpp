@@ -237,8 +237,8 @@ void add_multiply(CLI::App& app, MultiplyConfig& c) {
                 "or mmap")
       ->check(CLI::IsMember({"posix", "mpiio", "mmap"}));
   p->add_option("--write", c.write,
-                "streamed: write C's whole pages with O_DIRECT (direct; buffered where the "
-                "file system refuses it) or everything through the page cache (buffered)")
+                "streamed: write C through the page cache (buffered) or its whole pages with "
+                "O_DIRECT (direct; buffered where the file system refuses it)")
       ->check(CLI::IsMember({"direct", "buffered"}));
   p->add_flag("--out-of-core", c.out_of_core, "stream from the files even when they fit");
   p->add_flag("--progress", c.progress,

@@ -112,11 +112,12 @@ struct FileGemmSettings {
   /// up. The plan's read counts are those of the round-robin deal, which false keeps; MPI-IO
   /// and ranks on several hosts keep it too.
   bool balance = true;
-  /// The result's whole pages are written with O_DIRECT (the disk reads them from the block
-  /// buffer's copy: no copy into the page cache on the GEMM's cores), the partial pages at the
-  /// ends of each run buffered. A file system that refuses O_DIRECT gets buffered writes
-  /// (FileGemmReport::bytes_written_direct then 0). false: every byte buffered.
-  bool direct_writes = true;
+  /// true: the result's whole pages are written with O_DIRECT (from a bounce buffer: no copy
+  /// into the page cache), the partial pages at the ends of each run buffered; a file system
+  /// that refuses O_DIRECT gets buffered writes (FileGemmReport::bytes_written_direct then 0).
+  /// Off by default: on ext4 in the development VM it cost more system time than it saved
+  /// (docs/OUT_OF_CORE.md, "Measured").
+  bool direct_writes = false;
   /// Called on every rank after each of its slots of C blocks is handed to the writer. With
   /// MPI-IO every rank calls it at the same steps and it may communicate on the gemm's
   /// communicator; with `balance` the ranks' counts differ: it must not.

@@ -26,11 +26,6 @@ constexpr index_t kMaxPanelElems = index_t{1} << 30;  // one MPI read's count st
 // GEMM runs on (the kernel's read/write copy and writeback, or the mmap reader's): bytes
 // per second (the system time of a 2.5 GiB product from page-cached files: 1.4 GB/s per core).
 constexpr double kCopyBytesPerS = 1.5e9;
-// The result's whole pages are written with O_DIRECT (ooc/run_writer.hpp): the writer thread
-// copies them into a bounce buffer and the disk takes them from there, no page cache: bytes
-// per second of the GEMM's core they cost.
-constexpr double kDirectBytesPerS = 6e9;
-constexpr double kPageBytes = 4096;
 // Each step (a block x k-panel) costs two reads' set-up (views, requests): seconds.
 constexpr double kStepSeconds = 100e-6;
 // The buffers are touched once (huge pages, zeroed by the kernel): bytes per second.
@@ -55,16 +50,6 @@ void account(const OocProblem& p, OocPlan& s) {
   s.bytes_read =
       ((left_reads * left + mine * right) * p.k + (p.with_c0 ? mine * s.bm * s.bn : 0)) * p.elem;
   s.bytes_written = mine * s.bm * s.bn * p.elem;
-}
-
-// Of the bytes written, the share written with O_DIRECT: a run of the result (a column of D's
-// block) keeps its partial head and tail pages buffered, about a page per run at an offset
-// that is not page-aligned; a block contiguous in the file is one run.
-double direct_share(const OocProblem& p, const OocPlan& s) {
-  const index_t rows = p.d_is_c ? s.bm : s.bn, extent = p.d_is_c ? p.m : p.n;
-  if (rows >= extent) return 1.0;
-  const double run = static_cast<double>(rows * p.elem);
-  return std::max(0.0, (run - kPageBytes) / run);
 }
 
 }  // namespace
@@ -107,9 +92,8 @@ void ooc_predict(const OocProblem& p, OocPlan& s) {
   const index_t mine = ceil_div(s.blocks, p.ranks);  // the busiest rank's blocks
   const double flops = 2.0 * static_cast<double>(mine * s.bm * s.bn) * static_cast<double>(p.k);
   const double moved = static_cast<double>(s.bytes_read + s.bytes_written);
-  const double direct = static_cast<double>(s.bytes_written) * direct_share(p, s);
   s.predicted_compute = flops / (std::max(p.flops_per_s, 1.0) * panel_efficiency(s.kb, p.k)) +
-                        (moved - direct) / kCopyBytesPerS + direct / kDirectBytesPerS +
+                        moved / kCopyBytesPerS +
                         static_cast<double>(mine * ceil_div(p.k, s.kb)) * kStepSeconds;
   s.predicted_disk = moved / disk;
   s.predicted_edges = static_cast<double>((s.bm + s.bn) * s.kb + s.bm * s.bn) * elem / disk +
