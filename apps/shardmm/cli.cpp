@@ -247,6 +247,10 @@ void add_multiply(CLI::App& app, MultiplyConfig& c) {
                 "streamed: read panels with posix (pread/pwrite threads), mpiio (collective) "
                 "or mmap")
       ->check(CLI::IsMember({"posix", "mpiio", "mmap"}));
+  p->add_option("--write", c.write,
+                "streamed: write C through the page cache (buffered) or its whole pages with "
+                "O_DIRECT (direct; buffered where the file system refuses it)")
+      ->check(CLI::IsMember({"direct", "buffered"}));
   p->add_flag("--out-of-core", c.out_of_core, "stream from the files even when they fit");
   p->add_flag("--progress", c.progress,
               "stages (in core) or blocks done and an ETA (out of core) on stderr: redrawn on "

@@ -40,9 +40,10 @@ struct MultiplyConfig {
   std::string trace;          ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)
   // Out of core (docs/OUT_OF_CORE.md): with a memory limit, a product that does not fit runs
   // streamed from the files.
-  std::string io = "posix";  ///< how the streamed path reads: posix | mpiio | mmap
-  bool out_of_core = false;  ///< --out-of-core: stream even when everything fits
-  bool progress = false;     ///< --progress: stages, or blocks done and an ETA, on stderr
+  std::string io = "posix";        ///< how the streamed path reads: posix | mpiio | mmap
+  std::string write = "buffered";  ///< how the streamed path writes C: buffered | direct
+  bool out_of_core = false;        ///< --out-of-core: stream even when everything fits
+  bool progress = false;           ///< --progress: stages, or blocks done and an ETA, on stderr
 };
 
 /// The out-of-core run of a 2-D product (multiply_ooc.cpp): false when it fits in memory

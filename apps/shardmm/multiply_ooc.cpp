@@ -84,11 +84,13 @@ void report(const FileGemmReport& r, const MultiplyConfig& cfg) {
               static_cast<long long>(r.plan.m), static_cast<long long>(r.plan.n), cfg.io.c_str(),
               r.plan.out_of_core ? "out of core" : "in core", r.plan.to_string().c_str(),
               r.seconds);
-  std::printf("rank 0: read %.1f MiB, wrote %.1f MiB; %.3f s = open %.3f + read wait %.3f + "
-              "GEMM %.3f + write wait %.3f + agree %.3f + sync %.3f + rename %.3f + other %.3f\n",
-              mib(double(r.bytes_read)), mib(double(r.bytes_written)), r.seconds, r.open_seconds,
-              r.read_wait_seconds, r.compute_seconds, r.write_wait_seconds, r.agree_seconds,
-              r.sync_seconds, r.rename_seconds, r.other_seconds);
+  std::printf("rank 0: read %.1f MiB, wrote %.1f MiB (%.1f MiB direct); %.3f s = open %.3f + "
+              "read wait %.3f + GEMM %.3f + write wait %.3f + agree %.3f + sync %.3f + rename "
+              "%.3f + other %.3f\n",
+              mib(double(r.bytes_read)), mib(double(r.bytes_written)),
+              mib(double(r.bytes_written_direct)), r.seconds, r.open_seconds, r.read_wait_seconds,
+              r.compute_seconds, r.write_wait_seconds, r.agree_seconds, r.sync_seconds,
+              r.rename_seconds, r.other_seconds);
   std::printf(
       "%s\n",
       per_rank_line("GEMM | agree (wait for the others) per rank (s):", gemm_ms, agree_ms).c_str());
@@ -126,6 +128,7 @@ bool run_multiply_out_of_core(const MultiplyConfig& cfg) {
   FileGemmSettings s;
   s.io = parse_io_method(cfg.io);
   s.force_out_of_core = cfg.out_of_core;
+  s.direct_writes = cfg.write == "direct";
   Progress progress;
   if (cfg.progress && !cfg.quiet) s.progress = show_progress, s.progress_user = &progress;
   const double beta = cfg.c_in.empty() ? 0.0 : cfg.beta_given ? cfg.beta : 1.0;

@@ -91,6 +91,7 @@ struct FileGemmReport {
   double other_seconds = 0;
   double io_wait_seconds = 0;                      ///< read_wait_seconds + write_wait_seconds
   std::int64_t bytes_read = 0, bytes_written = 0;  ///< this rank
+  std::int64_t bytes_written_direct = 0;           ///< of bytes_written, with O_DIRECT
   std::int64_t peak_rss = 0;                       ///< this rank (VmHWM), bytes
 };
 
@@ -111,6 +112,12 @@ struct FileGemmSettings {
   /// up. The plan's read counts are those of the round-robin deal, which false keeps; MPI-IO
   /// and ranks on several hosts keep it too.
   bool balance = true;
+  /// true: the result's whole pages are written with O_DIRECT (from a bounce buffer: no copy
+  /// into the page cache), the partial pages at the ends of each run buffered; a file system
+  /// that refuses O_DIRECT gets buffered writes (FileGemmReport::bytes_written_direct then 0).
+  /// Off by default: on ext4 in the development VM it cost more system time than it saved
+  /// (docs/OUT_OF_CORE.md, "Measured").
+  bool direct_writes = false;
   /// Called on every rank after each of its slots of C blocks is handed to the writer. With
   /// MPI-IO every rank calls it at the same steps and it may communicate on the gemm's
   /// communicator; with `balance` the ranks' counts differ: it must not.

@@ -16,7 +16,11 @@
 namespace shardmm::fault {
 namespace {
 
-constexpr std::string_view kPhases[] = {"read", "plan", "redistribute", "multiply", "write"};
+// Besides fault.hpp's phases, two in a streamed file product (src/ooc): ooc-write (a block
+// write fails in the writer thread) and direct-write (its O_DIRECT writes are refused as
+// EINVAL would refuse them, whatever the kind but stall, so the writes fall back to buffered).
+constexpr std::string_view kPhases[] = {"read",  "plan",      "redistribute", "multiply",
+                                        "write", "ooc-write", "direct-write"};
 constexpr std::string_view kKinds[] = {"alloc", "io", "error", "stall"};
 
 template <std::size_t N>

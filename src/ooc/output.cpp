@@ -15,6 +15,7 @@
 
 #include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
+#include "core/fault.hpp"
 #include "io/file_transfer.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/io.hpp"
@@ -27,6 +28,20 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// SHARDMM_FAULT_INJECT's failure at `phase` on this rank, as an error text ("" when none).
+std::string injected(std::string_view phase) {
+  try {
+    fault::point(phase);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string first_of_errors(const std::string& a, const std::string& b) {
+  return a.empty() ? b : a;
+}
 
 // Reserves the file's whole size (a full disk or a file size limit fails here, before any
 // work); a file system without reservations gets the size alone.
@@ -42,14 +57,14 @@ std::string reserve(int fd, std::int64_t size) {
 
 }  // namespace
 
-OutputFile::OutputFile(MPI_Comm comm, const MatrixFile& out) : comm_(comm), out_(out) {
+OutputFile::OutputFile(MPI_Comm comm, const MatrixFile& out, bool direct) : comm_(comm), out_(out) {
   tmp_ = io::temp_name(comm, out.path);
   out_.data_offset = 0;
   if (!out.raw)
     out_.data_offset = static_cast<std::int64_t>(
         make_npy_header(out.dtype, out.rows, out.cols, out.fortran_order).size());
   try {
-    open();
+    open(direct);
   } catch (const IoError& e) {
     close();
     std::error_code ec;
@@ -63,8 +78,8 @@ std::int64_t OutputFile::data_bytes() const {
 }
 
 // Rank 0 creates the file, writes the header and reserves the whole size; then every rank
-// opens it.
-void OutputFile::open() {
+// opens it (a second time with O_DIRECT when `direct`).
+void OutputFile::open(bool direct) {
   const std::int64_t size = out_.data_offset + data_bytes();
   std::string local;
   if (comm::comm_rank(comm_) == 0) {
@@ -84,6 +99,7 @@ void OutputFile::open() {
   }
   if (err.empty()) err = io::first_error(comm_, local);
   if (!err.empty()) throw IoError(err);
+  writer_ = std::make_unique<RunWriter>(fd_, tmp_, direct);
 }
 
 OutputFile::~OutputFile() {
@@ -96,6 +112,7 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::close() {
+  if (writer_) (void)writer_->close();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
 }
@@ -110,34 +127,15 @@ void OutputFile::writeback(const Sub& s) {
 #endif
 }
 
-namespace {
-
-// Writes stored sub-block s from buf (packed in the file's order): one pwrite per run.
-std::string write_runs(int fd, const MatrixFile& f, const Sub& s, const char* buf) {
-  const Runs r = runs_of(f, s);
-  for (index_t i = 0; i < r.count; ++i, buf += r.len) {
-    const std::int64_t off = r.offset(i);
-    std::int64_t done = 0;
-    while (done < r.len) {
-      const ssize_t w =
-          ::pwrite(fd, buf + done, static_cast<std::size_t>(r.len - done), off + done);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return w < 0 ? errno_text("pwrite") : "short write: the disk took 0 bytes";
-      done += w;
-    }
-  }
-  return "";
-}
-
-}  // namespace
-
 void OutputFile::start_write(int slot, const Sub& s, const void* buf) {
   pending_[slot] = s;
   if (s.elems() == 0) return;
   // The writer thread also starts the block's writeback: submitting it may block on the
   // disk's queue, which must not stall the GEMM.
-  write_[slot] = std::async(std::launch::async, [this, s, buf] {
-    std::string e = write_runs(fd_, out_, s, static_cast<const char*>(buf));
+  std::string fail = injected("ooc-write");  // here: the writer thread makes no MPI call
+  write_[slot] = std::async(std::launch::async, [this, slot, s, buf, fail] {
+    std::string e = fail;
+    if (e.empty()) e = writer_->write(slot, runs_of(out_, s), static_cast<const char*>(buf));
     if (e.empty()) writeback(s);
     return e;
   });
@@ -158,7 +156,7 @@ std::string OutputFile::wait_write(int slot) {
 double OutputFile::publish() {
   const auto t0 = std::chrono::steady_clock::now();
   for (int w = 0; w < 2; ++w) (void)wait_write(w);  // writes still in flight (none: stream.cpp)
-  std::string err = err_;
+  std::string err = first_of_errors(err_, writer_ ? writer_->close() : "");
   if (fd_ >= 0 && ::fsync(fd_) != 0 && err.empty()) err = errno_text("fsync");
   if (fd_ >= 0 && ::close(fd_) != 0 && err.empty()) err = errno_text("close");
   fd_ = -1;

@@ -14,17 +14,20 @@
 #include <mpi.h>
 
 #include <future>
+#include <memory>
 #include <string>
 
 #include "ooc/panel_reader.hpp"
+#include "ooc/run_writer.hpp"
 
 namespace shardmm::ooc {
 
 class OutputFile {
  public:
   /// Collective: creates the temporary file, (rank 0) writes the .npy header and reserves the
-  /// file's size (a disk without room fails here, before any work).
-  OutputFile(MPI_Comm comm, const MatrixFile& out);
+  /// file's size (a disk without room fails here, before any work). `direct`: the blocks'
+  /// whole pages are written with O_DIRECT where the file system takes it (run_writer.hpp).
+  OutputFile(MPI_Comm comm, const MatrixFile& out, bool direct = false);
   /// Removes the temporary file unless published.
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
@@ -43,9 +46,11 @@ class OutputFile {
   /// (the destination untouched) when any rank failed. Returns the seconds of the sync.
   double publish();
   [[nodiscard]] std::int64_t bytes() const { return bytes_; }
+  /// Of bytes(), those written with O_DIRECT.
+  [[nodiscard]] std::int64_t direct_bytes() const { return writer_ ? writer_->direct_bytes() : 0; }
 
  private:
-  void open();
+  void open(bool direct);
   void close();
   void writeback(const Sub& s);
   [[nodiscard]] std::int64_t data_bytes() const;
@@ -56,6 +61,7 @@ class OutputFile {
   std::future<std::string> write_[2];
   Sub pending_[2];
   int fd_ = -1;  ///< this rank's descriptor of the temporary file
+  std::unique_ptr<RunWriter> writer_;
   std::string err_;
   std::int64_t bytes_ = 0;
   bool published_ = false;

@@ -62,13 +62,14 @@ class Streamer {
     auto rr = make_reader(job_.settings.io, *R_.file, job_.comm);
     if (job_.with_c0) cr_ = make_reader(job_.settings.io, job_.C0, job_.comm);
     BlockClaims claims(job_.comm, tm_ * tn_, !collective() && job_.settings.balance);
-    OutputFile out(job_.comm, job_.out);
+    OutputFile out(job_.comm, job_.out, job_.settings.direct_writes);
     rep_.open_seconds += since(t);
     lr_ = lr.get(), rr_ = rr.get(), out_ = &out, claims_ = &claims;
     const std::string err = stream();
     if (!err.empty()) throw IoError("out-of-core gemm: " + err);  // readers, out: closed
     rep_.bytes_read = read_bytes();
     rep_.bytes_written = out.bytes();
+    rep_.bytes_written_direct = out.direct_bytes();
     t = Clock::now();
     rep_.sync_seconds = out.publish();
     rep_.rename_seconds = since(t) - rep_.sync_seconds;

@@ -17,6 +17,9 @@ TEST(FaultSpec, SelectsPhaseAndRank) {
   EXPECT_TRUE(selects("write@0:error,multiply@3", "multiply", 3, kind));
   EXPECT_EQ(kind, "alloc");
   EXPECT_FALSE(selects("", "plan", 0, kind));
+  EXPECT_TRUE(selects("ooc-write@*:io", "ooc-write", 2, kind));  // a streamed product's writes
+  EXPECT_TRUE(selects("direct-write@0", "direct-write", 0, kind));
+  EXPECT_FALSE(selects("direct-write@0", "ooc-write", 0, kind));
 }
 
 TEST(FaultSpec, MalformedSpecsAreRejected) {
