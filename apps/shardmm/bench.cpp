@@ -44,7 +44,7 @@ struct Setup {
 
 template <Scalar T>
 std::unique_ptr<Setup<T>> make_setup(const BenchConfig& cfg) {
-  const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
+  const Op opA = cfg.transa, opB = cfg.transb;
   std::optional<PreferredLayouts> pref;
   if (cfg.layouts == "preferred") pref = preferred_inputs(cfg, dtype_of<T>(), opA, opB);
   Mesh mesh = pref ? Mesh(MPI_COMM_WORLD, pref->mesh) : operand_mesh(cfg);
@@ -340,7 +340,7 @@ int bench_typed(const BenchConfig& cfg) {
   bench::Context ctx{cfg, s->mesh, s->A.layout(), s->B.layout(), s->C0.layout(), 0, 0};
   ctx.work = bench::flops(cfg.m, cfg.n, cfg.k, is_complex_v<T>);
   ctx.lower_bound = lower_bound_words(cfg.m, cfg.n, cfg.k, s->mesh.size());
-  ctx.operation = cfg.transa + cfg.transb;
+  ctx.operation = to_string(cfg.transa) + to_string(cfg.transb);
   // Memory the calls add on top of the operands (all allocated and touched by now).
   const double abc =
       double(s->A.local_rows() * s->A.local_cols() + s->B.local_rows() * s->B.local_cols() +

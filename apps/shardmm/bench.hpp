@@ -24,7 +24,7 @@ struct BenchConfig {
   /// "given" (--grid, --layout-a/-b/-c, else bc(nb,nb) on a near-square mesh) or
   /// "preferred": the mesh and layouts preferred_layouts chooses for the product
   std::string layouts = "given";
-  std::string transa = "N", transb = "N";
+  Op transa = Op::N, transb = Op::N;
   double alpha = 1.0, beta = 0.0;
   int reps = 5, warmup = 1;
   bool check = true;

@@ -43,7 +43,7 @@ std::array<std::string, 3> batched_specs(const BenchConfig& cfg, const Mesh& mes
       throw InvalidArgument("bench --batch: give all of --layout-a/-b/-c or none");
     return {cfg.layout_a, cfg.layout_b, cfg.layout_c};
   }
-  const bool ta = cfg.transa != "N", tb = cfg.transb != "N";
+  const bool ta = cfg.transa != Op::N, tb = cfg.transb != Op::N;
   if (cfg.batch >= mesh.size() || mesh.shape().ndims() == 1 || mesh.size() == 1) {
     const std::string b = mesh.size() > 1 ? "B_" + axes_of(mesh, 0) : "B";
     return {"A[" + b + ",I,K]", "B[" + b + ",K,J]", "C[" + b + ",I,J]"};
@@ -89,7 +89,7 @@ template <Scalar T>
 std::pair<double, double> time_batched(const BenchConfig& cfg, const BatchedMatrix<T>& A,
                                        const BatchedMatrix<T>& B, BatchedMatrix<T>& C,
                                        const Options& o, BatchMerge merge, BatchedReport& rep) {
-  const Op ta = parse_op(cfg.transa), tb = parse_op(cfg.transb);
+  const Op ta = cfg.transa, tb = cfg.transb;
   const MPI_Comm comm = A.mesh().comm();
   Ceiling<T> ceiling(cfg, A.mesh().size());
   std::vector<double> times, ceiling_times;
@@ -106,7 +106,7 @@ std::pair<double, double> time_batched(const BenchConfig& cfg, const BatchedMatr
 // primary replicas hold), max over ranks.
 template <Scalar T>
 double check_entries(const BenchConfig& cfg, BatchedMatrix<T>& C) {
-  const Op ta = parse_op(cfg.transa), tb = parse_op(cfg.transb);
+  const Op ta = cfg.transa, tb = cfg.transb;
   double worst = 0;
   for (index_t p = 0; p < C.local_batch(); ++p) {
     const DistMatrix<T> S = C.slice(p);
@@ -132,7 +132,7 @@ template <Scalar T>
 int bench_batched_typed(const BenchConfig& cfg) {
   const Mesh mesh = operand_mesh(cfg);
   const auto specs = batched_specs(cfg, mesh);
-  const bool ta = cfg.transa != "N", tb = cfg.transb != "N";
+  const bool ta = cfg.transa != Op::N, tb = cfg.transb != Op::N;
   BatchedMatrix<T> A(mesh, cfg.batch, ta ? cfg.k : cfg.m, ta ? cfg.m : cfg.k, specs[0]);
   BatchedMatrix<T> B(mesh, cfg.batch, tb ? cfg.n : cfg.k, tb ? cfg.k : cfg.n, specs[1]);
   BatchedMatrix<T> C(mesh, cfg.batch, cfg.m, cfg.n, specs[2]);

@@ -52,7 +52,7 @@ struct Blas3Setup {
 
 template <Scalar T>
 std::unique_ptr<Blas3Setup<T>> make_blas3_setup(const BenchConfig& cfg) {
-  Blas3Op o{cfg.op, cfg.side[0], cfg.uplo[0], cfg.transa[0], cfg.diag[0]};
+  Blas3Op o{cfg.op, cfg.side[0], cfg.uplo[0], to_string(cfg.transa)[0], cfg.diag[0]};
   if (o.op == "tran" && o.trans == 'N') o.trans = 'T';  // p?tran is op T (p?tranc: --transa C)
   const Blas3Shape sh = blas3_shape(o, cfg.m, cfg.n, cfg.k);
   Mesh mesh = operand_mesh(cfg);

@@ -79,8 +79,8 @@ void append_json(const Context& c, const Row& r, double base) {
                       {"n", cfg.n},
                       {"k", cfg.k},
                       {"dtype", cfg.dtype},
-                      {"transa", cfg.transa},
-                      {"transb", cfg.transb},
+                      {"transa", to_string(cfg.transa)},
+                      {"transb", to_string(cfg.transb)},
                       {"ranks", c.mesh.size()},
                       {"mesh", c.mesh.shape().to_string()},
                       {"layouts", cfg.layouts},  // given or preferred: these

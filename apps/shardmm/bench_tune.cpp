@@ -22,7 +22,7 @@ struct Choice {
 template <Scalar T>
 double time_scalapack(const BenchConfig& cfg, int p, int q, index_t nb) {
   const Mesh mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {p, q}));
-  const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
+  const Op opA = cfg.transa, opB = cfg.transb;
   auto bc = [&](index_t r, index_t c) { return Layout::block_cyclic(mesh.shape(), r, c, nb, nb); };
   DistMatrix<T> A(mesh, opA == Op::N ? bc(cfg.m, cfg.k) : bc(cfg.k, cfg.m));
   DistMatrix<T> B(mesh, opB == Op::N ? bc(cfg.k, cfg.n) : bc(cfg.n, cfg.k));

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -15,7 +16,9 @@ namespace shardmm::cli {
 namespace {
 
 const char* const kOps = "N|T|C: op(X) = X, X^T or X^H";
-std::vector<std::string> op_names() { return {"N", "T", "C", "n", "t", "c"}; }
+// --transa / --transb parse once, into Op (any case); the commands read typed values.
+const std::map<std::string, Op> kOpNames{{"N", Op::N}, {"T", Op::T}, {"C", Op::C}};
+CLI::CheckedTransformer op_option() { return CLI::CheckedTransformer(kOpNames, CLI::ignore_case); }
 const char* const kBytesHelp =
     "bytes per rank: 512M, 4MiB (powers of 1024: K, M, G, KiB, MiB, GiB), 4MB (powers of "
     "1000: KB, MB, GB) or plain bytes";
@@ -54,8 +57,8 @@ const char* const kGrowthHelp =
 // operands. Cfg: BenchConfig or MultiplyConfig.
 template <class Cfg>
 void add_operand_options(CLI::App* s, Cfg& c) {
-  s->add_option("--transa", c.transa, kOps)->check(CLI::IsMember(op_names()));
-  s->add_option("--transb", c.transb, kOps)->check(CLI::IsMember(op_names()));
+  s->add_option("--transa", c.transa, kOps)->transform(op_option());
+  s->add_option("--transb", c.transb, kOps)->transform(op_option());
   s->add_option("--nb", c.nb, "block size of the default bc(nb,nb) layouts")
       ->check(CLI::PositiveNumber);
   s->add_option("--layout-a", c.layout_a,
@@ -183,9 +186,9 @@ void add_plan(CLI::App& app, PlanConfig& c) {
   p->add_option("--layout-b", c.layout_b, "with --grid: B's layout (default bc(nb,nb))");
   p->add_option("--layout-c", c.layout_c, "with --grid: C's layout (default bc(nb,nb))");
   p->add_option("--transa", c.transa, "N|T|C: op(A), for what --grid saves")
-      ->check(CLI::IsMember(op_names()));
+      ->transform(op_option());
   p->add_option("--transb", c.transb, "N|T|C: op(B), for what --grid saves")
-      ->check(CLI::IsMember(op_names()));
+      ->transform(op_option());
   p->add_option("--hosts", c.hosts,
                 "hosts the ranks span: above 1 the GEMMs relay broadcasts as they run")
       ->check(CLI::PositiveNumber);

@@ -61,7 +61,7 @@ int run_plan(const PlanConfig& cfg) {
       throw InvalidArgument("plan --grid " + cfg.grid + ": need PxQ with P*Q = --ranks " +
                             std::to_string(cfg.ranks) +
                             " (or PxQxR with --layout-a, --layout-b and --layout-c)");
-    const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
+    const Op opA = cfg.transa, opB = cfg.transb;
     const MeshShape mesh = g.ndims() == 2  // as bench names its mesh
                                ? MeshShape({"x", "y"}, {g.sizes[0], g.sizes[1]})
                                : MeshShape({"x", "y", "z"}, {g.sizes[0], g.sizes[1], g.sizes[2]});
@@ -89,7 +89,7 @@ int run_plan(const PlanConfig& cfg) {
     }
   }
   const GemmPlan plan = plan_gemm(r);
-  const PreferredLayouts pref = preferred_layouts(r, parse_op(cfg.transa), parse_op(cfg.transb));
+  const PreferredLayouts pref = preferred_layouts(r, cfg.transa, cfg.transb);
   int rank = 0;
   SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   if (rank != 0) return 0;

@@ -15,9 +15,9 @@ struct PlanConfig {
   std::string memory_growth;  ///< Auto's cap on added memory, e.g. 2 or unlimited
   std::string profile;        ///< JSON from `calibrate`; default SHARDMM_PROFILE or built-ins
   int rows = 12;
-  bool json = false;                       ///< one JSON object instead of the table
-  bool allow_fast = false;                 ///< price Strassen too
-  std::string transa = "N", transb = "N";  ///< op(A), op(B), for what --grid saves
+  bool json = false;                  ///< one JSON object instead of the table
+  bool allow_fast = false;            ///< price Strassen too
+  Op transa = Op::N, transb = Op::N;  ///< op(A), op(B), for what --grid saves
   std::string grid;  ///< "PxQ": the operands are block-cyclic on this grid already (as
                      ///< gemm sees ScaLAPACK-style inputs), so SUMMA there moves nothing in
   index_t nb = 64;   ///< with grid: the block size of those bc(nb, nb) operands

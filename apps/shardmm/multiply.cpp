@@ -137,8 +137,8 @@ void check_c_in(const Product& p, const Operand& c) {
 }
 
 Product product_of(const MultiplyConfig& cfg, const Inputs& in) {
-  Op opA = parse_op(cfg.transa);
-  const Op opB = parse_op(cfg.transb);
+  Op opA = cfg.transa;
+  const Op opB = cfg.transb;
   check_vector("A", in.a, opA, "--transa");
   check_vector("B", in.b, opB, "--transb");
   if (in.a.ndims == 1) opA = Op::T;  // the row (1, k): the stored k x 1 column transposed
@@ -248,8 +248,8 @@ int multiply_typed(const MultiplyConfig& cfg, const Product& p, const Options& o
       p.out_ndims == 2 ? dims(p.m, p.n) : files::vector_shape(p.m, p.out_ndims);
   if (root && !cfg.quiet)
     std::printf("wrote %s: %s %s = %s(A) %s(B) with %s in %.3f s\n", cfg.output.c_str(),
-                shape.c_str(), to_string(dtype_of<T>()).c_str(), cfg.transa.c_str(),
-                cfg.transb.c_str(), r.to_string().c_str(), r.seconds_total);
+                shape.c_str(), to_string(dtype_of<T>()).c_str(), to_string(cfg.transa).c_str(),
+                to_string(cfg.transb).c_str(), r.to_string().c_str(), r.seconds_total);
   report_in_core(cfg, t, root);
   return 0;
 }

@@ -12,7 +12,7 @@ namespace shardmm::cli {
 
 struct MultiplyConfig {
   std::string a, b, output, c_in;
-  std::string transa = "N", transb = "N";
+  Op transa = Op::N, transb = Op::N;
   double alpha = 1.0, beta = 0.0;
   bool beta_given = false;  ///< --beta was given; else beta is 1 with --c-in
   std::string algo = "auto";

@@ -118,7 +118,7 @@ bool run_multiply_out_of_core(const MultiplyConfig& cfg) {
   MatrixFile c0;
   if (!cfg.c_in.empty())
     c0 = describe_file(operand(cfg, cfg.c_in, cfg.shape_c, cfg.offset_c), MPI_COMM_WORLD);
-  const Op opA = parse_op(cfg.transa), opB = parse_op(cfg.transb);
+  const Op opA = cfg.transa, opB = cfg.transb;
   const bool fortran = cfg.format == "raw" ? cfg.order == "F" : cfg.fortran_out;
   const OocPlan plan = plan_files(MPI_COMM_WORLD, opA, a, opB, b, c0, fortran, o, cfg.out_of_core);
   if (!plan.out_of_core && !streams_in_core(cfg)) return false;

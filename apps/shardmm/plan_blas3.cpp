@@ -48,7 +48,7 @@ nlohmann::json candidate_json(const Blas3Candidate& c) {
 }  // namespace
 
 int run_plan_blas3(const PlanConfig& cfg) {
-  Blas3Op o{cfg.op, cfg.side[0], cfg.uplo[0], cfg.transa[0], cfg.diag[0]};
+  Blas3Op o{cfg.op, cfg.side[0], cfg.uplo[0], to_string(cfg.transa)[0], cfg.diag[0]};
   if (o.op == "tran" && o.trans == 'N') o.trans = 'T';  // as bench: p?tran is op T
   const Blas3Shape s = blas3_shape(o, cfg.m, cfg.n, cfg.k);
   Blas3Request q = blas3_request(o, s, cfg.ranks, parse_dtype(cfg.dtype));

@@ -138,7 +138,7 @@ TEST(Bench, SmokeF64) {
 
 TEST(Bench, SmokeC64TransposedWithBeta) {
   cli::BenchConfig cfg;
-  cfg.dtype = "c64", cfg.transa = "C", cfg.transb = "T", cfg.alpha = 2, cfg.beta = 0.5;
+  cfg.dtype = "c64", cfg.transa = Op::C, cfg.transb = Op::T, cfg.alpha = 2, cfg.beta = 0.5;
   cfg.algos = {"local", SHARDMM_HAVE_SCALAPACK ? "scalapack" : "summa"};
   bench_smoke(cfg, "bench_c64.json");
 }

@@ -60,7 +60,8 @@ TEST(CliBench, Defaults) {
   EXPECT_EQ(b.grid, "");
   EXPECT_EQ(b.nb, 64);
   EXPECT_EQ(b.layout_a + b.layout_b + b.layout_c, "");
-  EXPECT_EQ(b.transa + b.transb, "NN");
+  EXPECT_EQ(b.transa, Op::N);
+  EXPECT_EQ(b.transb, Op::N);
   EXPECT_EQ(b.alpha, 1.0);
   EXPECT_EQ(b.beta, 0.0);
   EXPECT_EQ(b.reps, 5);
@@ -135,8 +136,8 @@ TEST(CliBench, EveryOption) {
   EXPECT_EQ(b.layout_a, "A[I_X,J]");
   EXPECT_EQ(b.layout_b, "bc(8,8)");
   EXPECT_EQ(b.layout_c, "C[I,J_XY]");
-  EXPECT_EQ(b.transa, "T");
-  EXPECT_EQ(b.transb, "c");
+  EXPECT_EQ(b.transa, Op::T);
+  EXPECT_EQ(b.transb, Op::C);
   EXPECT_EQ(b.alpha, 0.5);
   EXPECT_EQ(b.beta, -2.0);
   EXPECT_EQ(b.reps, 3);
@@ -198,8 +199,8 @@ TEST(CliPlan, RequiredOptionsAndDefaults) {
   EXPECT_EQ(p.memory_limit, "");
   EXPECT_EQ(p.profile, "");
   EXPECT_EQ(p.rows, 12);
-  EXPECT_EQ(p.transa, "N");
-  EXPECT_EQ(p.transb, "N");
+  EXPECT_EQ(p.transa, Op::N);
+  EXPECT_EQ(p.transb, Op::N);
   EXPECT_EQ(p.nb, 64);
   const Args full = {"plan", "--m", "1", "--n", "2", "--k", "3", "--ranks", "4"};
   for (std::size_t drop = 1; drop < full.size(); drop += 2) {  // each required option missing
@@ -218,8 +219,8 @@ TEST(CliPlan, EveryOptionAndInvalidInput) {
   const PlanConfig p = Cli().parse(all).c.plan;
   EXPECT_EQ(p.grid, "1x4");
   EXPECT_EQ(p.nb, 256);
-  EXPECT_EQ(p.transa, "T");
-  EXPECT_EQ(p.transb, "c");
+  EXPECT_EQ(p.transa, Op::T);
+  EXPECT_EQ(p.transb, Op::C);
   EXPECT_EQ(p.dtype, "c128");
   EXPECT_EQ(p.memory_limit, "2G");
   EXPECT_EQ(p.profile, "p.json");

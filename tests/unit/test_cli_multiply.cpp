@@ -25,7 +25,8 @@ TEST(CliMultiply, PositionalsAndDefaults) {
   EXPECT_EQ(m.b, "b.npy");
   EXPECT_EQ(m.output, "c.npy");
   EXPECT_EQ(m.c_in, "");
-  EXPECT_EQ(m.transa + m.transb, "NN");
+  EXPECT_EQ(m.transa, Op::N);
+  EXPECT_EQ(m.transb, Op::N);
   EXPECT_EQ(m.alpha, 1.0);
   EXPECT_EQ(m.beta, 0.0);
   EXPECT_EQ(m.algo, "auto");
@@ -53,8 +54,8 @@ TEST(CliMultiply, EveryOption) {
                   "C",          "--quiet"})
           .c.multiply;
   EXPECT_EQ(m.c_in, "c0.bin");
-  EXPECT_EQ(m.transa, "t");
-  EXPECT_EQ(m.transb, "C");
+  EXPECT_EQ(m.transa, Op::T);
+  EXPECT_EQ(m.transb, Op::C);
   EXPECT_EQ(m.alpha, 2.5);
   EXPECT_EQ(m.beta, -1.0);
   EXPECT_EQ(m.algo, "summa");
