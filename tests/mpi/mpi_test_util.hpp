@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <string>
 
 #include "shardmm/shardmm.hpp"
@@ -77,5 +78,16 @@ inline Mesh mesh_for(Algorithm a, int line = 0) {
   }
   return Mesh::grid2d(MPI_COMM_WORLD);
 }
+
+/// SHARDMM_FAULT_INJECT set for one scope on this rank (every rank makes one for a collective
+/// call); unset when it goes out of scope.
+struct Injection {
+  explicit Injection(const std::string& spec) { setenv("SHARDMM_FAULT_INJECT", spec.c_str(), 1); }
+  ~Injection() { unsetenv("SHARDMM_FAULT_INJECT"); }
+  Injection(const Injection&) = delete;
+  Injection& operator=(const Injection&) = delete;
+  Injection(Injection&&) = delete;
+  Injection& operator=(Injection&&) = delete;
+};
 
 }  // namespace shardmm::testing

@@ -11,6 +11,7 @@
 
 #include "core/fault.hpp"
 #include "mpi/gemm_check.hpp"
+#include "mpi/mpi_test_util.hpp"
 
 using namespace shardmm;
 using namespace shardmm::testing;
@@ -54,16 +55,6 @@ Mesh make_mesh(MeshKind kind) {
   const auto f = factor_near_square(world_size(), 2);  // Square: only used when P is square
   return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {f[0], f[1]}));
 }
-
-// Sets SHARDMM_FAULT_INJECT for one call on every rank; unsets it when it goes out of scope.
-struct Injection {
-  explicit Injection(const std::string& spec) { setenv("SHARDMM_FAULT_INJECT", spec.c_str(), 1); }
-  ~Injection() { unsetenv("SHARDMM_FAULT_INJECT"); }
-  Injection(const Injection&) = delete;
-  Injection& operator=(const Injection&) = delete;
-  Injection(Injection&&) = delete;
-  Injection& operator=(Injection&&) = delete;
-};
 
 // Runs C <- A*B + C on replicated operands of `c` with SHARDMM_FAULT_INJECT = spec. Returns
 // whether it threw; fails the test unless every rank threw (or none did) with one message

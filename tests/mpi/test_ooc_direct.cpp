@@ -27,16 +27,6 @@ using ooc::Stored;
 
 constexpr double kBound = 20;  // normwise error, units of eps
 
-// SHARDMM_FAULT_INJECT for one scope.
-struct Injection {
-  explicit Injection(const std::string& spec) { setenv("SHARDMM_FAULT_INJECT", spec.c_str(), 1); }
-  ~Injection() { unsetenv("SHARDMM_FAULT_INJECT"); }
-  Injection(const Injection&) = delete;
-  Injection& operator=(const Injection&) = delete;
-  Injection(Injection&&) = delete;
-  Injection& operator=(Injection&&) = delete;
-};
-
 // Whether the test directory's file system takes an aligned O_DIRECT write (every rank asks).
 bool takes_direct() {
   const std::string path = npy::file("probe." + std::to_string(world_rank()));

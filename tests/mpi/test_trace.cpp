@@ -69,7 +69,9 @@ void check_gemm_trace(const std::string& path, const std::vector<Row>& rows, con
     EXPECT_NEAR(call.seconds(), rows[p].total, 0.05 * rows[p].total);
     double phases = 0;
     for (int c : call.children) phases += t.spans[c].seconds();
-    EXPECT_GE(phases, 0.95 * call.seconds());
+    // (Less 4 ms: a rank of an oversubscribed test may lose its core for a scheduler slice
+    // between two phases, a gap no span can cover.)
+    EXPECT_GE(phases, 0.95 * call.seconds() - 0.004);
     // Exchange bytes add up to the report's counters exactly.
     EXPECT_EQ(tr::sum_arg(t, root, "comm", "bytes_sent"), rows[p].sent);
     EXPECT_EQ(tr::sum_arg(t, root, "comm", "bytes_received"), rows[p].received);
