@@ -17,8 +17,10 @@ namespace {
 
 const char* const kOps = "N|T|C: op(X) = X, X^T or X^H";
 // --transa / --transb parse once, into Op (any case); the commands read typed values.
-const std::map<std::string, Op> kOpNames{{"N", Op::N}, {"T", Op::T}, {"C", Op::C}};
-CLI::CheckedTransformer op_option() { return CLI::CheckedTransformer(kOpNames, CLI::ignore_case); }
+CLI::CheckedTransformer op_option() {
+  const std::map<std::string, Op> names{{"N", Op::N}, {"T", Op::T}, {"C", Op::C}};
+  return CLI::CheckedTransformer(names, CLI::ignore_case);
+}
 const char* const kBytesHelp =
     "bytes per rank: 512M, 4MiB (powers of 1024: K, M, G, KiB, MiB, GiB), 4MB (powers of "
     "1000: KB, MB, GB) or plain bytes";

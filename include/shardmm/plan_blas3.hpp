@@ -89,11 +89,11 @@ Blas3Plan plan_blas3(const Blas3Request& request);
 /// Total flops of one call (complex: 4 real multiplies and adds per multiply-add): symm / hemm
 /// 2 m n na, the rank-k updates n (n + 1) k (twice for syr2k / her2k), trmm / trsm na (na + 1)
 /// times the other extent; tran, geadd 0.
-double blas3_flops(const Blas3Request& request);
+double blas3_flops(const Blas3Request& q);
 
 /// A memory-independent lower bound on the words the busiest of P ranks receives, from the
 /// Loomis-Whitney inequality on the routine's multiply-add triples as for gemm
 /// (docs/ALGORITHMS.md); 0 where it gives nothing (and for tran / geadd, which have no triples).
-double blas3_lower_bound(const Blas3Request& request);
+double blas3_lower_bound(const Blas3Request& q);
 
 }  // namespace shardmm

@@ -36,7 +36,7 @@ Planned plan_product(const algo::Problem& p, const Mesh& mesh, bool trivial,
 /// folded back. Collective over C's mesh (active there, m and n > 0); no planning and no
 /// agreement on the plan. The report's counters are this product's.
 template <Scalar T>
-GemmReport run_product(const Planned& plan, const algo::Problem& p, Op opA, Op opB, T alpha,
+GemmReport run_product(const Planned& d, const algo::Problem& p, Op opA, Op opB, T alpha,
                        const DistMatrix<T>& A, const DistMatrix<T>& B, T beta, DistMatrix<T>& C);
 
 }  // namespace shardmm::front

@@ -79,7 +79,7 @@ TEST(OocDirect, DirectAndBufferedWritesAreByteIdentical) {
       // A run of a block (a row of C in C order, a column in Fortran order) spans a whole page
       // when it is 2 pages long, or when the block is one run (whole rows or columns).
       const index_t run = fortran ? d.plan.bm : d.plan.bn, across = fortran ? p.a.rows : p.b.cols;
-      const bool pages = run * 8 >= 2 * 4096 || run == across;
+      const bool pages = run * 8 >= index_t{2} * 4096 || run == across;
       if (fortran) {  // not vacuous: the plan's blocks are whole columns of C (bm = m)
         EXPECT_TRUE(pages) << what << " " << d.plan.to_string();
       }
