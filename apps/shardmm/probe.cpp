@@ -80,10 +80,7 @@ double probe_error(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMa
 #define SHARDMM_INSTANTIATE(T)                                                             \
   template double probe_error<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T, \
                                  const DistMatrix<T>&, const DistMatrix<T>&);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
+SHARDMM_FOR_EACH_ARITHMETIC(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::cli

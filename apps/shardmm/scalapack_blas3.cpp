@@ -124,10 +124,7 @@ void scalapack_blas3(const BlacsGrid& /*grid*/, const Blas3Op& /*o*/, T /*alpha*
 #define SHARDMM_INSTANTIATE(T)                                                                \
   template void scalapack_blas3<T>(const BlacsGrid&, const Blas3Op&, T, const DistMatrix<T>&, \
                                    const DistMatrix<T>*, T, DistMatrix<T>&);
-SHARDMM_INSTANTIATE(float)
-SHARDMM_INSTANTIATE(double)
-SHARDMM_INSTANTIATE(std::complex<float>)
-SHARDMM_INSTANTIATE(std::complex<double>)
+SHARDMM_FOR_EACH_ARITHMETIC(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::cli

@@ -20,6 +20,15 @@ template <class T>
 concept Scalar = std::same_as<T, float> || std::same_as<T, double> ||
     std::same_as<T, std::complex<float>> || std::same_as<T, std::complex<double>> || is_half_v<T>;
 
+/// Expands M(T) for each type the local GEMMs compute in (f32, f64, c64, c128): explicit
+/// instantiations of a template over them are `SHARDMM_FOR_EACH_ARITHMETIC(M)` after defining
+/// M(T). The 16-bit formats are stored, not computed in (shardmm/half.hpp).
+#define SHARDMM_FOR_EACH_ARITHMETIC(M) \
+  M(float)                             \
+  M(double)                            \
+  M(std::complex<float>)               \
+  M(std::complex<double>)
+
 template <class T>
 inline constexpr bool is_complex_v =
     std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;

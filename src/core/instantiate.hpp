@@ -1,6 +1,6 @@
-// The four scalar types, in one place: SHARDMM_FOR_EACH_SCALAR(M) expands M(T) for each (explicit
-// instantiation: define M(T), then SHARDMM_FOR_EACH_SCALAR(M)); SHARDMM_SCALAR_TYPES lists them
-// for typed tests (::testing::Types<SHARDMM_SCALAR_TYPES>).
+// The four scalar types (listed once, in shardmm/types.hpp): SHARDMM_FOR_EACH_SCALAR(M)
+// expands M(T) for each (explicit instantiation: define M(T), then SHARDMM_FOR_EACH_SCALAR(M));
+// SHARDMM_SCALAR_TYPES lists them for typed tests (::testing::Types<SHARDMM_SCALAR_TYPES>).
 //
 // Under scripts/lint (SHARDMM_LINT defined) only double and complex<double> are instantiated:
 // every template body is still analysed, through one real and one complex instantiation, but
@@ -11,6 +11,7 @@
 #include <complex>
 
 #include "shardmm/half.hpp"
+#include "shardmm/types.hpp"
 
 // The 16-bit storage types, instantiated where values are stored, moved and read or written
 // (DistMatrix, redistribution, communication, files) and by gemm's front end (which widens
@@ -25,10 +26,6 @@
   M(std::complex<double>)
 #define SHARDMM_SCALAR_TYPES double, std::complex<double>
 #else
-#define SHARDMM_FOR_EACH_SCALAR(M) \
-  M(float)                         \
-  M(double)                        \
-  M(std::complex<float>)           \
-  M(std::complex<double>)
+#define SHARDMM_FOR_EACH_SCALAR(M) SHARDMM_FOR_EACH_ARITHMETIC(M)
 #define SHARDMM_SCALAR_TYPES float, double, std::complex<float>, std::complex<double>
 #endif
