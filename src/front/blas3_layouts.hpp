@@ -3,6 +3,7 @@
 // run. Pure layout metadata, no MPI.
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 #include "shardmm/layout.hpp"
@@ -58,6 +59,17 @@ inline Layout rank_k_partials(const MeshShape& mesh, index_t n) {
 /// Right), the other dimension whole.
 inline Layout triangular_panel(index_t na, const Layout& B, int dim) {
   return one_split(B.mesh(), na, na, dim, B.spec().dims[dim]);
+}
+
+/// trmm / trsm "steps": the widest step; B's blocks along `dim` are used as they are, cut to
+/// at most this many indices (a single block, when one rank holds the dimension whole).
+inline constexpr index_t kWidestTriangularStep = 256;
+
+/// The width of a "steps" step for op(A) of order na whose rows (columns) follow `map`:
+/// what the step loop (algo::triangular_steps) cuts, and what the planner prices.
+inline index_t triangular_step_width(index_t na, const DimMap& map) {
+  const index_t block = map.nprocs > 1 ? map.nb : na;
+  return std::max<index_t>(std::min({block, na, kWidestTriangularStep}), 1);
 }
 
 /// trmm / trsm "local": B with dimension `dim` whole and the other split over every mesh axis.

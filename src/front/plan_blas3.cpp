@@ -193,8 +193,8 @@ std::vector<Blas3Candidate> triangular_candidates(const Bound& b) {
     if (map.nprocs > 1) w[static_cast<std::size_t>(r)] += (double(b.na) - along) * across;
     widest = std::max(widest, across);
   }
-  const index_t step = std::min<index_t>(map.nprocs > 1 ? map.nb : 256, 256);
-  steps.messages += double(b.na) / double(std::max<index_t>(step, 1)) * (map.nprocs - 1);
+  const index_t step = front::triangular_step_width(b.na, map);
+  steps.messages += double(b.na) / double(step) * (map.nprocs - 1);
   steps.memory_bytes = std::int64_t((largest_tiles({Pl}, b.P) + double(step) * widest) * b.elem);
   steps.detail = "op(A) -> " + Pl.spec().to_string() + ", B's blocks broadcast along its " +
                  (dim == 0 ? "rows' axes" : "columns' axes");

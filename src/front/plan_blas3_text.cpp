@@ -1,4 +1,5 @@
 // Blas3Plan::explain and the plan's "why": the table `shardmm plan --op` prints.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -81,7 +82,9 @@ std::string Blas3Plan::explain() const {
     s += line;
   }
   s += "chosen: " + chosen.name() + ": " + chosen.detail + "\nwhy: " + why + "\n";
-  if (cap_bytes > 0) s += "(! over the memory cap of " + mib(double(cap_bytes)) + " per rank)\n";
+  const bool any_over =
+      std::any_of(candidates.begin(), candidates.end(), [](const auto& c) { return !c.fits; });
+  if (cap_bytes > 0 && any_over) s += "(! over the memory cap of " + mib(double(cap_bytes)) + " per rank)\n";
   return s;
 }
 

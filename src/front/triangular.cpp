@@ -81,9 +81,6 @@ void triangular_local(bool solve, int dim, bool lower, bool unit, const DistMatr
   redistribute(*W, B);
 }
 
-// The widest step: B's blocks are used as they are, cut to at most this many indices.
-constexpr index_t kWidestStep = 256;
-
 template <Scalar T>
 void triangular(const char* routine, bool solve, Side side, Uplo uplo, Op op, Diag diag, T alpha,
                 const DistMatrix<T>& A, DistMatrix<T>& B) {
@@ -108,7 +105,7 @@ void triangular(const char* routine, bool solve, Side side, Uplo uplo, Op op, Di
   algo::TriangularPlan plan;
   plan.solve = solve, plan.left = side == Side::Left, plan.unit = diag == Diag::Unit;
   plan.lower = lower;
-  plan.widest = kWidestStep;
+  plan.widest = front::kWidestTriangularStep;
   algo::triangular_steps_run(plan, *P, B);
 }
 

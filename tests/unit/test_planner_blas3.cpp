@@ -4,6 +4,10 @@
 // the table `shardmm plan --op` prints, and bad requests.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "algo/triangular.hpp"
+#include "front/blas3_layouts.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan_blas3.hpp"
 
@@ -73,6 +77,30 @@ TEST(PlannerBlas3, MemoryCapRulesOutTheFullPartialSum) {
   EXPECT_EQ(p.chosen.algorithm, "triangle") << p.explain();
   EXPECT_FALSE(p.candidates.back().fits);
   EXPECT_NE(p.why.find("over the cap"), std::string::npos) << p.why;
+  // The table's footnote marks candidates over the cap, so it appears only when there is one.
+  const std::string footnote = "(! over the memory cap of";
+  EXPECT_NE(p.explain().find(footnote), std::string::npos) << p.explain();
+  EXPECT_EQ(free.explain().find(footnote), std::string::npos) << free.explain();
+  q.memory_limit = std::int64_t(1) << 40;
+  const Blas3Plan roomy = plan_blas3(q);
+  ASSERT_GT(roomy.cap_bytes, 0);
+  EXPECT_EQ(roomy.explain().find(footnote), std::string::npos) << roomy.explain();
+}
+
+TEST(PlannerBlas3, PricedStepIsTheStepLoopsWidest) {
+  // The planner prices trsm's "steps" at the width the step loop cuts: B's block along the
+  // dimension, a single block when one rank holds it whole, at most 256, at most op(A)'s order.
+  for (const index_t na : {1, 40, 255, 256, 300, 4096})
+    for (const int nprocs : {1, 2, 3})
+      for (const index_t nb : {1, 64, 100, 256, 1000}) {
+        DimMap map;
+        map.extent = na, map.nprocs = nprocs, map.nb = nb;
+        index_t widest = 0;
+        for (const auto& k : algo::triangular_steps(map, front::kWidestTriangularStep))
+          widest = std::max(widest, k.end - k.begin);
+        EXPECT_EQ(front::triangular_step_width(na, map), widest)
+            << "na " << na << " nprocs " << nprocs << " nb " << nb;
+      }
 }
 
 TEST(PlannerBlas3, ExplainAndBadRequests) {
