@@ -28,9 +28,10 @@ struct TileIndex {
 
 /// Runs the update in column chunks of at most `chunk` local columns: per chunk, the local
 /// rows whose every element lies in the triangle get one GEMM straight into C; the rows the
-/// diagonal crosses get one GEMM into workspace slot Partial, of which only the triangle's
-/// elements are folded into C; the other rows are skipped. No communication. Flops: the
-/// triangle's plus at most one chunk-wide band along the diagonal. beta == 0 never reads C.
+/// diagonal crosses are split again per half of the chunk's columns, down to pieces of at most
+/// 32 columns, whose crossing rows get one GEMM into workspace slot Partial, of which only the
+/// triangle's elements are folded into C; the other rows are skipped. No communication.
+/// Flops: the triangle's plus a band about 32 columns wide along the diagonal. beta == 0 never reads C.
 /// Hermitian: the diagonal's imaginary parts are set to zero.
 template <Scalar T>
 void syrk_triangle(Uplo uplo, T alpha, const TrianglePanels& p, T beta, T* C, index_t ldc,
