@@ -53,33 +53,41 @@ std::array<std::string, 3> batched_specs(const BenchConfig& cfg, const Mesh& mes
           tb ? "B[" + b + ",J,K]" : "B[" + b + ",K,J]", "C[" + b + ",I_" + rest + ",J]"};
 }
 
-// The P-core ceiling's operands: one m x k A, k x n B and m x n C per rank, reused by each of
-// its ceil(N / P) local products of m x n x k (no communication).
+// The P-core ceiling's operands: ceil(N / P) products of m x n x k per rank, each with its own
+// A, B and C as a batch element has (no communication), so the ceiling moves the bytes the
+// batch moves: with one C reused by every product it stayed in cache while the batch wrote
+// N / P distinct C's, a difference of memory traffic, not of the library.
 template <Scalar T>
 struct Ceiling {
   index_t share = 0, m = 0, n = 0, k = 0;
-  std::vector<T> a, b, c;
+  std::vector<T> a, b, c;  // share consecutive column-major operands each
   Ceiling(const BenchConfig& cfg, int P)
       : share((cfg.batch + P - 1) / P),
         m(cfg.m),
         n(cfg.n),
         k(cfg.k),
-        a(std::size_t(std::max<index_t>(1, m * k)), T(1)),
-        b(std::size_t(std::max<index_t>(1, k * n)), T(1)),
-        c(std::size_t(std::max<index_t>(1, m * n))) {}
+        a(std::size_t(std::max<index_t>(1, share * m * k)), T(1)),
+        b(std::size_t(std::max<index_t>(1, share * k * n)), T(1)),
+        c(std::size_t(std::max<index_t>(1, share * m * n))) {}
   void run() {
     for (index_t p = 0; p < share; ++p)
-      local_gemm(Op::N, Op::N, m, n, k, T(1), a.data(), std::max<index_t>(1, m), b.data(),
-                 std::max<index_t>(1, k), T(0), c.data(), std::max<index_t>(1, m));
+      local_gemm(Op::N, Op::N, m, n, k, T(1), a.data() + p * m * k, std::max<index_t>(1, m),
+                 b.data() + p * k * n, std::max<index_t>(1, k), T(0), c.data() + p * m * n,
+                 std::max<index_t>(1, m));
   }
 };
 
-// The slowest rank's time of `body`, after a barrier.
+// The wall time of `body` on every rank: from a barrier to a barrier, the slowest rank's. The
+// closing barrier matters for the ceiling, whose ranks never wait on each other: with more
+// ranks than cores a rank's GEMMs can run while another rank is descheduled, and each rank's
+// own duration then leaves out the time its core went to the others (4 ranks on 2 cores
+// measured a ceiling of 351 GFLOP/s, 1.8 x what the two cores can do).
 template <class F>
 double timed_call(MPI_Comm comm, F&& body) {
   SHARDMM_CLI_MPI(MPI_Barrier(comm));
   const double t0 = MPI_Wtime();
   body();
+  SHARDMM_CLI_MPI(MPI_Barrier(comm));
   return max_over(MPI_Wtime() - t0, comm);
 }
 
