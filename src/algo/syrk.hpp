@@ -31,8 +31,8 @@ struct TileIndex {
 /// diagonal crosses are split again per half of the chunk's columns, down to pieces of at most
 /// 32 columns, whose crossing rows get one GEMM into workspace slot Partial, of which only the
 /// triangle's elements are folded into C; the other rows are skipped. No communication.
-/// Flops: the triangle's plus a band about 32 columns wide along the diagonal. beta == 0 never reads C.
-/// Hermitian: the diagonal's imaginary parts are set to zero.
+/// Flops: the triangle's plus a band about 32 columns wide along the diagonal. beta == 0 never
+/// reads C. Hermitian: the diagonal's imaginary parts are set to zero.
 template <Scalar T>
 void syrk_triangle(Uplo uplo, T alpha, const TrianglePanels& p, T beta, T* C, index_t ldc,
                    const TileIndex& index, index_t chunk);

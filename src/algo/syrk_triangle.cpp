@@ -116,8 +116,7 @@ void syrk_triangle(Uplo uplo, T alpha, const TrianglePanels& p, T beta, T* C, in
                    const TileIndex& index, index_t chunk) {
   const index_t ncols = index_t(index.cols.size()), nrows = index_t(index.rows.size());
   for (index_t c0 = 0; c0 < ncols; c0 += chunk)
-    triangle_piece(uplo, alpha, p, beta, C, ldc, index, c0, std::min(ncols, c0 + chunk), 0,
-                   nrows);
+    triangle_piece(uplo, alpha, p, beta, C, ldc, index, c0, std::min(ncols, c0 + chunk), 0, nrows);
   if (p.hermitian) zero_diagonal_imag(C, ldc, index);
 }
 

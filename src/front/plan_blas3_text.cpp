@@ -84,7 +84,8 @@ std::string Blas3Plan::explain() const {
   s += "chosen: " + chosen.name() + ": " + chosen.detail + "\nwhy: " + why + "\n";
   const bool any_over =
       std::any_of(candidates.begin(), candidates.end(), [](const auto& c) { return !c.fits; });
-  if (cap_bytes > 0 && any_over) s += "(! over the memory cap of " + mib(double(cap_bytes)) + " per rank)\n";
+  if (cap_bytes > 0 && any_over)
+    s += "(! over the memory cap of " + mib(double(cap_bytes)) + " per rank)\n";
   return s;
 }
 

@@ -28,8 +28,8 @@ struct RankKCase {
 /// multiple of eps.
 template <class T>
 std::vector<double> rank_k_scale(Op op, index_t n, index_t k, const std::vector<T>& x,
-                                 const std::vector<T>& y, double alpha, double alpha2,
-                                 double beta, const std::vector<T>& c0) {
+                                 const std::vector<T>& y, double alpha, double alpha2, double beta,
+                                 const std::vector<T>& c0) {
   const index_t ld = std::max<index_t>(op == Op::N ? n : k, 1);
   auto at = [&](const std::vector<T>& m, index_t i, index_t l) {
     return std::abs(op == Op::N ? m[i + l * ld] : m[l + i * ld]);
@@ -66,7 +66,9 @@ double triangle_error(const RankKCase& c, index_t n, const std::vector<T>& got,
         err = std::numeric_limits<double>::infinity();
       const T want = c.hermitian && i == j ? T(std::real(ref[e])) : ref[e];
       const double diff = std::abs(got[e] - want);
-      if (in && diff > 0) err = std::max(err, scale[e] > 0 ? diff / scale[e] : std::numeric_limits<double>::infinity());
+      if (in && diff > 0)
+        err =
+            std::max(err, scale[e] > 0 ? diff / scale[e] : std::numeric_limits<double>::infinity());
     }
   return err;
 }

@@ -18,8 +18,8 @@ namespace {
 
 using Case = RankKCase;
 
-// Every rank: the largest error of the triangle against its componentwise rounding scale, or infinity when an element
-// outside it changed or a herk diagonal is not real.
+// Every rank: the largest error of the triangle against its componentwise rounding scale, or
+// infinity when an element outside it changed or a herk diagonal is not real.
 template <class T>
 double check(const Mesh& mesh, const Case& c, index_t n, index_t k, const std::string& a_spec,
              const std::string& c_spec) {
