@@ -183,6 +183,7 @@ Planned plan_product(const algo::Problem& p, const Mesh& mesh, bool trivial,
   const trace::Span span("plan", trace::Cat::Phase);
   Planned d{{options, std::nullopt, ""}, std::nullopt, trivial};
   fault::point("plan");
+  check_options(options);  // also when nothing is left to choose
   if (trivial && options.algorithm == Algorithm::Auto) return d;  // nothing to choose
   const plan::Request q = request_for(p, mesh, dtype_of<T>(), options);
   d.how = resolve(p, q, options);

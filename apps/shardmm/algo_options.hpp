@@ -1,7 +1,8 @@
 // What bench and multiply share after parsing: the operands' mesh (--grid) and the library
 // Options of the algorithm options (cli.cpp declares them once for both subcommands). Cfg is
-// BenchConfig or MultiplyConfig: both have the fields grid, panel, stationary, ring_axis,
-// bidirectional, wire, allow_fast, memory_limit, blas_threads and trace.
+// BenchConfig or MultiplyConfig: both have the fields grid, panel, stationary_chunk, ring_chunk,
+// strassen_step, stationary, ring_axis, bidirectional, wire, allow_fast, memory_limit,
+// blas_threads and trace.
 #pragma once
 
 #include <mpi.h>
@@ -36,6 +37,9 @@ Options algo_options(const Cfg& cfg, const std::string& algorithm) {
   Options o;
   o.algorithm = parse_algorithm(algorithm);
   o.panel = cfg.panel;
+  o.stationary_chunk = cfg.stationary_chunk;
+  o.ring_chunk = cfg.ring_chunk;
+  o.strassen_step = parse_strassen_step(cfg.strassen_step);
   o.stationary = cfg.stationary == "A"   ? Stationary::A
                  : cfg.stationary == "B" ? Stationary::B
                  : cfg.stationary == "C" ? Stationary::C

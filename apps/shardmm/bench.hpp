@@ -28,9 +28,12 @@ struct BenchConfig {
   double alpha = 1.0, beta = 0.0;
   int reps = 5, warmup = 1;
   bool check = true;
-  std::string json;                 ///< append one JSON record per algorithm
-  index_t panel = 0;                ///< SUMMA panel width
-  std::string stationary = "auto";  ///< SUMMA variant: auto|A|B|C
+  std::string json;                    ///< append one JSON record per algorithm
+  index_t panel = 0;                   ///< SUMMA C-stationary's panel width
+  index_t stationary_chunk = 0;        ///< SUMMA A/B-stationary's chunk per owner
+  index_t ring_chunk = 0;              ///< the ring's chunk at p = 2
+  std::string strassen_step = "auto";  ///< auto|breadth-first|depth-first
+  std::string stationary = "auto";     ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
   std::string wire = "f32";  ///< --wire: f32 | bf16 | f16 (Options::wire)
   bool bidirectional = false;

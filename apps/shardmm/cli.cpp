@@ -74,10 +74,17 @@ void add_operand_options(CLI::App* s, Cfg& c) {
 template <class Cfg>
 void add_algo_options(CLI::App* s, Cfg& c) {
   s->add_option("--grid", c.grid,
-                "process grid PxQ of the operands, or PxQxC for --algo 25d (default near-square; "
-                "strassen: C 7 asks for its breadth-first step, 1 turns it off)");
-  s->add_option("--panel", c.panel, "SUMMA panel width; the ring's k-chunk at p = 2 (0: chosen)")
+                "process grid PxQ of the operands, or PxQxC for --algo 25d (default near-square)");
+  s->add_option("--panel", c.panel, "SUMMA C-stationary's panel width along k (0: chosen)")
       ->check(CLI::NonNegativeNumber);
+  s->add_option("--stationary-chunk", c.stationary_chunk,
+                "SUMMA A/B-stationary: C's columns (rows) per owner in one chunk (0: chosen)")
+      ->check(CLI::NonNegativeNumber);
+  s->add_option("--ring-chunk", c.ring_chunk, "the ring's chunk at p = 2 (0: chosen)")
+      ->check(CLI::NonNegativeNumber);
+  s->add_option("--strassen-step", c.strassen_step,
+                "strassen's first step: auto|breadth-first (7 groups of P/7 ranks)|depth-first")
+      ->check(CLI::IsMember({"auto", "breadth-first", "depth-first"}));
   s->add_option("--stationary", c.stationary, "SUMMA variant: auto|A|B|C (the matrix that stays)")
       ->check(CLI::IsMember({"auto", "A", "B", "C"}));
   s->add_option(

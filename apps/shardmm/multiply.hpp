@@ -27,9 +27,12 @@ struct MultiplyConfig {
   bool fortran_out = true;    ///< npy output order
   bool quiet = false;
   // The algorithm options, as bench's (algo_options.hpp).
-  std::string grid;                 ///< "PxQ" operand mesh, or "PxQxC" 2.5D grid
-  index_t panel = 0;                ///< SUMMA panel width
-  std::string stationary = "auto";  ///< SUMMA variant: auto|A|B|C
+  std::string grid;                    ///< "PxQ" operand mesh, or "PxQxC" 2.5D grid
+  index_t panel = 0;                   ///< SUMMA C-stationary's panel width
+  index_t stationary_chunk = 0;        ///< SUMMA A/B-stationary's chunk per owner
+  index_t ring_chunk = 0;              ///< the ring's chunk at p = 2
+  std::string strassen_step = "auto";  ///< auto|breadth-first|depth-first
+  std::string stationary = "auto";     ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
   std::string wire = "f32";  ///< --wire: f32 | bf16 | f16 (Options::wire)
   bool bidirectional = false;

@@ -36,6 +36,24 @@ std::string to_string(Wire w);
 /// f32|bf16|f16 (also "none" for f32)
 Wire parse_wire(std::string_view text);
 
+/// Strassen's first step (Options::strassen_step).
+enum class StrassenStep {
+  /// Breadth-first on 7 Q ranks when the smallest side of the product reaches the crossover
+  /// (Options::fast_crossover), else depth-first.
+  Auto,
+  /// Breadth-first (CAPS): the seven half-size products at once, each on its own group of
+  /// P / 7 ranks. NotSupported unless the ranks are a multiple of 7, m and n at least twice
+  /// the ranks and k at least 2.
+  BreadthFirst,
+  /// Depth-first: no breadth-first step; the ranks share the product in the classical
+  /// distributions (line, column or grid form) and each recurses locally.
+  DepthFirst,
+};
+
+std::string to_string(StrassenStep s);
+/// auto|breadth-first|depth-first (also with '_' for '-')
+StrassenStep parse_strassen_step(std::string_view text);
+
 /// Auto's default cap on added memory, as a multiple of the caller's local A + B + C
 /// (Options::memory_growth).
 inline constexpr double kLeanMemoryGrowth = 1.3;
@@ -49,14 +67,20 @@ struct Options {
   /// Strassen: smallest min(m, n, k) of a local product at which a Winograd step is taken
   /// (0: the machine profile's, measured by `shardmm calibrate`).
   std::int64_t fast_crossover = 0;
-  /// SUMMA panel width along k (0: the widest of 4, 2 or 1 x 384 whose buffers fit in a fifth
-  /// of the rank's A + B + C, else 256 if its buffers fit in a quarter, else 128; panels cut
-  /// at the operands' k-block boundaries). Also, at p = 2, the chunk in which the ring swaps:
-  /// the AllGather forms' k-chunk (0: 4, 2 or 1 x 384, else 256) and the ReduceScatter form's
-  /// chunk of C's split dimension (0: 4, 2 or 1 x 384). SUMMA A/B-stationary: the columns
-  /// (rows) of C per owner that one chunk of the moving operand streams (0: the widest whose
-  /// buffers fit in half of the rank's A + B + C, at least 32). See src/core/blocking.hpp.
+  /// SUMMA C-stationary (and 2.5D's SUMMA per slice): the panel width along k (0: the widest
+  /// of 4, 2 or 1 x 384 whose buffers fit in a fifth of the rank's A + B + C, else 256 if its
+  /// buffers fit in a quarter, else 128; panels cut at the operands' k-block boundaries).
+  /// See src/core/blocking.hpp. Not read by any other algorithm: a named Algorithm::Ring
+  /// with a panel is rejected (InvalidArgument), its chunk is ring_chunk.
   std::int64_t panel = 0;
+  /// SUMMA A/B-stationary: the columns (A stays) or rows (B stays) of C per owner that one
+  /// chunk of the moving operand streams (0: the widest whose buffers fit in half of the
+  /// rank's A + B + C, at least 32).
+  std::int64_t stationary_chunk = 0;
+  /// Ring at p = 2: the chunk in which the two ranks swap, the AllGather forms' chunk of k (0:
+  /// 4, 2 or 1 x 384, else 256) and the ReduceScatter form's chunk of C's split dimension (0:
+  /// 4, 2 or 1 x 384). Longer rings move whole tiles.
+  std::int64_t ring_chunk = 0;
   /// Block size of the layouts an algorithm redistributes into (0: block layouts).
   std::int64_t block = 0;
   /// SUMMA: which matrix stays in place (Auto: the planner prices the three variants on the
@@ -72,11 +96,11 @@ struct Options {
   /// Ring, AllGather forms: split the circulating tiles along k and send halves both ways.
   bool bidirectional = false;
   /// 2.5D: grid rows x cols x k-slices (all 0: the planner chooses among grids with >= 2
-  /// slices). Their product must equal the number of ranks.
-  /// Strassen: grid_k 7 asks for the breadth-first step (CAPS: the seven products on seven
-  /// groups of P / 7 ranks), 1 turns it off, 0 takes it on 7 Q ranks when the smallest side
-  /// reaches the crossover.
+  /// slices). Their product must equal the number of ranks. Only 2.5D reads them: a named
+  /// Algorithm::Strassen with a grid is rejected (InvalidArgument), its step is strassen_step.
   int grid_m = 0, grid_n = 0, grid_k = 0;
+  /// Strassen: how the first Winograd step of the distributed product is taken.
+  StrassenStep strassen_step = StrassenStep::Auto;
   /// Per-rank memory limit in bytes for the planner (0: SHARDMM_MEMORY_LIMIT, else none).
   /// When set it replaces the default policy below: Auto picks among the plans within it.
   std::int64_t memory_limit = 0;

@@ -89,9 +89,9 @@ struct PlanRequest {
   bool allow_fast = false;
   /// Strassen's crossover (Options::fast_crossover); 0 = profile.strassen_crossover.
   std::int64_t fast_crossover = 0;
-  /// Options::panel: SUMMA A/B-stationary's chunk of C's columns (rows) per owner; 0 = the
-  /// algorithm's own rule (blocking::stationary_chunk_width).
-  std::int64_t panel = 0;
+  /// Options::stationary_chunk: SUMMA A/B-stationary's chunk of C's columns (rows) per owner;
+  /// 0 = the algorithm's own rule (blocking::stationary_chunk_width).
+  std::int64_t stationary_chunk = 0;
   /// The machine the costs are for. gemm fills it once per call from SHARDMM_PROFILE
   /// (MachineProfile::from_environment); a request made by hand gets the built-in defaults.
   MachineProfile profile;

@@ -66,6 +66,11 @@ void set_option(Options& o, const std::string& key, const py::handle& value) {
   else if (key == "memory_growth")
     o.memory_growth = option_value<double>(value, key, "a number (negative: no cap)");
   else if (key == "panel") o.panel = option_value<std::int64_t>(value, key, "an int");
+  else if (key == "stationary_chunk")
+    o.stationary_chunk = option_value<std::int64_t>(value, key, "an int");
+  else if (key == "ring_chunk") o.ring_chunk = option_value<std::int64_t>(value, key, "an int");
+  else if (key == "strassen_step")
+    o.strassen_step = parse_strassen_step(option_value<std::string>(value, key, "a string"));
   else if (key == "block") o.block = option_value<std::int64_t>(value, key, "an int");
   else if (key == "stationary")
     o.stationary = parse_stationary(option_value<std::string>(value, key, "a string"));
@@ -83,9 +88,9 @@ void set_option(Options& o, const std::string& key, const py::handle& value) {
   else
     throw InvalidArgument(
         "gemm: unknown option '" + key +
-        "' (algorithm, memory_limit, memory_growth, panel, block, stationary, overlap, "
-        "ring_axis, ring_form, bidirectional, wire, grid, blas_threads, allow_fast, "
-        "fast_crossover)");
+        "' (algorithm, memory_limit, memory_growth, panel, stationary_chunk, ring_chunk, block, "
+        "stationary, overlap, ring_axis, ring_form, bidirectional, wire, grid, strassen_step, "
+        "blas_threads, allow_fast, fast_crossover)");
 }
 
 }  // namespace

@@ -203,3 +203,25 @@ def test_wire_format_halves_the_operand_bytes(mesh, wire, u):
     assert np.all(np.abs(C.gather() - exact) <= bound)
     with pytest.raises(shardmm.InvalidArgument):
         shardmm.gemm(A, B, C, wire="f8")
+
+
+def test_one_meaning_per_option(mesh):
+    # ring_chunk cuts the 2-rank ring's swap (more messages, the same product); strassen_step
+    # is read (depth_first runs, breadth_first needs 7 Q ranks); bad values and the old
+    # spellings (a panel for the ring, a grid for Strassen) raise on every rank.
+    a, b, c, A, B, C = operands(mesh, np.float64, "N", "N")
+    _, whole = shardmm.gemm(A, B, C, beta=0.0, algorithm="ring")
+    _, chunked = shardmm.gemm(A, B, C, beta=0.0, algorithm="ring", ring_chunk=1)
+    assert_close(C.gather(), a @ b, np.abs(a).sum() * np.abs(b).max(), "float64")
+    if P == 2:
+        assert chunked["messages"] > whole["messages"]
+    shardmm.gemm(A, B, C, beta=0.0, algorithm="strassen", strassen_step="depth_first")
+    assert_close(C.gather(), a @ b, np.abs(a).sum() * np.abs(b).max(), "float64")
+    if P % 7 != 0:
+        with pytest.raises(shardmm.NotSupported):
+            shardmm.gemm(A, B, C, algorithm="strassen", strassen_step="breadth-first")
+    for bad in ({"strassen_step": "sideways"}, {"ring_chunk": -1}, {"stationary_chunk": -2},
+                {"algorithm": "ring", "panel": 4},
+                {"algorithm": "strassen", "grid": (1, 1, 7)}):
+        with pytest.raises(shardmm.InvalidArgument):
+            shardmm.gemm(A, B, C, **bad)

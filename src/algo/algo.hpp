@@ -13,6 +13,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "blas/blas.hpp"
@@ -60,20 +61,53 @@ struct Problem {
   MeshShape mesh;
 };
 
-/// Layouts an algorithm runs on, plus how to describe the run.
+/// The ring's own choices (ring_setup.cpp).
+struct RingSetup {
+  RingForm form = RingForm::AllGatherA;
+  std::string axis;     // the mesh axis it runs along
+  bool stream = false;  // p = 2 AllGather form: the other operand's k split streamed
+};
+
+/// SUMMA's variant (summa.cpp, summa_stationary.cpp).
+struct SummaSetup {
+  Stationary stationary = Stationary::C;
+  // A/B-stationary: how many of each owner's local columns (A stays) or rows (B stays) of C
+  // one chunk of the moving operand streams (blocking::stationary_chunk_width).
+  index_t chunk = 0;
+};
+
+/// 2.5D's grid: rows x cols x k-slices (gemm25d.cpp).
+struct Gemm25DSetup {
+  int pm = 1, pn = 1, pk = 1;
+};
+
+/// Strassen's form (strassen.cpp): by C's split over pm x pn ranks, or the breadth-first step
+/// first (then 1 x Q: Q ranks per group).
+struct StrassenSetup {
+  enum class Form { Local, Line, Column, Grid, BreadthFirst };
+  Form form = Form::Local;
+  int pm = 1, pn = 1;
+};
+
+/// The sharding rules' staged layouts: op(A)'s, op(B)'s and the product's (sharded.cpp).
+struct ShardedSetup {
+  std::vector<Layout> staged;
+};
+
+/// Layouts an algorithm runs on, how to describe the run, and the algorithm's own choices:
+/// one alternative per algorithm that makes any (none for Local and Cannon), so no
+/// algorithm sees another's fields.
 struct Setup {
   Algorithm algorithm = Algorithm::Auto;
   Layout A, B, C;  // stored layouts (A is k x m when opA != N)
   std::string grid, detail;
-  RingForm ring_form = RingForm::Auto;
-  std::string ring_axis;
-  bool ring_stream = false;  // p = 2 AllGather form: the other operand's k split streamed
-  Stationary stationary = Stationary::C;  // SUMMA variant
-  // SUMMA A/B-stationary: how many of each owner's local columns (A stays) or rows (B stays)
-  // of C one chunk of the moving operand streams (blocking::stationary_chunk_width).
-  index_t chunk = 0;
-  int pm = 1, pn = 1, pk = 1;  // 2.5D grid
-  std::vector<Layout> staged;  // sharding rules: op(A)'s, op(B)'s and the product's layouts
+  std::variant<std::monostate, RingSetup, SummaSetup, Gemm25DSetup, StrassenSetup, ShardedSetup>
+      own;
+  /// The algorithm's own part; std::bad_variant_access when the setup is another's.
+  template <class S>
+  [[nodiscard]] const S& as() const {
+    return std::get<S>(own);
+  }
 };
 
 double now();  // seconds, MPI_Wtime
@@ -165,8 +199,9 @@ struct Layouts25D {
 Layouts25D gemm25d_layouts(Op opA, Op opB, index_t m, index_t n, index_t k, int pm, int pn, int pk);
 
 Setup summa_setup(const Problem& p, const Options& o);
-/// SUMMA A/B-stationary on setup `s`'s layouts: Setup::chunk (summa_stationary.cpp).
-index_t stationary_chunk(const Problem& p, const Options& o, const Setup& s);
+/// SUMMA A/B-stationary (`stays`: A or B) on setup `s`'s layouts: SummaSetup::chunk
+/// (summa_stationary.cpp).
+index_t stationary_chunk(const Problem& p, const Options& o, const Setup& s, Stationary stays);
 Setup cannon_setup(const Problem& p, const Options& o);
 Setup ring_setup(const Problem& p, const Options& o);
 Setup sharded_setup(const Problem& p, const Options& o);

@@ -96,14 +96,14 @@ Setup gemm25d_setup(const Problem& p, const Options& o) {
     throw NotSupported("2.5D grid " + std::to_string(o.grid_m) + "x" + std::to_string(o.grid_n) +
                        "x" + std::to_string(o.grid_k) + " does not use exactly the " +
                        std::to_string(P) + " ranks of mesh " + p.mesh.to_string());
-  setup.pm = o.grid_m, setup.pn = o.grid_n, setup.pk = o.grid_k;
+  setup.own = Gemm25DSetup{o.grid_m, o.grid_n, o.grid_k};
   setup.A = p.A;  // moved onto the 3D mesh inside the run
   setup.B = p.B;
   setup.C = p.C;
   setup.grid =
-      std::to_string(setup.pm) + "x" + std::to_string(setup.pn) + "x" + std::to_string(setup.pk);
+      std::to_string(o.grid_m) + "x" + std::to_string(o.grid_n) + "x" + std::to_string(o.grid_k);
   setup.detail =
-      "k split in " + std::to_string(setup.pk) + " slices, SUMMA per slice, reduce-scatter along z";
+      "k split in " + std::to_string(o.grid_k) + " slices, SUMMA per slice, reduce-scatter along z";
   return setup;
 }
 
@@ -163,7 +163,8 @@ template <Scalar T>
 void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
   const index_t m = x.C.rows(), n = x.C.cols();
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
-  const Grid25D g = make_grid(setup.pm, setup.pn, setup.pk, n, k);
+  const Gemm25DSetup& own = setup.as<Gemm25DSetup>();
+  const Grid25D g = make_grid(own.pm, own.pn, own.pk, n, k);
   const Mesh M3 = x.C.mesh().reshaped(mesh_3d(g.pm, g.pn, g.pk));
   const Mesh S = M3.slice({"x", "y"});
   const Tiles3D l = layouts_3d(x.opA, x.opB, m, n, k, M3.shape(), g);

@@ -27,20 +27,20 @@ void ring_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers
   using ring_detail::circulate, ring_detail::reduce_scatter_ring, ring_detail::swap_tiles;
   using ring_detail::Ring, ring_detail::TileGemm;
   const Mesh& mesh = x.C.mesh();
-  const Ring ring{mesh.axis_comm(setup.ring_axis), mesh.axis_size(setup.ring_axis),
-                  mesh.coord(setup.ring_axis)};
+  const RingSetup& own = setup.as<RingSetup>();
+  const Ring ring{mesh.axis_comm(own.axis), mesh.axis_size(own.axis), mesh.coord(own.axis)};
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
-  if (setup.ring_form == RingForm::ReduceScatter) return reduce_scatter_ring(ring, x, o, t);
+  if (own.form == RingForm::ReduceScatter) return reduce_scatter_ring(ring, x, o, t);
   // AG-A circulates op(A)'s row tiles, AG-B op(B)'s column tiles; p = 2 swaps them in
-  // k-chunks (Options::panel wide, else ring_chunk_width from global extents).
-  const bool ag_a = setup.ring_form == RingForm::AllGatherA;
+  // k-chunks (Options::ring_chunk wide, else ring_chunk_width from global extents).
+  const bool ag_a = own.form == RingForm::AllGatherA;
   const DistMatrix<T>& X = ag_a ? x.A : x.B;
   const bool k_col = ag_a ? x.opA == Op::N : x.opB != Op::N;
   const DimMap& map = X.layout().map(k_col ? 0 : 1);  // op(X)'s split dimension
   const TileGemm<T> g{x, ag_a};
   // p = 2 puts beta into its first chunk's GEMMs (one pass over C fewer); at p > 2 each
   // stream adds its k-range's contribution, so C is scaled by beta once up front.
-  if (ring.p == 2) return swap_tiles(ring, X, k_col, map, k, g, setup.ring_stream, o, t);
+  if (ring.p == 2) return swap_tiles(ring, X, k_col, map, k, g, own.stream, o, t);
   blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
   circulate(ring, X, k_col, map, k, g, o, t);
 }

@@ -108,7 +108,7 @@ void circulate(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const Di
                index_t k, const TileGemm<T>& g, const Options& o, Timers& t);
 
 /// AllGather forms at p = 2 (ring_swap.cpp): the same, the two tiles swapped in k-chunks;
-/// `stream`: the other operand is split along k and streamed with them (Setup::ring_stream).
+/// `stream`: the other operand is split along k and streamed with them (RingSetup::stream).
 /// C's beta goes into the first chunk's GEMMs (C is not scaled before).
 template <Scalar T>
 void swap_tiles(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,

@@ -133,10 +133,11 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
   const DimMap& cmap = x.C.layout().map(cd);
   const index_t other = cd == 0 ? x.C.cols() : x.C.rows(), max_tile = widest(cmap) * other;
   const index_t kl = x.opA == Op::N ? x.A.local_cols() : x.A.local_rows();
-  if (ring.p == 2) {  // chunked (Options::panel wide, else rs_chunk_width from global extents)
+  if (ring.p == 2) {  // chunked (Options::ring_chunk wide, else rs_chunk_width from global extents)
     const double k_widest = double(widest(x.A.layout().map(x.opA == Op::N ? 1 : 0)));
-    const index_t w =
-        o.panel > 0 ? o.panel : blocking::rs_chunk_width(double(other), k_widest, abc_share(x, 2));
+    const index_t w = o.ring_chunk > 0
+                          ? o.ring_chunk
+                          : blocking::rs_chunk_width(double(other), k_widest, abc_share(x, 2));
     return reduce_scatter_swap(ring, x, cd, w, o, t);
   }
   T* work[2] = {};

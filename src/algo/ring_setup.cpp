@@ -81,16 +81,17 @@ RingForm pick_form(const Problem& p, RingForm asked) {
 Setup ring_setup(const Problem& p, const Options& o) {
   Setup setup;
   setup.algorithm = Algorithm::Ring;
-  setup.ring_axis = ring_axis(p.mesh, o.ring_axis);
-  const std::string& X = setup.ring_axis;
+  RingSetup ring;
+  ring.axis = ring_axis(p.mesh, o.ring_axis);
+  const std::string& X = ring.axis;
   const int x = p.mesh.axis_index(X);
-  setup.ring_form = pick_form(p, o.ring_form);
+  ring.form = pick_form(p, o.ring_form);
   auto either = [&](const std::optional<DimSpec>& first, const std::optional<DimSpec>& second,
                     const std::string& label) {
     return first ? *first : second ? *second : over(label, X);
   };
   ShardingSpec a, b, c;
-  if (setup.ring_form == RingForm::ReduceScatter) {
+  if (ring.form == RingForm::ReduceScatter) {
     auto ka = caller_split(p.A, p.opA, 1, x, "K"), kb = caller_split(p.B, p.opB, 0, x, "K");
     const DimSpec K = p.m >= p.n ? either(ka, kb, "K") : either(kb, ka, "K");
     a.dims = {whole("I"), K};
@@ -100,7 +101,7 @@ Setup ring_setup(const Problem& p, const Options& o) {
              : cj ? std::array<DimSpec, 2>{whole("I"), *cj}
                   : std::array<DimSpec, 2>{over("I", X), whole("J")};
     setup.detail = "matmul-reducescatter: partial C blocks circulate";
-  } else if (setup.ring_form == RingForm::AllGatherA) {
+  } else if (ring.form == RingForm::AllGatherA) {
     const DimSpec I = either(caller_split(p.A, p.opA, 0, x, "I"), std::nullopt, "I");
     auto jc = caller_split(p.C, Op::N, 1, x, "J"), jb = caller_split(p.B, p.opB, 1, x, "J");
     const DimSpec J = p.m >= p.k ? either(jc, jb, "J") : either(jb, jc, "J");
@@ -110,7 +111,7 @@ Setup ring_setup(const Problem& p, const Options& o) {
     setup.detail = "allgather-matmul: A row blocks circulate";
     if (auto kb = streamed(p, p.B, p.opB, 0, x); kb && !jb) {  // op(B) = [K_X, J] as it is
       b.dims = {*kb, whole("J")};
-      setup.ring_stream = true;
+      ring.stream = true;
       setup.detail += ", op(B)'s rows streamed with them";
     }
   } else {
@@ -123,7 +124,7 @@ Setup ring_setup(const Problem& p, const Options& o) {
     setup.detail = "allgather-matmul: B column blocks circulate";
     if (auto ka = streamed(p, p.A, p.opA, 1, x); ka && !ia) {  // op(A) = [I, K_X] as it is
       a.dims = {whole("I"), *ka};
-      setup.ring_stream = true;
+      ring.stream = true;
       setup.detail += ", op(A)'s columns streamed with them";
     }
   }
@@ -132,6 +133,7 @@ Setup ring_setup(const Problem& p, const Options& o) {
   setup.C = Layout(p.mesh, p.m, p.n, c);
   setup.detail += axis_note(p.mesh, o.ring_axis, X);
   setup.grid = "ring over " + X + " (" + std::to_string(p.mesh.sizes[x]) + ")";
+  setup.own = std::move(ring);
   return setup;
 }
 

@@ -2,11 +2,11 @@
 // op(X) (A's rows for AG-A, B's columns for AG-B) in k-chunks (swap_in_chunks) instead of
 // whole tiles, for memory: chunk j is multiplied while chunk j+1 travels (MPI_Isend/Irecv,
 // two buffers each way), so a rank never holds the other rank's whole tile.
-// The other operand Y split along k over X as the caller holds it (Setup::ring_stream,
+// The other operand Y split along k over X as the caller holds it (RingSetup::stream,
 //   op(B) [K_X, J] for AG-A) is not re-split first: its rows for each rank's C columns
 //   (columns for C rows, AG-B) travel with the chunks (SplitStream), one chunk ahead of the
 //   GEMMs that read them, on the same communicator.
-// Chunk width: Options::panel, else ring_chunk_width (core/blocking.hpp) from global extents,
+// Chunk width: Options::ring_chunk, else ring_chunk_width (core/blocking.hpp) from global extents,
 //   so both ranks cut the same chunks.
 #include <algorithm>
 #include <array>
@@ -32,7 +32,7 @@ void place_runs(const T* src, index_t ldsrc, bool k_is_col, const Runs& runs, in
 }
 
 // p = 2, an AllGather form whose other operand Y (B for AG-A, A for AG-B) is split along k
-// over X (Setup::ring_stream). Per k-chunk [k0, k0 + kw) a rank needs Y's k indices of the
+// over X (RingSetup::stream). Per k-chunk [k0, k0 + kw) a rank needs Y's k indices of the
 // chunk, its own and the peer's, restricted to its own C columns (AG-A) or rows (AG-B): its
 // own are copied from its storage, the peer's arrive packed (the peer's k of the chunk x this
 // rank's C runs). Both land in `chunk` in Y's stored orientation, k in global order, one
@@ -313,7 +313,7 @@ void swap_in_chunks(ChunkSwap<T>& xs, const TileGemm<T>& g, SplitStream<T>* ys, 
 template <Scalar T>
 void swap_tiles(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const DimMap& map,
                 index_t k, const TileGemm<T>& g, bool stream, const Options& o, Timers& t) {
-  // The other operand Y is streamed when it is split along k (Setup::ring_stream): its k
+  // The other operand Y is streamed when it is split along k (RingSetup::stream): its k
   // split and C's split of its other dimension say which rows go where.
   const Operands<T>& x = g.x;
   const DistMatrix<T>& Y = g.y_matrix();
@@ -321,8 +321,8 @@ void swap_tiles(const Ring& ring, const DistMatrix<T>& X, bool k_is_col, const D
   const DimMap& cmap = x.C.layout().map(g.ag_a ? 1 : 0);
   const double y_per_k = stream ? 2.5 * double(widest(cmap)) : 0.0;
   const index_t chunk =
-      o.panel > 0 ? o.panel
-                  : blocking::ring_chunk_width(double(widest(map)), abc_share(x, 2), y_per_k);
+      o.ring_chunk > 0 ? o.ring_chunk
+                       : blocking::ring_chunk_width(double(widest(map)), abc_share(x, 2), y_per_k);
   std::optional<SplitStream<T>> ys;
   if (stream) ys.emplace(ring, Y, y_k_rows, Y.layout().map(y_k_rows ? 0 : 1), cmap, k, chunk);
   ChunkSwap<T> xs(ring, X, k_is_col, map, k, chunk);

@@ -126,7 +126,7 @@ Setup sharded_setup(const Problem& p, const Options&) {
   setup.C = sharded::as_block(p.C);
   setup.grid = p.mesh.to_string();
   const sharded::Plan plan = sharded::plan_product(p);
-  setup.staged = {plan.A, plan.B, plan.P};
+  setup.own = ShardedSetup{{plan.A, plan.B, plan.P}};
   setup.detail = plan.detail;
   return setup;
 }
@@ -134,8 +134,9 @@ Setup sharded_setup(const Problem& p, const Options&) {
 template <Scalar T>
 void sharded_run(const Operands<T>& x, const Setup& setup, const Options&, Timers& t) {
   using How = typename Operand<T>::How;
-  Operand<T> a = classify(x.A, setup.staged[0]), b = classify(x.B, setup.staged[1]);
-  const Layout& LP = setup.staged[2];
+  const std::vector<Layout>& staged = setup.as<ShardedSetup>().staged;
+  Operand<T> a = classify(x.A, staged[0]), b = classify(x.B, staged[1]);
+  const Layout& LP = staged[2];
   sharded::Reduction red;
   const Out out = output(x.C, LP, red);
   // The larger gathered operand streams past the product, unless the product is computed

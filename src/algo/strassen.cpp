@@ -7,9 +7,10 @@
 // - both split (a 2-D grid), the grid form, strassen_grid.cpp: op(A)'s pieces broadcast
 //   along the rows of ranks, op(B)'s along the columns;
 // - neither (one rank): one recursion on the local m x n x k, here.
-// On 7 Q ranks, when the smallest side reaches the crossover (or Options::grid_k is 7), one
-// breadth-first step first (CAPS, strassen_caps.cpp): the seven half-size products on seven
-// groups of Q ranks at once, each by the column form there; Options::grid_k 1 turns it off.
+// On 7 Q ranks, when the smallest side reaches the crossover (or Options::strassen_step is
+// BreadthFirst), one breadth-first step first (CAPS, strassen_caps.cpp): the seven half-size
+// products on seven groups of Q ranks at once, each by the column form there; DepthFirst
+// turns it off.
 // Every form keeps the operands in the caller's layouts when their maps fit (any block-cyclic
 // split of k), so nothing is gathered whole; products are halved per level while the smallest
 // of their sides is at least the crossover (Options::fast_crossover, else the machine
@@ -97,17 +98,17 @@ std::pair<index_t, int> grid_pieces(const Problem& p, const Setup& s) {
   return {most, static_cast<int>(pieces.size())};
 }
 
-// Strassen's breadth-first step (strassen_caps.cpp): asked for (Options::grid_k 7), or left
-// open (grid_k 0) on 7 Q ranks for a product whose smallest side reaches the crossover.
+// Strassen's breadth-first step (strassen_caps.cpp): asked for (StrassenStep::BreadthFirst),
+// or left open (Auto) on 7 Q ranks for a product whose smallest side reaches the crossover.
 bool caps_step(const Problem& p, const Options& o) {
   const bool fits = winograd::caps_fits(p.mesh.size(), p.m, p.n, p.k);
-  if (o.grid_k == winograd::kCapsGroups && !fits)
-    throw NotSupported("strassen: the breadth-first step (grid_k 7) needs a multiple of 7 ranks, "
+  if (o.strassen_step == StrassenStep::BreadthFirst && !fits)
+    throw NotSupported("strassen: the breadth-first step needs a multiple of 7 ranks, "
                        "m and n at least twice the ranks and k at least 2; got " +
                        std::to_string(p.mesh.size()) + " ranks for " + std::to_string(p.m) + "x" +
                        std::to_string(p.n) + "x" + std::to_string(p.k));
-  if (o.grid_k == winograd::kCapsGroups) return true;
-  return o.grid_k == 0 &&
+  if (o.strassen_step == StrassenStep::BreadthFirst) return true;
+  return o.strassen_step == StrassenStep::Auto &&
          winograd::caps_by_rule(p.mesh.size(), p.m, p.n, p.k, strassen_crossover(o));
 }
 
@@ -119,7 +120,7 @@ Setup caps_setup(const Problem& p, const Options& o) {
   s.A = p.A, s.B = p.B;
   s.C = p.C.is_unreduced() ? Layout(p.mesh, p.m, p.n, default_spec(p.mesh)) : p.C;
   const int Q = p.mesh.size() / winograd::kCapsGroups;
-  s.pm = 1, s.pn = Q, s.pk = winograd::kCapsGroups;
+  s.own = StrassenSetup{StrassenSetup::Form::BreadthFirst, 1, Q};
   s.grid = "1x" + std::to_string(Q) + "x7";
   // The first step's groups' products, transposed: n1 x m1 x k1, m1 and n1 padded to
   // multiples of P; further steps by the default rule; the last groups of q ranks run the
@@ -167,13 +168,17 @@ Setup strassen_setup(const Problem& p, const Options& o) {
   bs.dims[1] = cs.dims[1], bs.dims[0].label = "K";
   s.A = stored_layout(p.opA, p.mesh, p.m, p.k, as);
   s.B = stored_layout(p.opB, p.mesh, p.k, p.n, bs);
-  s.pm = s.C.row_map().nprocs, s.pn = s.C.col_map().nprocs;
-  const bool line = s.pm == 1 && s.pn > 1, column = s.pn == 1 && s.pm > 1;
-  const bool grid = s.pm > 1 && s.pn > 1;
-  if (line)
-    s.A = travelling(p, s.C, true), s.ring_form = RingForm::AllGatherA;  // op(A)'s pieces travel
-  if (column)
-    s.B = travelling(p, s.C, false), s.ring_form = RingForm::AllGatherB;  // op(B)'s pieces
+  const int pm = s.C.row_map().nprocs, pn = s.C.col_map().nprocs;
+  const bool line = pm == 1 && pn > 1, column = pn == 1 && pm > 1;
+  const bool grid = pm > 1 && pn > 1;
+  using Form = StrassenSetup::Form;
+  s.own = StrassenSetup{line     ? Form::Line
+                        : column ? Form::Column
+                        : grid   ? Form::Grid
+                                 : Form::Local,
+                        pm, pn};
+  if (line) s.A = travelling(p, s.C, true);     // op(A)'s pieces travel
+  if (column) s.B = travelling(p, s.C, false);  // op(B)'s pieces
   if (grid) s.A = grid_operand(p, s.C, true), s.B = grid_operand(p, s.C, false);
   const index_t crossover = strassen_crossover(o);
   const index_t ml = widest(s.C.row_map()), nl = widest(s.C.col_map());
@@ -181,11 +186,11 @@ Setup strassen_setup(const Problem& p, const Options& o) {
   const auto [kg, pieces] = grid ? grid_pieces(p, s) : std::pair<index_t, int>{p.k, 1};
   const index_t kl = line || column ? widest(kmap) : kg;
   // Two ranks with equal pieces: one product over both (what the largest tile does).
-  const int pair = line && s.pn == 2 ? winograd::pair_levels(ml, nl, kmap.local_extent(0),
-                                                             kmap.local_extent(1), crossover)
-                                     : 0;
-  const int products = line ? s.pn : column ? s.pm : pieces;
-  s.grid = std::to_string(s.pm) + "x" + std::to_string(s.pn);
+  const int pair = line && pn == 2 ? winograd::pair_levels(ml, nl, kmap.local_extent(0),
+                                                           kmap.local_extent(1), crossover)
+                                   : 0;
+  const int products = line ? pn : column ? pm : pieces;
+  s.grid = std::to_string(pm) + "x" + std::to_string(pn);
   s.detail = std::to_string(pair ? pair : winograd::levels(ml, nl, kl, crossover)) +
              " Winograd level(s) on " +
              (pair            ? std::string("one local product over both pieces ")
@@ -203,9 +208,13 @@ Setup strassen_setup(const Problem& p, const Options& o) {
 
 template <Scalar T>
 void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
-  if (setup.pk == winograd::kCapsGroups) return strassen_caps_run(x, o, t);
-  if (setup.ring_form != RingForm::Auto) return strassen_ring_run(x, setup.ring_form, o, t);
-  if (setup.pm > 1 && setup.pn > 1) return strassen_grid_run(x, o, t);
+  switch (setup.as<StrassenSetup>().form) {
+    case StrassenSetup::Form::BreadthFirst: return strassen_caps_run(x, o, t);
+    case StrassenSetup::Form::Line: return strassen_ring_run(x, RingForm::AllGatherA, o, t);
+    case StrassenSetup::Form::Column: return strassen_ring_run(x, RingForm::AllGatherB, o, t);
+    case StrassenSetup::Form::Grid: return strassen_grid_run(x, o, t);
+    case StrassenSetup::Form::Local: break;  // one rank's recursion, below
+  }
   const index_t m = x.C.local_rows(), n = x.C.local_cols();
   const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
   const int L = winograd::levels(m, n, k, strassen_crossover(o));

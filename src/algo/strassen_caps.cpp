@@ -171,7 +171,7 @@ GemmReport group_product(const Mesh& group, const Layouts& l, const DistMatrix<T
   DistMatrix<T> M1 = DistMatrix<T>::view(group, l.products_1, M.data(), M.ld());
   Options sub = o;
   sub.algorithm = Algorithm::Strassen;
-  sub.grid_m = 0, sub.grid_n = 0, sub.grid_k = 0;
+  sub.strassen_step = StrassenStep::Auto;  // further steps by the default rule
   sub.fast_crossover = strassen_crossover(o);
   struct Deeper {
     Deeper() { ++t_depth; }

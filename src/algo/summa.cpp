@@ -93,11 +93,13 @@ Setup summa_setup(const Problem& p, const Options& o) {
   setup.grid = std::to_string(pr) + "x" + std::to_string(pc);
   // The front end resolves Stationary::Auto with the planner (front/resolve.cpp); a setup
   // asked for its layouts alone (Auto) describes the C-stationary variant.
-  setup.stationary = o.stationary == Stationary::Auto ? Stationary::C : o.stationary;
-  if (setup.stationary != Stationary::C) setup.chunk = stationary_chunk(p, o, setup);
+  SummaSetup own;
+  own.stationary = o.stationary == Stationary::Auto ? Stationary::C : o.stationary;
+  if (own.stationary != Stationary::C) own.chunk = stationary_chunk(p, o, setup, own.stationary);
+  setup.own = own;
   setup.detail =
-      setup.stationary == Stationary::C ? "C-stationary, panel broadcasts along rows and columns"
-      : setup.stationary == Stationary::A
+      own.stationary == Stationary::C ? "C-stationary, panel broadcasts along rows and columns"
+      : own.stationary == Stationary::A
           ? "A-stationary: B streamed to A's k split, partial C reduce-scattered along rows"
           : "B-stationary: A streamed to B's k split, partial C reduce-scattered along columns";
   return setup;
@@ -341,7 +343,7 @@ void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const
 
 template <Scalar T>
 void summa_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
-  if (setup.stationary != Stationary::C) return summa_stationary_run(x, setup, t);
+  if (setup.as<SummaSetup>().stationary != Stationary::C) return summa_stationary_run(x, setup, t);
   const Mesh& mesh = x.C.mesh();
   const MeshShape& shape = mesh.shape();
   const Layout& LC = x.C.layout();

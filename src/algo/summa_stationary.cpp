@@ -13,7 +13,7 @@
 //      isend/irecv on workspace buffers): process column c receives the sum of its columns of
 //      the chunk and adds it onto C_loc's columns [b, e) (C_loc was scaled by beta first).
 //   Words per rank, summed over the chunks: B's k_q x n slice (less what it held) + (q-1) x
-//   its C tile, as gathered whole; the buffers hold one chunk (Setup::chunk columns per
+//   its C tile, as gathered whole; the buffers hold one chunk (SummaSetup::chunk columns per
 //   owner; blocking::stationary_chunk_width keeps them within half of the rank's A + B + C).
 // B-stationary is the mirror image: A's chunks of rows move to [I replicated, K over R with
 // B's k map], the chunk x n_loc partial is reduce-scattered along the process column onto C's
@@ -182,21 +182,22 @@ void run_chunk(const StationaryStream<T>& s, const Layout& part, index_t begin, 
 
 }  // namespace
 
-index_t stationary_chunk(const Problem& p, const Options& o, const Setup& s) {
-  if (o.panel > 0) return o.panel;
+index_t stationary_chunk(const Problem& p, const Options& o, const Setup& s, Stationary stays) {
+  if (o.stationary_chunk > 0) return o.stationary_chunk;
   const DimMap& ka = s.A.map(stored_dim(p.opA, 1));
   const DimMap& kb = s.B.map(stored_dim(p.opB, 0));
   const double ml = double(widest(s.C.row_map())), nl = double(widest(s.C.col_map()));
   const double abc = ml * double(widest(ka)) + double(widest(kb)) * nl + ml * nl;
-  return s.stationary == Stationary::A ? blocking::stationary_chunk_width(
-                                             double(widest(ka)), ml, s.C.col_map().nprocs, nl, abc)
-                                       : blocking::stationary_chunk_width(
-                                             double(widest(kb)), nl, s.C.row_map().nprocs, ml, abc);
+  return stays == Stationary::A ? blocking::stationary_chunk_width(double(widest(ka)), ml,
+                                                                   s.C.col_map().nprocs, nl, abc)
+                                : blocking::stationary_chunk_width(double(widest(kb)), nl,
+                                                                   s.C.row_map().nprocs, ml, abc);
 }
 
 template <Scalar T>
 void summa_stationary_run(const Operands<T>& x, const Setup& setup, Timers& t) {
-  const bool a_stays = setup.stationary == Stationary::A;
+  const SummaSetup& own = setup.as<SummaSetup>();
+  const bool a_stays = own.stationary == Stationary::A;
   const DistMatrix<T>& S = a_stays ? x.A : x.B;
   const DistMatrix<T>& M = a_stays ? x.B : x.A;
   const int ks = stored_dim(a_stays ? x.opA : x.opB, a_stays ? 1 : 0);
@@ -205,7 +206,7 @@ void summa_stationary_run(const Operands<T>& x, const Setup& setup, Timers& t) {
                              : (x.opB == Op::N ? S.local_rows() : S.local_cols());
   const StationaryStream<T> s{x, a_stays, S, M, ks, km, 1 - km, a_stays ? 1 : 0, kl};
   const DimMap& map = M.layout().map(s.sd);
-  const std::vector<StreamChunk> chunks = stream_chunks(map, std::max<index_t>(setup.chunk, 1));
+  const std::vector<StreamChunk> chunks = stream_chunks(map, std::max<index_t>(own.chunk, 1));
   index_t width = chunks.empty() ? widest(map) : 0;  // the widest piece a rank receives
   for (const StreamChunk& c : chunks) width = std::max(width, c.width);
   const index_t other = a_stays ? widest(x.C.layout().row_map()) : widest(x.C.layout().col_map());

@@ -82,6 +82,9 @@ void shardmm_options_init(shardmm_options* o) {
   o->memory_limit = d.memory_limit;
   o->trace = nullptr;
   o->wire = SHARDMM_WIRE_F32;
+  o->stationary_chunk = d.stationary_chunk;
+  o->ring_chunk = d.ring_chunk;
+  o->strassen_step = SHARDMM_STRASSEN_STEP_AUTO;
 }
 
 int shardmm_mesh_create(MPI_Comm comm, const char* shape, shardmm_mesh* mesh) {

@@ -52,6 +52,11 @@ Options to_options(const shardmm_options* o) {
   r.allow_fast = o->allow_fast != 0;
   r.trace = o->trace ? o->trace : "";
   r.wire = pick<Wire>(o->wire, {Wire::F32, Wire::BF16, Wire::F16}, "wire");
+  r.stationary_chunk = o->stationary_chunk;
+  r.ring_chunk = o->ring_chunk;
+  r.strassen_step = pick<StrassenStep>(
+      o->strassen_step, {StrassenStep::Auto, StrassenStep::BreadthFirst, StrassenStep::DepthFirst},
+      "strassen step");
   return r;
 }
 

@@ -1,5 +1,6 @@
 #include "shardmm/types.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include "shardmm/error.hpp"
@@ -105,6 +106,24 @@ Wire parse_wire(std::string_view text) {
   if (t == "bf16") return Wire::BF16;
   if (t == "f16") return Wire::F16;
   throw InvalidArgument("unknown wire format '" + std::string(text) + "' (use f32, bf16 or f16)");
+}
+
+std::string to_string(StrassenStep s) {
+  switch (s) {
+    case StrassenStep::Auto: return "auto";
+    case StrassenStep::BreadthFirst: return "breadth-first";
+    case StrassenStep::DepthFirst: return "depth-first";
+  }
+  return "?";
+}
+
+StrassenStep parse_strassen_step(std::string_view text) {
+  std::string t = lower(text);
+  std::replace(t.begin(), t.end(), '_', '-');
+  for (StrassenStep s : {StrassenStep::Auto, StrassenStep::BreadthFirst, StrassenStep::DepthFirst})
+    if (to_string(s) == t) return s;
+  throw InvalidArgument("unknown Strassen step '" + std::string(text) +
+                        "' (auto, breadth-first, depth-first)");
 }
 
 }  // namespace shardmm

@@ -95,7 +95,7 @@ inline std::int64_t caps_half(std::int64_t x, int ranks) {
   return (x + twice - 1) / twice * ranks;
 }
 
-/// The default rule (Options::grid_k 0): a breadth-first step where the ranks and shape allow
+/// The default rule (StrassenStep::Auto): a breadth-first step where the ranks and shape allow
 /// it (caps_fits) and the smallest side reaches the crossover.
 inline bool caps_by_rule(int ranks, std::int64_t m, std::int64_t n, std::int64_t k,
                          std::int64_t crossover) {

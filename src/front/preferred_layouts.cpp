@@ -53,7 +53,7 @@ algo::Problem in_own_layouts(const PlanRequest& q, Op opA, Op opB, const Candida
   }
   Options o;
   o.algorithm = c.algorithm, o.stationary = c.stationary, o.ring_form = c.ring_form;
-  o.grid_k = c.pk;
+  if (c.algorithm == Algorithm::Strassen) o.strassen_step = front::strassen_step_of(c);
   o.fast_crossover = q.fast_crossover > 0 ? q.fast_crossover : q.profile.strassen_crossover;
   const algo::Setup s = front::make_setup(front::remeshed(p, mesh), o);
   p.A = s.A, p.B = s.B, p.C = s.C;
@@ -78,7 +78,9 @@ PreferredLayouts trial(const plan::Request& base, const algo::Problem& p) {
   o.fast_crossover = q.fast_crossover;
   const front::Resolved how = front::resolve(p, q, o);
   const Options& x = how.options;
-  if (how.remesh || (x.algorithm == Algorithm::Strassen && x.grid_k > 1)) return out;  // moves
+  if (how.remesh ||
+      (x.algorithm == Algorithm::Strassen && x.strassen_step == StrassenStep::BreadthFirst))
+    return out;  // moves its inputs
   // The layouts the run takes its operands in: 2.5D's 3D tiles, else the setup's.
   algo::Layouts25D run;
   if (x.algorithm == Algorithm::Gemm25D) {

@@ -13,6 +13,7 @@
 #include "algo/sharded_plan.hpp"
 #include "algo/sharded_steps.hpp"
 #include "core/instantiate.hpp"
+#include "core/winograd.hpp"
 #include "matrix/redistribute_plan.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/gemm.hpp"
@@ -50,7 +51,7 @@ void ring_fits(const algo::Problem& p, plan::Request& q) {
     const algo::Setup r = algo::ring_setup(p, o);
     q.ring_in_place[static_cast<int>(f) - 1] = {
         r.A.same_distribution(p.A), r.B.same_distribution(p.B), r.C.same_distribution(p.C)};
-    q.ring_streamed[static_cast<int>(f) - 1] = r.ring_stream;
+    q.ring_streamed[static_cast<int>(f) - 1] = r.as<algo::RingSetup>().stream;
   }
 }
 
@@ -181,9 +182,10 @@ void choose_algorithm(const algo::Problem& p, const plan::Request& q, Resolved& 
   r.options.stationary = c.stationary;
   r.options.ring_form = c.ring_form;
   r.why = "auto: " + c.name();
+  r.options.grid_m = r.options.grid_n = r.options.grid_k = 0;  // 2.5D's only
   if (c.algorithm == Algorithm::Gemm25D)
     r.options.grid_m = c.pm, r.options.grid_n = c.pn, r.options.grid_k = c.pk;
-  if (c.algorithm == Algorithm::Strassen) r.options.grid_k = c.pk;  // 7: the breadth-first step
+  if (c.algorithm == Algorithm::Strassen) r.options.strassen_step = strassen_step_of(c);
   r.remesh = remesh_for(p, c);  // the shape the redistribution was priced on
   if (r.remesh && c.algorithm == Algorithm::Ring) r.options.ring_axis.clear();  // its one axis
 }
@@ -259,7 +261,7 @@ plan::Request request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype,
   q.memory_growth = o.memory_growth;
   q.allow_fast = o.allow_fast;
   q.fast_crossover = o.fast_crossover;
-  q.panel = o.panel;
+  q.stationary_chunk = o.stationary_chunk;
   q.profile = MachineProfile::from_environment();
   // As the algorithms' GEMMs will (none without overlap: no next panel is in flight then).
   q.relays_in_gemm = mesh.active() && algo::polls(mesh, o.overlap);
@@ -267,7 +269,27 @@ plan::Request request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype,
   return q;
 }
 
+StrassenStep strassen_step_of(const Candidate& c) {
+  return c.pk == winograd::kCapsGroups ? StrassenStep::BreadthFirst : StrassenStep::DepthFirst;
+}
+
+void check_options(const Options& o) {
+  for (const auto& [value, name] : {std::pair{o.panel, "panel"},
+                                    {o.stationary_chunk, "stationary_chunk"},
+                                    {o.ring_chunk, "ring_chunk"}})
+    if (value < 0)
+      throw InvalidArgument("gemm: Options::" + std::string(name) + " " + std::to_string(value) +
+                            " < 0 (0: the algorithm's own width)");
+  if (o.algorithm == Algorithm::Ring && o.panel != 0)
+    throw InvalidArgument("gemm: Options::panel is SUMMA's panel width; the ring's chunk at "
+                          "p = 2 is Options::ring_chunk (--ring-chunk)");
+  if (o.algorithm == Algorithm::Strassen && (o.grid_m != 0 || o.grid_n != 0 || o.grid_k != 0))
+    throw InvalidArgument("gemm: Options::grid_m/n/k are 2.5D's grid; Strassen's breadth-first "
+                          "step is Options::strassen_step (--strassen-step)");
+}
+
 Resolved resolve(const algo::Problem& p, const plan::Request& q, const Options& o) {
+  check_options(o);
   Resolved r{o, std::nullopt, ""};
   if (o.algorithm == Algorithm::Auto) choose_algorithm(p, q, r);
   Options& x = r.options;
@@ -294,12 +316,23 @@ algo::Setup make_setup(const algo::Problem& p, const Options& o) {
   throw InvalidArgument("gemm: no setup for algorithm " + to_string(o.algorithm));
 }
 
+Candidate candidate_of(const algo::Problem& p, const algo::Setup& s) {
+  Candidate c{s.algorithm, Stationary::C, RingForm::Auto, 1, 1, 1};
+  if (s.algorithm == Algorithm::Summa || s.algorithm == Algorithm::Cannon)
+    c.pm = s.C.row_map().nprocs, c.pn = s.C.col_map().nprocs;
+  if (const auto* summa = std::get_if<algo::SummaSetup>(&s.own)) c.stationary = summa->stationary;
+  if (const auto* ring = std::get_if<algo::RingSetup>(&s.own))
+    c.ring_form = ring->form, c.pm = p.mesh.sizes[p.mesh.axis_index(ring->axis)];
+  if (const auto* g = std::get_if<algo::Gemm25DSetup>(&s.own))
+    c.pm = g->pm, c.pn = g->pn, c.pk = g->pk;
+  if (const auto* st = std::get_if<algo::StrassenSetup>(&s.own))  // the planner's 1xQx7: the step
+    c.pm = st->pm, c.pn = st->pn,
+    c.pk = st->form == algo::StrassenSetup::Form::BreadthFirst ? winograd::kCapsGroups : 1;
+  return c;
+}
+
 Candidate predicted(const algo::Problem& p, const algo::Setup& setup, const plan::Request& q) {
-  Candidate c{setup.algorithm, setup.stationary, setup.ring_form, setup.pm, setup.pn, setup.pk};
-  if (setup.algorithm == Algorithm::Summa || setup.algorithm == Algorithm::Cannon)
-    c.pm = setup.C.row_map().nprocs, c.pn = setup.C.col_map().nprocs;
-  if (setup.algorithm == Algorithm::Ring) c.pm = p.mesh.sizes[p.mesh.axis_index(setup.ring_axis)];
-  return plan::priced(q, c);
+  return plan::priced(q, candidate_of(p, setup));
 }
 
 void check_memory(const algo::Problem& p, const algo::Setup& setup, const plan::Request& q) {

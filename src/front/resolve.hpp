@@ -45,6 +45,14 @@ struct Resolved {
   std::optional<MeshShape> remesh;
   std::string why;
 };
+/// The step a Strassen candidate takes: its grid 1xQx7 is the breadth-first step.
+StrassenStep strassen_step_of(const Candidate& c);
+
+/// Throws InvalidArgument (the same on every rank: options only) for a negative panel or
+/// chunk, and for an option given to a named algorithm that reads another's: a panel for the
+/// ring (its chunk is ring_chunk), a grid for Strassen (its step is strassen_step).
+void check_options(const Options& o);
+/// Checks the options (check_options), then fills in the planner's choices.
 Resolved resolve(const algo::Problem& p, const plan::Request& q, const Options& o);
 
 /// Elements of the caller's local A + B + C on the busiest rank (memory.cpp).
@@ -58,6 +66,8 @@ double staged_elements(const algo::Problem& p, const algo::Layouts25D& to);
 /// The algorithm's setup (its layouts) for explicit options.
 algo::Setup make_setup(const algo::Problem& p, const Options& o);
 
+/// The planner's candidate the setup runs (its algorithm's own part: variant, form, grid).
+Candidate candidate_of(const algo::Problem& p, const algo::Setup& s);
 /// The planner's candidate for the setup, priced (memory_bytes, added_bytes, fits).
 Candidate predicted(const algo::Problem& p, const algo::Setup& setup, const plan::Request& q);
 

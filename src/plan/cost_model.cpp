@@ -69,12 +69,12 @@ double redistribution(const Request& r, const Candidate& c, double a_loc, double
   return (a_loc + b_loc + c_loc) * (1 - 1.0 / r.ranks);
 }
 
-// SUMMA A/B-stationary's chunk per owner (Options::panel, else the algorithm's rule), at most
-// the owner's extent `widest`.
+// SUMMA A/B-stationary's chunk per owner (Options::stationary_chunk, else the algorithm's rule), at
+// most the owner's extent `widest`.
 double stationary_width(const Request& r, double kl, double stay, double owners, double widest,
                         double abc) {
-  const double w = r.panel > 0
-                       ? double(r.panel)
+  const double w = r.stationary_chunk > 0
+                       ? double(r.stationary_chunk)
                        : double(blocking::stationary_chunk_width(kl, stay, owners, widest, abc));
   return std::max(1.0, std::min(w, widest));
 }

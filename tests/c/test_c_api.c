@@ -246,6 +246,60 @@ static void test_errors(shardmm_mesh mesh) {
   shardmm_matrix_destroy(A), shardmm_matrix_destroy(Cf), shardmm_matrix_destroy(Cbad);
 }
 
+/* One meaning per option: ring_chunk cuts the p = 2 ring's swap (more messages, the same
+ * product); strassen_step is read (BREADTH_FIRST is NOT_SUPPORTED off 7 Q ranks, DEPTH_FIRST
+ * runs); bad values fail with the same status on every rank: an unknown step, a negative
+ * chunk, the old spellings (a panel for the ring, grid_k for Strassen). */
+static void test_algorithm_options(shardmm_mesh mesh) {
+  const int64_t m = 37, n = 29, k = 23;
+  void *a, *b, *c;
+  shardmm_matrix A = make(mesh, SHARDMM_F64, m, k, "A[I_X,J_Y]", 0, &a);
+  shardmm_matrix B = make(mesh, SHARDMM_F64, k, n, "B[I_X,J_Y]", 1, &b);
+  shardmm_matrix C = make(mesh, SHARDMM_F64, m, n, "C[I_X,J_Y]", 2, &c);
+  const double one = 1, zero = 0;
+  shardmm_options o;
+  shardmm_options_init(&o);
+  CHECK(
+      o.ring_chunk == 0 && o.stationary_chunk == 0 && o.strassen_step == SHARDMM_STRASSEN_STEP_AUTO,
+      "new defaults");
+  o.algorithm = SHARDMM_ALGORITHM_RING;
+  shardmm_report whole, chunked;
+  CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, &o, &whole) == SHARDMM_OK, "ring");
+  o.ring_chunk = 1;
+  CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, &o, &chunked) == SHARDMM_OK, "ring chunk 1");
+  check_product(C, SHARDMM_F64, 'N', 'N', k, 1, 0, 1e-13);
+  if (g_size == 2)
+    CHECK(chunked.messages > whole.messages, "ring_chunk 1: %lld messages, default %lld",
+          (long long)chunked.messages, (long long)whole.messages);
+  o.ring_chunk = -1;
+  CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, &o, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT &&
+            strstr(shardmm_last_error(), "ring_chunk"),
+        "negative ring_chunk: %s", shardmm_last_error());
+  o.ring_chunk = 0, o.panel = 8;
+  CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, &o, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT &&
+            strstr(shardmm_last_error(), "ring_chunk"),
+        "panel for the ring: %s", shardmm_last_error());
+  shardmm_options_init(&o);
+  o.algorithm = SHARDMM_ALGORITHM_STRASSEN;
+  o.strassen_step = SHARDMM_STRASSEN_STEP_DEPTH_FIRST;
+  CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, &o, NULL) == SHARDMM_OK, "depth-first");
+  check_product(C, SHARDMM_F64, 'N', 'N', k, 1, 0, 1e-13);
+  o.strassen_step = SHARDMM_STRASSEN_STEP_BREADTH_FIRST; /* 1 to 4 ranks: never 7 Q */
+  CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, &o, NULL) == SHARDMM_ERROR_NOT_SUPPORTED &&
+            strstr(shardmm_last_error(), "breadth-first"),
+        "breadth-first off 7 Q ranks: %s", shardmm_last_error());
+  o.strassen_step = (shardmm_strassen_step)3;
+  CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, &o, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT &&
+            strstr(shardmm_last_error(), "strassen step"),
+        "unknown step: %s", shardmm_last_error());
+  o.strassen_step = SHARDMM_STRASSEN_STEP_AUTO, o.grid_k = 7;
+  CHECK(shardmm_gemm('N', 'N', &one, A, B, &zero, C, &o, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT &&
+            strstr(shardmm_last_error(), "strassen_step"),
+        "grid_k for Strassen: %s", shardmm_last_error());
+  shardmm_matrix_destroy(A), shardmm_matrix_destroy(B), shardmm_matrix_destroy(C);
+  free(a), free(b), free(c);
+}
+
 /* Options.trace: the call's trace is in the file (a trace-event JSON object with the gemm span);
  * a file whose directory does not exist fails the call with SHARDMM_ERROR_IO on every rank. */
 static void test_trace_option(shardmm_mesh mesh) {
@@ -302,6 +356,7 @@ int main(int argc, char **argv) {
   test_complex_block_cyclic();
   test_errors(mesh);
   test_trace_option(mesh);
+  test_algorithm_options(mesh);
   shardmm_mesh_destroy(mesh);
   MPI_Allreduce(MPI_IN_PLACE, &g_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0)

@@ -56,6 +56,16 @@ Mesh make_mesh(MeshKind kind) {
   return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {f[0], f[1]}));
 }
 
+// The case's options, with narrow panels and chunks, so every algorithm takes several steps
+// (the ring reads no panel: its chunk at p = 2 is ring_chunk).
+Options options_of(const Case& c) {
+  Options o;
+  o.algorithm = c.algorithm, o.ring_form = c.form, o.stationary = c.stationary;
+  if (c.algorithm != Algorithm::Ring) o.panel = 3;
+  o.stationary_chunk = 3, o.ring_chunk = 3;
+  return o;
+}
+
 // Runs C <- A*B + C on replicated operands of `c` with SHARDMM_FAULT_INJECT = spec. Returns
 // whether it threw; fails the test unless every rank threw (or none did) with one message
 // of type E containing `must_contain`.
@@ -66,8 +76,7 @@ bool run_injected(const Case& c, const std::string& spec, const std::string& mus
   DistMatrix<double> A(mesh, m, k, "A[I,K]"), B(mesh, k, n, "B[K,J]"), C(mesh, m, n, "C[I,J]");
   A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
   B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
-  Options o;
-  o.algorithm = c.algorithm, o.ring_form = c.form, o.stationary = c.stationary, o.panel = 3;
+  const Options o = options_of(c);
   std::string what;
   int thrown = 0;
   {
@@ -98,8 +107,7 @@ void expect_clean_rerun(const Case& c) {
   B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
   C.fill([](index_t i, index_t j) { return entry<double>(i, j, 3); });
   const auto c0 = C.gather();
-  Options o;
-  o.algorithm = c.algorithm, o.ring_form = c.form, o.stationary = c.stationary, o.panel = 3;
+  const Options o = options_of(c);
   gemm(Op::N, Op::N, 0.5, A, B, -1.5, C, o);
   EXPECT_LE(gemm_error(Op::N, Op::N, 0.5, A, B, -1.5, c0, C), 10.0) << c.name;
 }

@@ -22,7 +22,9 @@ const Shape kShapes[] = {{1, 1, 1},  {7, 5, 3},    {13, 1, 17}, {1, 11, 6},
 // What a case sets beyond the sweep: SUMMA's panel width and variant, "bc"'s block sizes, the
 // ring's direction, form and overlap, and the mesh.
 struct Knobs {
-  index_t panel = 4;  // many panels even at small k
+  index_t panel = 4;             // many panels even at small k (not the ring's: rejected there)
+  index_t stationary_chunk = 4;  // SUMMA A/B-stationary: many chunks
+  index_t ring_chunk = 4;        // the ring at p = 2: many chunks
   index_t mb = 3, nb = 2;
   Stationary stationary = Stationary::Auto;
   bool bidirectional = false;
@@ -59,7 +61,9 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
   const auto C0 = C.gather();
   Options o;
   o.algorithm = algo;
-  o.panel = kn.panel;
+  if (algo != Algorithm::Ring) o.panel = kn.panel;
+  o.stationary_chunk = kn.stationary_chunk;
+  o.ring_chunk = kn.ring_chunk;
   o.stationary = kn.stationary;
   o.bidirectional = kn.bidirectional;
   o.ring_form = kn.ring_form;
@@ -68,7 +72,8 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
   const double err = gemm_error(opA, opB, alpha, A, B, beta, C0, C);
   EXPECT_LE(err, 10.0) << to_string(algo) << " " << to_string(opA) << to_string(opB) << " m=" << s.m
                        << " n=" << s.n << " k=" << s.k << " layouts " << lay[0] << " " << lay[1]
-                       << " " << lay[2] << " panel " << kn.panel;
+                       << " " << lay[2] << " panel " << kn.panel << " chunks "
+                       << kn.stationary_chunk << " " << kn.ring_chunk;
 }
 
 // Whether a sweep runs its case number i at this rank count. One and two ranks (a core each
@@ -135,7 +140,7 @@ TYPED_TEST(GemmTyped, SummaStationaryChunks) {
   std::size_t i = 0;
   for (Stationary st : {Stationary::A, Stationary::B})
     for (index_t chunk : {index_t(0), index_t(1), index_t(3), index_t(100)}) {
-      kn.stationary = st, kn.panel = chunk;
+      kn.stationary = st, kn.stationary_chunk = chunk;
       for (Op a : ops)
         for (Op b : ops)
           for (const Shape& s : shapes)
@@ -202,7 +207,7 @@ const auto kForms = {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::Reduc
 // block-cyclic splits, so scattered blocks (several runs of C's rows or columns) are
 // multiplied into scratch and added into place; Auto on the same layouts.
 TYPED_TEST(GemmTyped, RingOnBlockCyclicLine) { ring_on_lines<TypeParam>({1, 2}, kForms, true); }
-// At p = 2 the ring swaps tiles (partial sums) in chunks Knobs::panel wide, each its own
+// At p = 2 the ring swaps tiles (partial sums) in chunks Knobs::ring_chunk wide, each its own
 // message; the same sweep with every message split into pieces of at most 5 elements.
 TYPED_TEST(GemmTyped, RingChunksInSmallMessages) {
   const ref::ScopedMessageLimit limit(5);
@@ -215,7 +220,7 @@ TYPED_TEST(GemmTyped, RingChunksInSmallMessages) {
 TYPED_TEST(GemmTyped, RingSwapsBlocksIntoPlace) {
   using T = TypeParam;
   Knobs kn;
-  kn.line = 1, kn.mb = kn.nb = 32, kn.panel = 256;
+  kn.line = 1, kn.mb = kn.nb = 32, kn.ring_chunk = 256;
   const struct {
     RingForm form;
     Op a, b;

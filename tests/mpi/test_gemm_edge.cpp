@@ -77,7 +77,8 @@ Options options_for(const Config& c) {
   o.ring_form = c.form;
   o.stationary = c.stationary;
   o.bidirectional = c.bidirectional;
-  o.panel = 2;
+  if (c.algorithm != Algorithm::Ring) o.panel = 2;  // the ring's chunk is its own
+  o.stationary_chunk = 2, o.ring_chunk = 2;
   return o;
 }
 

@@ -75,7 +75,7 @@ struct SummaCase {
   Op opA, opB;
   Shape s;
   int mb, nb, kba, kbb;
-  index_t panel;
+  index_t width;  // C-stationary's panel, A/B-stationary's chunk
   bool overlap;
 };
 
@@ -89,7 +89,8 @@ void summa_case(const Mesh& mesh, const SummaCase& sc, Stationary variant) {
   Options o;
   o.algorithm = Algorithm::Summa;
   o.stationary = variant;
-  o.panel = sc.panel;
+  if (variant == Stationary::C) o.panel = sc.width;
+  else o.stationary_chunk = sc.width;
   o.overlap = sc.overlap;
   const std::string name = variant == Stationary::C ? "C" : variant == Stationary::A ? "A" : "B";
   const auto what =

@@ -54,7 +54,7 @@ std::vector<Case> cases() {
   for (Stationary s : {Stationary::A, Stationary::B})
     for (index_t chunk : {index_t(16), index_t(28), index_t(200)}) {
       Options o = with(Algorithm::Summa);
-      o.stationary = s, o.panel = chunk;
+      o.stationary = s, o.stationary_chunk = chunk;
       out.push_back({"summa " + std::to_string(int(s)) + " chunk " + std::to_string(chunk), o,
                      grid_shape(), std::nullopt});
     }
@@ -74,11 +74,12 @@ std::vector<Case> cases() {
     out.push_back({"25d", o, l.A.mesh(), l});
   }
   Options strassen = with(Algorithm::Strassen);
-  strassen.fast_crossover = 64, strassen.grid_k = 1;  // one Winograd level on these tiles
+  strassen.fast_crossover = 64;  // one Winograd level on these tiles
+  strassen.strassen_step = StrassenStep::DepthFirst;
   out.push_back({"strassen", strassen, grid_shape(), std::nullopt});
   if (P % 7 == 0) {  // Strassen's breadth-first step: it moves the operands itself
     Options caps = strassen;
-    caps.grid_k = 7;
+    caps.strassen_step = StrassenStep::BreadthFirst;
     const MeshShape line = line_shape();
     out.push_back({"caps", caps, line,
                    algo::Layouts25D{Layout(line, M, K, "A[I_x,K]"), Layout(line, K, N, "B[K,J_x]"),

@@ -201,7 +201,8 @@ TEST(MultiplyOptions, RawOffsetsSkipAHeader) {
 }
 
 // bench's algorithm options reach multiply's gemm: each gives the product; a memory limit
-// too small for any plan fails before anything is written.
+// too small for any plan fails before anything is written, and so do the old spellings of
+// the ring's chunk (--panel) and Strassen's step (--grid PxQx7), naming the new options.
 TEST(MultiplyOptions, AlgorithmOptionsAsBench) {
   const std::string a = matrix_npy("oa.npy", 13, 10, 1), b = matrix_npy("ob.npy", 10, 9, 2),
                     out = file("oout.npy");
@@ -209,6 +210,9 @@ TEST(MultiplyOptions, AlgorithmOptionsAsBench) {
   for (const Args& extra :
        {Args{"--algo", "ring"}, Args{"--algo", "ring", "--ring-axis", "x", "--bidirectional"},
         Args{"--algo", "summa", "--stationary", "B", "--panel", "3"},
+        Args{"--algo", "summa", "--stationary", "A", "--stationary-chunk", "2"},
+        Args{"--algo", "ring", "--ring-chunk", "3"},
+        Args{"--algo", "strassen", "--strassen-step", "depth-first"},
         Args{"--algo", "summa", "--grid", "1x" + P, "--blas-threads", "1"},
         Args{"--algo", "25d", "--grid", "1x1x" + P}}) {
     Args args = {a, b, "-o", out};
@@ -222,6 +226,11 @@ TEST(MultiplyOptions, AlgorithmOptionsAsBench) {
       {a, b, "-o", file("none.npy"), "--algo", "summa", "--memory-limit", "1"}, "memory limit");
   expect_refused<InvalidArgument>(
       {a, b, "-o", file("none.npy"), "--algo", "ring", "--ring-axis", "q"}, "no axis 'q'");
+  expect_refused<InvalidArgument>({a, b, "-o", file("none.npy"), "--algo", "ring", "--panel", "3"},
+                                  "--ring-chunk");
+  expect_refused<InvalidArgument>(
+      {a, b, "-o", file("none.npy"), "--algo", "strassen", "--grid", "1x1x" + P},
+      "--strassen-step");
 }
 
 // ------------------------------------------------------------------ numpy's 1-D rules

@@ -28,7 +28,7 @@ struct Shape {
 // deepest level count any rank used; returns the report.
 template <Scalar T>
 GemmReport run_case(Op opA, Op opB, Shape s, T alpha, T beta, const Mesh& mesh,
-                    const std::string& lay_c, int grid_k = 0) {
+                    const std::string& lay_c, StrassenStep step = StrassenStep::Auto) {
   const index_t ar = opA == Op::N ? s.m : s.k, ac = opA == Op::N ? s.k : s.m;
   const index_t br = opB == Op::N ? s.k : s.n, bc = opB == Op::N ? s.n : s.k;
   auto bc_layout = [&](index_t r, index_t c) {
@@ -43,7 +43,7 @@ GemmReport run_case(Op opA, Op opB, Shape s, T alpha, T beta, const Mesh& mesh,
   const auto C0 = C.gather();
   Options o;
   o.algorithm = Algorithm::Strassen;
-  o.fast_crossover = 4, o.grid_k = grid_k;
+  o.fast_crossover = 4, o.strassen_step = step;
   GemmReport rep = gemm(opA, opB, alpha, A, B, beta, C, o);
   const auto a = A.gather(), b = B.gather(), c = C.gather();
   // No rank's tile recurses deeper; the breadth-first step's halves are padded up to whole
@@ -106,8 +106,8 @@ TEST(Strassen, LineFormOnOneByP) {
   const int P = world_size();
   const Mesh row(MPI_COMM_WORLD, MeshShape({"x", "y"}, {1, P}));
   for (Op opA : {Op::N, Op::C}) {
-    const GemmReport rep =
-        run_case<std::complex<double>>(opA, Op::T, {40, 37, 53}, {0.5, 1}, {2, 0}, row, "", 1);
+    const GemmReport rep = run_case<std::complex<double>>(
+        opA, Op::T, {40, 37, 53}, {0.5, 1}, {2, 0}, row, "", StrassenStep::DepthFirst);
     EXPECT_EQ(rep.detail.find("round the line") != std::string::npos, P > 1) << rep.detail;
   }
   // Even sides and equal pieces: on two ranks one product over both pieces (strassen_pair),
@@ -115,7 +115,8 @@ TEST(Strassen, LineFormOnOneByP) {
   const Op ops[][2] = {{Op::N, Op::N}, {Op::T, Op::C}, {Op::C, Op::N}, {Op::N, Op::T}};
   for (const auto& op : ops) {
     const GemmReport rep =
-        run_case<double>(op[0], op[1], {48, 40, 56}, -0.5, op[1] == Op::N ? 0.0 : 1.5, row, "", 1);
+        run_case<double>(op[0], op[1], {48, 40, 56}, -0.5, op[1] == Op::N ? 0.0 : 1.5, row, "",
+                         StrassenStep::DepthFirst);
     EXPECT_EQ(rep.detail.find("over both pieces") != std::string::npos, P == 2) << rep.detail;
   }
   run_case<std::complex<float>>(Op::C, Op::T, {48, 40, 56}, {1, -1}, {0.5, 0}, row, "");
@@ -146,8 +147,9 @@ TEST(Strassen, ColumnFormOnPByOne) {
   const Mesh column(MPI_COMM_WORLD, MeshShape({"x", "y"}, {P, 1}));
   const Op ops[][2] = {{Op::N, Op::N}, {Op::T, Op::C}, {Op::C, Op::N}, {Op::N, Op::T}};
   for (const auto& op : ops) {
-    const GemmReport rep = run_case<double>(op[0], op[1], {41, 38, 53}, -0.5,
-                                            op[1] == Op::N ? 0.0 : 1.5, column, "", 1);
+    const GemmReport rep =
+        run_case<double>(op[0], op[1], {41, 38, 53}, -0.5, op[1] == Op::N ? 0.0 : 1.5, column, "",
+                         StrassenStep::DepthFirst);
     EXPECT_EQ(rep.detail.find("down the column") != std::string::npos, P > 1) << rep.detail;
   }
   run_case<std::complex<float>>(Op::C, Op::T, {30, 47, 36}, {1, -1}, {0.5, 0}, column, "");
@@ -180,7 +182,8 @@ TEST(Strassen, WorkspaceAtMostLocalOperands) {
       const auto C0 = C.gather();
       Options o;
       o.algorithm = Algorithm::Strassen;
-      o.fast_crossover = 16, o.grid_k = 1;  // the classical distribution's forms
+      o.fast_crossover = 16;
+      o.strassen_step = StrassenStep::DepthFirst;  // the classical distribution's forms
       memory::release();
       const GemmReport rep = gemm(Op::N, Op::N, 1.0, A, B, 0.5, C, o);
       const auto held = double(memory::held_bytes());
@@ -216,7 +219,8 @@ TEST(Strassen, MemoryLimitCountsTheScratch) {
 // The breadth-first step (CAPS) on 7 Q ranks (two steps at 49): odd shapes, the smallest m and n it
 // takes (2P), a replicated C, every op pair, against the reference (run_case); the pool holds no
 // more than the planner's estimate (and at one step at least 0.9 x of it); off below the crossover
-// or with grid_k 1; asked for (grid_k 7) on other rank counts, the same NotSupported on every rank.
+// (on when asked for: BreadthFirst) or with DepthFirst; asked for on other rank counts, the same
+// NotSupported on every rank; a grid (2.5D's option, once this step's) the same InvalidArgument.
 TEST(Strassen, BreadthFirstStepOnSevenGroups) {
   const int P = world_size();
   const Mesh grid = Mesh::grid2d(MPI_COMM_WORLD);
@@ -224,9 +228,12 @@ TEST(Strassen, BreadthFirstStepOnSevenGroups) {
     DistMatrix<double> A(grid, 64, 64, "bc(8,8)"), B(grid, 64, 64, "bc(8,8)"),
         C(grid, 64, 64, "bc(8,8)");
     Options o;
-    o.algorithm = Algorithm::Strassen, o.grid_k = 7;
+    o.algorithm = Algorithm::Strassen, o.strassen_step = StrassenStep::BreadthFirst;
     expect_same_error_everywhere<NotSupported>([&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o); },
                                                "breadth-first");
+    o.strassen_step = StrassenStep::Auto, o.grid_k = 7;
+    expect_same_error_everywhere<InvalidArgument>([&] { gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o); },
+                                                  "strassen_step");
     return;
   }
   const index_t p = P;
@@ -239,9 +246,10 @@ TEST(Strassen, BreadthFirstStepOnSevenGroups) {
       EXPECT_NE(rep.detail.find("breadth-first"), std::string::npos) << rep.detail;
     }
   run_case<std::complex<float>>(Op::C, Op::T, {40, 37, 29}, {0.5, 1}, {0, 1}, grid, "C[I,J]");
-  EXPECT_EQ(run_case<double>(Op::N, Op::N, {61, 45, 38}, 1.0, 0.0, grid, "", 1)
-                .detail.find("breadth-first"),
-            std::string::npos);
+  EXPECT_EQ(
+      run_case<double>(Op::N, Op::N, {61, 45, 38}, 1.0, 0.0, grid, "", StrassenStep::DepthFirst)
+          .detail.find("breadth-first"),
+      std::string::npos);
   // The pool's high-water mark against the planner's estimate of the step.
   DistMatrix<double> A(grid, 280, 210, "bc(8,8)"), B(grid, 210, 245, "bc(8,8)"),
       C(grid, 280, 245, "bc(8,8)");
@@ -251,6 +259,10 @@ TEST(Strassen, BreadthFirstStepOnSevenGroups) {
   o.algorithm = Algorithm::Strassen, o.fast_crossover = 300;  // above the smallest side: off
   EXPECT_EQ(gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o).detail.find("breadth-first"),
             std::string::npos);
+  o.strassen_step = StrassenStep::BreadthFirst;  // asked for: taken below the crossover too
+  EXPECT_NE(gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o).detail.find("breadth-first"),
+            std::string::npos);
+  o.strassen_step = StrassenStep::Auto;
   o.fast_crossover = 16;
   memory::release();
   const GemmReport rep = gemm(Op::N, Op::N, 1.0, A, B, 0.0, C, o);

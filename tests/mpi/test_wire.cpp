@@ -47,7 +47,8 @@ Result run(const Case& c, Op opA, Op opB, index_t m, index_t n, index_t k, Wire 
   o.algorithm = c.algo;
   o.stationary = c.stationary;
   o.ring_form = c.form;
-  o.panel = 8;
+  if (c.algo != Algorithm::Ring) o.panel = 8;  // the ring's chunk is its own
+  o.stationary_chunk = 8, o.ring_chunk = 8;
   o.wire = w;
   const GemmReport rep = gemm(opA, opB, 1.25f, A, B, -0.5f, C, o);
   Bound u;

@@ -69,6 +69,8 @@ TEST(CliBench, Defaults) {
   EXPECT_TRUE(b.check);
   EXPECT_EQ(b.json, "");
   EXPECT_EQ(b.panel, 0);
+  EXPECT_EQ(b.ring_chunk + b.stationary_chunk, 0);
+  EXPECT_EQ(b.strassen_step, "auto");
   EXPECT_EQ(b.ring_axis, "");
   EXPECT_FALSE(b.bidirectional);
   EXPECT_EQ(b.memory_limit, "");

@@ -109,6 +109,8 @@ TEST(CliMultiply, AlgorithmOptionsAsBench) {
   const MultiplyConfig d = Cli().parse({"multiply", "a.npy", "b.npy", "-o", "c.npy"}).c.multiply;
   EXPECT_EQ(d.grid + d.ring_axis + d.memory_limit + d.stationary, "auto");
   EXPECT_EQ(d.panel + d.blas_threads + (d.bidirectional ? 1 : 0), 0);
+  EXPECT_EQ(d.ring_chunk + d.stationary_chunk, 0);
+  EXPECT_EQ(d.strassen_step, "auto");
   const MultiplyConfig m = Cli()
                                .parse({"multiply",
                                        "a.npy",
@@ -124,6 +126,12 @@ TEST(CliMultiply, AlgorithmOptionsAsBench) {
                                        "B",
                                        "--panel",
                                        "96",
+                                       "--ring-chunk",
+                                       "40",
+                                       "--stationary-chunk",
+                                       "24",
+                                       "--strassen-step",
+                                       "depth-first",
                                        "--grid",
                                        "2x2x2",
                                        "--memory-limit",
@@ -136,6 +144,9 @@ TEST(CliMultiply, AlgorithmOptionsAsBench) {
   EXPECT_TRUE(m.bidirectional);
   EXPECT_EQ(m.stationary, "B");
   EXPECT_EQ(m.panel, 96);
+  EXPECT_EQ(m.ring_chunk, 40);
+  EXPECT_EQ(m.stationary_chunk, 24);
+  EXPECT_EQ(m.strassen_step, "depth-first");
   EXPECT_EQ(m.grid, "2x2x2");
   EXPECT_EQ(m.memory_limit, "1G");
   EXPECT_EQ(m.blas_threads, 2);
@@ -147,13 +158,16 @@ TEST(CliMultiply, AlgorithmOptionsAsBench) {
                                    : help.substr(at, help.find("\n  -", at + 1) - at);
   };
   for (const char* option :
-       {"--grid", "--panel", "--stationary", "--ring-axis", "--bidirectional", "--wire",
-        "--memory-limit", "--blas-threads", "--transa", "--nb", "--layout-a"}) {
+       {"--grid", "--panel", "--ring-chunk", "--stationary-chunk", "--strassen-step",
+        "--stationary", "--ring-axis", "--bidirectional", "--wire", "--memory-limit",
+        "--blas-threads", "--transa", "--nb", "--layout-a"}) {
     EXPECT_NE(line_of(mult, option), "missing") << option << ":\n" << mult;
     EXPECT_EQ(line_of(mult, option), line_of(bench, option)) << option;
   }
-  for (const Args& extra : {Args{"--stationary", "D"}, Args{"--panel", "-1"},
-                            Args{"--blas-threads", "-2"}, Args{"--wire", "f8"}}) {
+  for (const Args& extra :
+       {Args{"--stationary", "D"}, Args{"--panel", "-1"}, Args{"--ring-chunk", "-3"},
+        Args{"--stationary-chunk", "-1"}, Args{"--strassen-step", "7"},
+        Args{"--strassen-step", "sideways"}, Args{"--blas-threads", "-2"}, Args{"--wire", "f8"}}) {
     Args args = {"multiply", "a.npy", "b.npy", "-o", "c.npy"};
     args.insert(args.end(), extra.begin(), extra.end());
     expect_rejected(args);

@@ -91,24 +91,38 @@ typedef enum shardmm_wire {
   SHARDMM_WIRE_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
 } shardmm_wire;
 
+/* Strassen's first step (shardmm::StrassenStep): AUTO takes the breadth-first step on 7 Q ranks
+ * when the smallest side reaches the crossover; BREADTH_FIRST always (NOT_SUPPORTED unless the
+ * ranks are a multiple of 7, m and n at least twice the ranks, k at least 2); DEPTH_FIRST
+ * never (the classical distributions, each rank recursing locally). */
+typedef enum shardmm_strassen_step {
+  SHARDMM_STRASSEN_STEP_AUTO = 0,
+  SHARDMM_STRASSEN_STEP_BREADTH_FIRST = 1,
+  SHARDMM_STRASSEN_STEP_DEPTH_FIRST = 2,
+  SHARDMM_STRASSEN_STEP_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked */
+} shardmm_strassen_step;
+
 /* Options of shardmm_gemm / shardmm_plan; shardmm_options_init sets the defaults (those of the
  * C++ shardmm::Options). */
 typedef struct shardmm_options {
   shardmm_algorithm algorithm;
-  int64_t panel;                 /* SUMMA panel width (0: default) */
+  int64_t panel;                 /* SUMMA C-stationary's panel width along k (0: default) */
   int64_t block;                 /* block size of redistributed layouts (0: block layouts) */
   shardmm_stationary stationary; /* SUMMA variant */
   int overlap;                   /* overlap communication with local GEMMs (default 1) */
   const char *ring_axis;         /* ring: mesh axis (NULL: the longest axis) */
   shardmm_ring_form ring_form;
   int bidirectional;          /* ring, all-gather forms */
-  int grid_m, grid_n, grid_k; /* 2.5D grid (all 0: the planner chooses); STRASSEN: grid_k 7
-                                 asks for its breadth-first step, 1 turns it off */
+  int grid_m, grid_n, grid_k; /* 2.5D grid (all 0: the planner chooses) */
   int64_t memory_limit;       /* bytes per rank for the planner (0: SHARDMM_MEMORY_LIMIT) */
   int allow_fast;             /* AUTO may pick Strassen (default 0: classical only) */
   const char *trace; /* trace this call into this file (Chrome trace-event JSON, for Perfetto;
                         docs/PROFILING.md); NULL: the file SHARDMM_TRACE names, if any */
   shardmm_wire wire; /* f32 products: the operands' format between ranks (default F32) */
+  int64_t stationary_chunk; /* SUMMA A/B-stationary: C's columns (rows) per owner and chunk
+                               (0: default) */
+  int64_t ring_chunk;       /* ring at p = 2: the chunk the two ranks swap in (0: default) */
+  shardmm_strassen_step strassen_step; /* STRASSEN: its first step (default AUTO) */
 } shardmm_options;
 
 /* What one shardmm_gemm did on this rank. */
