@@ -202,8 +202,9 @@ Setup strassen_setup(const Problem& p, const Options& o) {
 }
 
 template <Scalar T>
-void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
-  if (setup.pk == winograd::kCapsGroups) return strassen_caps_run(x, o, t);
+void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t,
+                  SubProduct<T> group_product) {
+  if (setup.pk == winograd::kCapsGroups) return strassen_caps_run(x, o, t, group_product);
   if (setup.ring_form != RingForm::Auto) return strassen_ring_run(x, setup.ring_form, o, t);
   if (setup.pm > 1 && setup.pn > 1) return strassen_grid_run(x, o, t);
   const index_t m = x.C.local_rows(), n = x.C.local_cols();
@@ -218,6 +219,10 @@ void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Ti
   });
 }
 
-SHARDMM_INSTANTIATE_RUN(strassen_run)
+#define SHARDMM_INSTANTIATE(T)                                                             \
+  template void strassen_run<T>(const Operands<T>&, const Setup&, const Options&, Timers&, \
+                                SubProduct<T>);
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
+#undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::algo
