@@ -12,6 +12,7 @@
 #include "blas/blas.hpp"
 #include "comm/agree.hpp"
 #include "comm/traffic.hpp"
+#include "comm/wait.hpp"
 #include "comm/wire.hpp"
 #include "core/fault.hpp"
 #include "core/instantiate.hpp"
@@ -197,6 +198,7 @@ GemmReport run_product(const Planned& d, const algo::Problem& p, Op opA, Op opB,
                        const DistMatrix<T>& A, const DistMatrix<T>& B, T beta, DistMatrix<T>& C) {
   const double t_start = algo::now();
   const Options& o = d.how.options;
+  // The BLAS's thread count is process-wide: it stays so after the call (Options::blas_threads).
   if (o.blas_threads > 0) blas::set_num_threads(o.blas_threads);
   const comm::Traffic start = comm::traffic();
   const comm::Traffic redist_start = comm::redistribution_traffic();
@@ -271,7 +273,8 @@ GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatri
                 DistMatrix<T>& C, const Options& caller_options) {
   const algo::Problem p = front::validate(opA, opB, A, B, C);
   const Options options = front::wire_checked<T>(caller_options);
-  const comm::WireScope wire(options.wire);  // operands only: see comm/wire.hpp
+  const comm::WireScope wire(options.wire);     // operands only: see comm/wire.hpp
+  const comm::WaitScope waiting(options.wait);  // before the first message, on idle ranks too
   trace::Call call(C.mesh().active() ? C.mesh().comm() : MPI_COMM_NULL, "gemm", options.trace);
   const GemmReport rep = plan_and_run(p, opA, opB, alpha, A, B, beta, C, options, call.span());
   call.done();

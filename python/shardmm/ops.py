@@ -52,6 +52,7 @@ def gemm(A, B, C=None, alpha=1, beta=0, transa="N", transb="N", algorithm="auto"
     memory_limit: bytes per rank (int, or "512M", "2G"). allow_fast: auto may pick strassen.
     Further options (gemm's Options): panel, block, stationary, overlap, ring_axis, ring_form,
     bidirectional, wire ("f32", "bf16", "f16": float32 operands travel in 16 bits),
+    wait ("spin", "sleep", "auto": how the ranks wait for messages; auto follows SHARDMM_WAIT),
     grid=(rows, cols, k_slices), blas_threads, fast_crossover. report: a dict
     (algorithm, grid, detail,
     bytes_sent, bytes_received, messages, redist_bytes_sent, redist_bytes_received,

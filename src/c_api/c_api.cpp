@@ -82,6 +82,7 @@ void shardmm_options_init(shardmm_options* o) {
   o->memory_limit = d.memory_limit;
   o->trace = nullptr;
   o->wire = SHARDMM_WIRE_F32;
+  o->wait = SHARDMM_WAIT_AUTO;
 }
 
 int shardmm_mesh_create(MPI_Comm comm, const char* shape, shardmm_mesh* mesh) {

@@ -52,6 +52,7 @@ Options to_options(const shardmm_options* o) {
   r.allow_fast = o->allow_fast != 0;
   r.trace = o->trace ? o->trace : "";
   r.wire = pick<Wire>(o->wire, {Wire::F32, Wire::BF16, Wire::F16}, "wire");
+  r.wait = pick<Wait>(o->wait, {Wait::Auto, Wait::Spin, Wait::Sleep}, "wait");
   return r;
 }
 

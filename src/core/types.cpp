@@ -107,4 +107,21 @@ Wire parse_wire(std::string_view text) {
   throw InvalidArgument("unknown wire format '" + std::string(text) + "' (use f32, bf16 or f16)");
 }
 
+std::string to_string(Wait w) {
+  switch (w) {
+    case Wait::Auto: return "auto";
+    case Wait::Spin: return "spin";
+    case Wait::Sleep: return "sleep";
+  }
+  return "?";
+}
+
+Wait parse_wait(std::string_view text) {
+  const std::string t = lower(text);
+  if (t == "auto") return Wait::Auto;
+  if (t == "spin") return Wait::Spin;
+  if (t == "sleep") return Wait::Sleep;
+  throw InvalidArgument("unknown wait mode '" + std::string(text) + "' (use spin, sleep or auto)");
+}
+
 }  // namespace shardmm

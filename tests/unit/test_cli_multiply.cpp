@@ -147,13 +147,14 @@ TEST(CliMultiply, AlgorithmOptionsAsBench) {
                                    : help.substr(at, help.find("\n  -", at + 1) - at);
   };
   for (const char* option :
-       {"--grid", "--panel", "--stationary", "--ring-axis", "--bidirectional", "--wire",
+       {"--grid", "--panel", "--stationary", "--ring-axis", "--bidirectional", "--wire", "--wait",
         "--memory-limit", "--blas-threads", "--transa", "--nb", "--layout-a"}) {
     EXPECT_NE(line_of(mult, option), "missing") << option << ":\n" << mult;
     EXPECT_EQ(line_of(mult, option), line_of(bench, option)) << option;
   }
-  for (const Args& extra : {Args{"--stationary", "D"}, Args{"--panel", "-1"},
-                            Args{"--blas-threads", "-2"}, Args{"--wire", "f8"}}) {
+  for (const Args& extra :
+       {Args{"--stationary", "D"}, Args{"--panel", "-1"}, Args{"--blas-threads", "-2"},
+        Args{"--wire", "f8"}, Args{"--wait", "doze"}}) {
     Args args = {"multiply", "a.npy", "b.npy", "-o", "c.npy"};
     args.insert(args.end(), extra.begin(), extra.end());
     expect_rejected(args);

@@ -91,6 +91,16 @@ typedef enum shardmm_wire {
   SHARDMM_WIRE_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
 } shardmm_wire;
 
+/* How a call's ranks wait for their messages (shardmm::Wait): AUTO follows SHARDMM_WAIT, else
+ * sleeps when the node runs more ranks than it has CPUs; SPIN polls (MPI_Waitall); SLEEP tests
+ * with naps between, leaving the core to other ranks. */
+typedef enum shardmm_wait {
+  SHARDMM_WAIT_AUTO = 0,
+  SHARDMM_WAIT_SPIN = 1,
+  SHARDMM_WAIT_SLEEP = 2,
+  SHARDMM_WAIT_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
+} shardmm_wait;
+
 /* Options of shardmm_gemm / shardmm_plan; shardmm_options_init sets the defaults (those of the
  * C++ shardmm::Options). */
 typedef struct shardmm_options {
@@ -109,6 +119,7 @@ typedef struct shardmm_options {
   const char *trace; /* trace this call into this file (Chrome trace-event JSON, for Perfetto;
                         docs/PROFILING.md); NULL: the file SHARDMM_TRACE names, if any */
   shardmm_wire wire; /* f32 products: the operands' format between ranks (default F32) */
+  shardmm_wait wait; /* how the call's ranks wait for messages (default AUTO) */
 } shardmm_options;
 
 /* What one shardmm_gemm did on this rank. */
