@@ -12,9 +12,8 @@
 //    T3) as they are, columns split over q.
 // 3. Group g multiplies its pair transposed, M_g^T = T_g^T S_g^T, on its Q ranks as a product
 //    of its own, planned by the front end (SubProduct: rows of M_g^T split over q, the column
-//    form's layouts, so nothing more moves in); a
-//    group of one rank runs one local recursion that overwrites the pair
-//    (winograd_gemm_overwriting: its first level takes no scratch).
+//    form's layouts, so nothing more moves in); a group of one rank runs one local recursion
+//    that overwrites the pair (winograd_gemm_overwriting: its first level takes no scratch).
 // 4. The seven products come back row-aligned as in 1; each rank adds its rows of C's
 //    quadrants (C11 = M1 + M2, C12 = M1 + M6 + M5 + M3, C21 = M1 + M6 + M7 - M4,
 //    C22 = M1 + M6 + M7 + M5) and one redistribution takes alpha times them, plus beta C, into
