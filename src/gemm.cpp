@@ -12,6 +12,7 @@
 #include "blas/blas.hpp"
 #include "comm/agree.hpp"
 #include "comm/traffic.hpp"
+#include "comm/wait.hpp"
 #include "comm/wire.hpp"
 #include "core/fault.hpp"
 #include "core/instantiate.hpp"
@@ -62,7 +63,7 @@ void run(const algo::Operands<T>& x, const algo::Setup& setup, const Options& o,
     case Algorithm::Ring: return algo::ring_run(x, setup, o, t);
     case Algorithm::Sharded: return algo::sharded_run(x, setup, o, t);
     case Algorithm::Gemm25D: return algo::gemm25d_run(x, setup, o, t);
-    case Algorithm::Strassen: return algo::strassen_run(x, setup, o, t);
+    case Algorithm::Strassen: return algo::strassen_run(x, setup, o, t, &front::sub_product<T>);
     case Algorithm::Auto: break;
   }
 }
@@ -198,6 +199,7 @@ GemmReport run_product(const Planned& d, const algo::Problem& p, Op opA, Op opB,
                        const DistMatrix<T>& A, const DistMatrix<T>& B, T beta, DistMatrix<T>& C) {
   const double t_start = algo::now();
   const Options& o = d.how.options;
+  // The BLAS's thread count is process-wide: it stays so after the call (Options::blas_threads).
   if (o.blas_threads > 0) blas::set_num_threads(o.blas_threads);
   const comm::Traffic start = comm::traffic();
   const comm::Traffic redist_start = comm::redistribution_traffic();
@@ -227,28 +229,55 @@ GemmReport run_product(const Planned& d, const algo::Problem& p, Op opA, Op opB,
 
 }  // namespace front
 
+namespace {
+
+// A validated product, its options wire_checked under their WireScope: the plan agreed by C's
+// ranks, then the run; `span` (the call's, or a phase of the call that composes it) gets the
+// shapes and the choice.
 template <Scalar T>
-GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
-                DistMatrix<T>& C, const Options& caller_options) {
-  const algo::Problem p = front::validate(opA, opB, A, B, C);
-  const Options options = front::wire_checked<T>(caller_options);
-  const comm::WireScope wire(options.wire);  // operands only: see comm/wire.hpp
-  trace::Call call(C.mesh().active() ? C.mesh().comm() : MPI_COMM_NULL, "gemm", options.trace);
-  if (call.span())
-    call.span().arg("m", p.m).arg("n", p.n).arg("k", p.k).text("dtype", to_string(dtype_of<T>()));
+GemmReport plan_and_run(const algo::Problem& p, Op opA, Op opB, T alpha, const DistMatrix<T>& A,
+                        const DistMatrix<T>& B, T beta, DistMatrix<T>& C, const Options& options,
+                        trace::Span& span) {
+  if (span) span.arg("m", p.m).arg("n", p.n).arg("k", p.k).text("dtype", to_string(dtype_of<T>()));
   const double t_start = algo::now();  // the call's time includes planning
   const bool trivial = p.m == 0 || p.n == 0 || p.k == 0 || alpha == T(0);
   const front::Planned d = decide(p, C, trivial, options);
   GemmReport rep;
   if (d.setup)
     rep.algorithm = d.setup->algorithm, rep.grid = d.setup->grid, rep.detail = d.setup->detail;
-  if (!C.mesh().active() || p.m == 0 || p.n == 0) {
-    call.done();
-    return rep;
-  }
+  if (!C.mesh().active() || p.m == 0 || p.n == 0) return rep;
   rep = front::run_product(d, p, opA, opB, alpha, A, B, beta, C);
   rep.seconds_total = algo::now() - t_start;
-  if (call.span()) call.span().text("algorithm", to_string(rep.algorithm)).text("grid", rep.grid);
+  if (span) span.text("algorithm", to_string(rep.algorithm)).text("grid", rep.grid);
+  return rep;
+}
+
+}  // namespace
+
+namespace front {
+
+template <Scalar T>
+void sub_product(const algo::Operands<T>& x, const Options& o, algo::Timers& t) {
+  const algo::Problem p = validate(x.opA, x.opB, x.A, x.B, x.C);
+  const Options options = wire_checked<T>(o);
+  const comm::WireScope wire(options.wire);
+  trace::Span span("gemm", trace::Cat::Phase);  // a phase of the call that composes it
+  const GemmReport rep =
+      plan_and_run(p, x.opA, x.opB, x.alpha, x.A, x.B, x.beta, x.C, options, span);
+  t.gemm += rep.seconds_gemm, t.comm += rep.seconds_comm, t.redist += rep.seconds_redist;
+}
+
+}  // namespace front
+
+template <Scalar T>
+GemmReport gemm(Op opA, Op opB, T alpha, const DistMatrix<T>& A, const DistMatrix<T>& B, T beta,
+                DistMatrix<T>& C, const Options& caller_options) {
+  const algo::Problem p = front::validate(opA, opB, A, B, C);
+  const Options options = front::wire_checked<T>(caller_options);
+  const comm::WireScope wire(options.wire);     // operands only: see comm/wire.hpp
+  const comm::WaitScope waiting(options.wait);  // before the first message, on idle ranks too
+  trace::Call call(C.mesh().active() ? C.mesh().comm() : MPI_COMM_NULL, "gemm", options.trace);
+  const GemmReport rep = plan_and_run(p, opA, opB, alpha, A, B, beta, C, options, call.span());
   call.done();
   return rep;
 }
@@ -275,6 +304,7 @@ GemmReport gemm_dry_run(Op opA, Op opB, const DistMatrix<T>& A, const DistMatrix
   template GemmReport front::run_product<T>(const front::Planned&, const algo::Problem&, Op, Op, \
                                             T, const DistMatrix<T>&, const DistMatrix<T>&, T,    \
                                             DistMatrix<T>&);                                     \
+  template void front::sub_product<T>(const algo::Operands<T>&, const Options&, algo::Timers&);  \
   template GemmReport gemm<T>(Op, Op, T, const DistMatrix<T>&, const DistMatrix<T>&, T,          \
                               DistMatrix<T>&, const Options&);                                   \
   template GemmReport gemm_dry_run<T>(Op, Op, const DistMatrix<T>&, const DistMatrix<T>&,        \

@@ -1,7 +1,7 @@
 // What bench and multiply share after parsing: the operands' mesh (--grid) and the library
 // Options of the algorithm options (cli.cpp declares them once for both subcommands). Cfg is
 // BenchConfig or MultiplyConfig: both have the fields grid, panel, stationary_chunk, ring_chunk,
-// strassen_step, stationary, ring_axis, bidirectional, wire, allow_fast, memory_limit,
+// strassen_step, stationary, ring_axis, bidirectional, wire, wait, allow_fast, memory_limit,
 // blas_threads and trace.
 #pragma once
 
@@ -47,6 +47,7 @@ Options algo_options(const Cfg& cfg, const std::string& algorithm) {
   o.ring_axis = cfg.ring_axis;
   o.bidirectional = cfg.bidirectional;
   o.wire = parse_wire(cfg.wire);
+  o.wait = parse_wait(cfg.wait);
   o.allow_fast = cfg.allow_fast;
   o.blas_threads = cfg.blas_threads;
   o.trace = cfg.trace;  // --trace: the command's products, each traced into the file

@@ -35,14 +35,15 @@ struct BenchConfig {
   std::string strassen_step = "auto";  ///< auto|breadth-first|depth-first
   std::string stationary = "auto";     ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
-  std::string wire = "f32";  ///< --wire: f32 | bf16 | f16 (Options::wire)
+  std::string wire = "f32";   ///< --wire: f32 | bf16 | f16 (Options::wire)
+  std::string wait = "auto";  ///< --wait: auto | spin | sleep (Options::wait)
   bool bidirectional = false;
   bool allow_fast = false;    ///< --allow-fast: Auto may pick Strassen
   std::string memory_limit;   ///< per rank for the planner, e.g. 512M
   std::string memory_growth;  ///< Auto's cap on added memory, e.g. 2 or unlimited
   bool progress = false, quiet = false;
   int blas_threads = 0;         ///< OpenBLAS threads per rank for every contender (0: as set)
-  std::string trace;            ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)
+  std::string trace;            ///< --trace: Options::trace of the products (docs/PROFILING.md)
   bool bare = false;            ///< only the calls (no reset, barrier, timing, check): for traffic
                                 ///< counting with Open MPI's monitoring
   std::string scalapack_grid;   ///< "PxQ": ScaLAPACK's grid, if not the operands' mesh

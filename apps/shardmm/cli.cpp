@@ -95,6 +95,11 @@ void add_algo_options(CLI::App* s, Cfg& c) {
                 "f32 operands travel as f32 (default), bf16 or f16: half the bytes, each moved "
                 "element rounded once (error bound: docs/ALGORITHMS.md)")
       ->check(CLI::IsMember({"f32", "bf16", "f16"}));
+  s->add_option("--wait", c.wait,
+                "how the ranks wait for messages in the products: spin, sleep (naps that leave "
+                "the core to others) or auto (default: SHARDMM_WAIT, else sleep when the node "
+                "has more ranks than cores); SHARDMM_WAIT also sets the other library calls'")
+      ->check(CLI::IsMember({"auto", "spin", "sleep"}));
   s->add_option("--trace", c.trace,
                 "write a trace of every product to FILE (Chrome trace-event JSON for Perfetto; "
                 "docs/PROFILING.md); SHARDMM_TRACE=FILE also traces the other library calls");

@@ -34,13 +34,14 @@ struct MultiplyConfig {
   std::string strassen_step = "auto";  ///< auto|breadth-first|depth-first
   std::string stationary = "auto";     ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;
-  std::string wire = "f32";  ///< --wire: f32 | bf16 | f16 (Options::wire)
+  std::string wire = "f32";   ///< --wire: f32 | bf16 | f16 (Options::wire)
+  std::string wait = "auto";  ///< --wait: auto | spin | sleep (Options::wait)
   bool bidirectional = false;
   bool allow_fast = false;    ///< --allow-fast: Auto may pick Strassen
   std::string memory_limit;   ///< per rank for the planner, e.g. 512M
   std::string memory_growth;  ///< Auto's cap on added memory, e.g. 2 or unlimited
   int blas_threads = 0;       ///< OpenBLAS threads per rank (0: as set)
-  std::string trace;          ///< --trace: SHARDMM_TRACE for the run (docs/PROFILING.md)
+  std::string trace;          ///< --trace: Options::trace of the products (docs/PROFILING.md)
   // Out of core (docs/OUT_OF_CORE.md): with a memory limit, a product that does not fit runs
   // streamed from the files.
   std::string io = "posix";        ///< how the streamed path reads: posix | mpiio | mmap

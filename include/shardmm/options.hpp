@@ -54,6 +54,17 @@ std::string to_string(StrassenStep s);
 /// auto|breadth-first|depth-first (also with '_' for '-')
 StrassenStep parse_strassen_step(std::string_view text);
 
+/// How a call's ranks wait for their messages (Options::wait).
+enum class Wait {
+  Auto,   ///< SHARDMM_WAIT, else Sleep when the node runs more ranks than it has CPUs, else Spin
+  Spin,   ///< MPI_Waitall / MPI_Waitany: the quickest answer, a core kept busy polling
+  Sleep,  ///< MPI_Testall for 50 us, then naps of 20-200 us between tests: the core left to others
+};
+
+std::string to_string(Wait w);
+/// auto|spin|sleep
+Wait parse_wait(std::string_view text);
+
 /// Auto's default cap on added memory, as a multiple of the caller's local A + B + C
 /// (Options::memory_growth).
 inline constexpr double kLeanMemoryGrowth = 1.3;
@@ -111,7 +122,8 @@ struct Options {
   /// pick any plan). Named algorithms run regardless. See docs/PERFORMANCE.md.
   double memory_growth = 0;
   /// OpenBLAS threads for the local GEMMs (0: leave OpenBLAS's setting, OPENBLAS_NUM_THREADS).
-  /// One rank per core wants 1; one rank per node wants the node's cores.
+  /// One rank per core wants 1; one rank per node wants the node's cores. The count is the
+  /// BLAS's, process-wide: it stays set after the call.
   int blas_threads = 0;
   /// Trace this call into this file: Chrome trace-event JSON (Perfetto, chrome://tracing), one
   /// track per rank with the call's phases, steps, exchanges, waits and local GEMMs
@@ -125,6 +137,11 @@ struct Options {
   /// formats"). Ignored for other element types (16-bit products always move 16 bits); not
   /// with Algorithm::Strassen (NotSupported), and Auto then leaves fast algorithms out.
   Wire wire = Wire::F32;
+  /// How this call's ranks wait for messages, and the calls it makes inside (its
+  /// redistributions) with it: Spin or Sleep; Auto: SHARDMM_WAIT, else sleep when the launcher
+  /// puts more ranks on the node than it has CPUs, else spin (docs/ALGORITHMS.md). Resolved
+  /// once at the call's entry (comm::WaitScope).
+  Wait wait = Wait::Auto;
 };
 
 }  // namespace shardmm

@@ -80,6 +80,7 @@ void set_option(Options& o, const std::string& key, const py::handle& value) {
     o.ring_form = parse_ring_form(option_value<std::string>(value, key, "a string"));
   else if (key == "bidirectional") o.bidirectional = option_value<bool>(value, key, "a bool");
   else if (key == "wire") o.wire = parse_wire(option_value<std::string>(value, key, "a string"));
+  else if (key == "wait") o.wait = parse_wait(option_value<std::string>(value, key, "a string"));
   else if (key == "grid") set_grid(o, value);
   else if (key == "blas_threads") o.blas_threads = option_value<int>(value, key, "an int");
   else if (key == "allow_fast") o.allow_fast = option_value<bool>(value, key, "a bool");
@@ -89,8 +90,8 @@ void set_option(Options& o, const std::string& key, const py::handle& value) {
     throw InvalidArgument(
         "gemm: unknown option '" + key +
         "' (algorithm, memory_limit, memory_growth, panel, stationary_chunk, ring_chunk, block, "
-        "stationary, overlap, ring_axis, ring_form, bidirectional, wire, grid, strassen_step, "
-        "blas_threads, allow_fast, fast_crossover)");
+        "stationary, overlap, ring_axis, ring_form, bidirectional, wire, wait, grid, "
+        "strassen_step, blas_threads, allow_fast, fast_crossover)");
 }
 
 }  // namespace

@@ -189,6 +189,21 @@ def test_gil_is_released_during_gemm():
     comm.Free()
 
 
+def test_wait_modes_give_the_same_product(mesh):
+    """wait="sleep" and "spin" (Options::wait) give the product bitwise alike; a bad mode is
+    InvalidArgument."""
+    a, b, c, A, B, C = operands(mesh, np.float64, "N", "N",
+                                ("[I_X,J_Y]", "[I_X,J_Y]", "[I_X,J_Y]"))
+    products = []
+    for wait in ("sleep", "spin"):
+        shardmm.gemm(A, B, C, beta=0.0, wait=wait)
+        products.append(C.gather())
+    assert np.allclose(products[0], a @ b)
+    assert np.array_equal(products[0], products[1])
+    with pytest.raises(shardmm.InvalidArgument, match="wait"):
+        shardmm.gemm(A, B, C, wait="doze")
+
+
 @pytest.mark.parametrize("wire,u", [("bf16", 2.0**-8), ("f16", 2.0**-11)])
 def test_wire_format_halves_the_operand_bytes(mesh, wire, u):
     """float32 operands sent as 16-bit: within (2 u_w + (k + 2) u32) |A||B|, half the bytes."""

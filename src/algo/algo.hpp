@@ -168,6 +168,14 @@ struct Operands {
   DistMatrix<T>& C;
 };
 
+/// A product of its own on a group of the ranks, handed back to the front end (which passes
+/// front::sub_product): C <- alpha op(A) op(B) + beta C on C's mesh with options `o`, planned
+/// (agreed by the group's ranks) and run as gemm runs a call, its times added to `t`.
+/// Collective over C's mesh. Strassen's breadth-first step multiplies each group's pair so:
+/// an algorithm never calls the public gemm.
+template <Scalar T>
+using SubProduct = void (*)(const Operands<T>& x, const Options& o, Timers& t);
+
 /// The stored layout of X when op(X) has logical layout `spec` (rows x cols).
 Layout stored_layout(Op op, const MeshShape& mesh, index_t rows, index_t cols,
                      const ShardingSpec& spec);
@@ -222,7 +230,8 @@ void sharded_run(const Operands<T>& x, const Setup& setup, const Options& o, Tim
 template <Scalar T>
 void gemm25d_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 template <Scalar T>
-void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
+void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t,
+                  SubProduct<T> group_product);
 template <Scalar T>
 void local_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 

@@ -207,9 +207,10 @@ Setup strassen_setup(const Problem& p, const Options& o) {
 }
 
 template <Scalar T>
-void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
+void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t,
+                  SubProduct<T> group_product) {
   switch (setup.as<StrassenSetup>().form) {
-    case StrassenSetup::Form::BreadthFirst: return strassen_caps_run(x, o, t);
+    case StrassenSetup::Form::BreadthFirst: return strassen_caps_run(x, o, t, group_product);
     case StrassenSetup::Form::Line: return strassen_ring_run(x, RingForm::AllGatherA, o, t);
     case StrassenSetup::Form::Column: return strassen_ring_run(x, RingForm::AllGatherB, o, t);
     case StrassenSetup::Form::Grid: return strassen_grid_run(x, o, t);
@@ -227,6 +228,10 @@ void strassen_run(const Operands<T>& x, const Setup& setup, const Options& o, Ti
   });
 }
 
-SHARDMM_INSTANTIATE_RUN(strassen_run)
+#define SHARDMM_INSTANTIATE(T)                                                             \
+  template void strassen_run<T>(const Operands<T>&, const Setup&, const Options&, Timers&, \
+                                SubProduct<T>);
+SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
+#undef SHARDMM_INSTANTIATE
 
 }  // namespace shardmm::algo

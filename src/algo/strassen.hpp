@@ -41,10 +41,12 @@ template <Scalar T>
 void strassen_grid_run(const Operands<T>& x, const Options& o, Timers& t);
 
 /// Strassen's breadth-first step (CAPS) on P = 7 Q ranks: one Winograd level over the whole
-/// product, its seven products on seven groups of Q ranks (gemm on each, depth-first below).
-/// Takes A, B and C in any layouts; alpha and beta applied on the way into C.
+/// product, its seven products on seven groups of Q ranks (`group_product`, the front end's
+/// planned product, on each group of more than one rank; depth-first below). Takes A, B and C
+/// in any layouts; alpha and beta applied on the way into C.
 template <Scalar T>
-void strassen_caps_run(const Operands<T>& x, const Options& o, Timers& t);
+void strassen_caps_run(const Operands<T>& x, const Options& o, Timers& t,
+                       SubProduct<T> group_product);
 
 /// The two ranks' op(A) pieces (as stored, k columns of op(A) each, leading dimension m for
 /// op N, k for op T / C) and their k indices.

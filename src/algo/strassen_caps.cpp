@@ -10,10 +10,10 @@
 //    Quadrants are zero-padded to m1 x k1 (k1 = ceil(k / 2)).
 // 2. op(B) likewise by columns (bn, n1 = bn P): the right operands (B11, B21, B22, T4, T1, T2,
 //    T3) as they are, columns split over q.
-// 3. Group g multiplies its pair transposed, M_g^T = T_g^T S_g^T, with gemm on its Q ranks
-//    (rows of M_g^T split over q: the column form's layouts, so nothing more moves in); a
-//    group of one rank runs one local recursion that overwrites the pair
-//    (winograd_gemm_overwriting: its first level takes no scratch).
+// 3. Group g multiplies its pair transposed, M_g^T = T_g^T S_g^T, on its Q ranks as a product
+//    of its own, planned by the front end (SubProduct: rows of M_g^T split over q, the column
+//    form's layouts, so nothing more moves in); a group of one rank runs one local recursion
+//    that overwrites the pair (winograd_gemm_overwriting: its first level takes no scratch).
 // 4. The seven products come back row-aligned as in 1; each rank adds its rows of C's
 //    quadrants (C11 = M1 + M2, C12 = M1 + M6 + M5 + M3, C21 = M1 + M6 + M7 - M4,
 //    C22 = M1 + M6 + M7 + M5) and one redistribution takes alpha times them, plus beta C, into
@@ -36,7 +36,6 @@
 #include "comm/agree.hpp"
 #include "comm/traffic.hpp"
 #include "memory/workspace.hpp"
-#include "shardmm/gemm.hpp"
 #include "shardmm/redistribute.hpp"
 
 namespace shardmm::algo {
@@ -160,10 +159,12 @@ struct Lent {
 
 // The group's pair and product: views of this rank's tiles of the split stacks on its group's
 // mesh (the same elements in the same order: the layouts differ only by the g axis). The
-// group's gemm takes another breadth-first step by the same rule when its ranks allow.
+// group's product (`product`: the front end's, planned on the group) takes another
+// breadth-first step by the same rule when its ranks allow.
 template <Scalar T>
-GemmReport group_product(const Mesh& group, const Layouts& l, const DistMatrix<T>& S,
-                         const DistMatrix<T>& R, DistMatrix<T>& M, const Options& o) {
+void group_product(const Mesh& group, const Layouts& l, const DistMatrix<T>& S,
+                   const DistMatrix<T>& R, DistMatrix<T>& M, const Options& o, Timers& t,
+                   SubProduct<T> product) {
   auto view = [&](const DistMatrix<T>& X, const Layout& L) {
     return DistMatrix<T>::view(group, L, const_cast<T*>(X.data()), X.ld());  // NOLINT: read only
   };
@@ -182,7 +183,7 @@ GemmReport group_product(const Mesh& group, const Layouts& l, const DistMatrix<T
     Deeper& operator=(Deeper&&) = delete;
   } const deeper;
   // M_g^T = T_g^T S_g^T: the stacks hold S_g^T and T_g with op(A) and op(B) applied.
-  return gemm(Op::T, Op::N, T(1), R1, S1, T(0), M1, sub);
+  product(Operands<T>{Op::T, Op::N, T(1), R1, S1, T(0), M1}, sub, t);
 }
 
 // A group of one rank: one local recursion, M_g^T = T_g^T S_g^T, that overwrites the pair (the
@@ -198,7 +199,8 @@ void local_product(const Shape& s, DistMatrix<T>& S, DistMatrix<T>& R, DistMatri
 }  // namespace
 
 template <Scalar T>
-void strassen_caps_run(const Operands<T>& x, const Options& o, Timers& t) {
+void strassen_caps_run(const Operands<T>& x, const Options& o, Timers& t,
+                       SubProduct<T> group_product_of) {
   const index_t k = x.opA == Op::N ? x.A.layout().cols() : x.A.layout().rows();
   const Shape s = caps::shape_of(x.C.mesh().size(), x.C.layout().rows(), x.C.layout().cols(), k);
   const Mesh mesh = x.C.mesh().reshaped(MeshShape({"g", "q"}, {kGroups, s.Q}));
@@ -249,10 +251,8 @@ void strassen_caps_run(const Operands<T>& x, const Options& o, Timers& t) {
   if (s.Q == 1) {
     t.timed(&Timers::gemm, "product", 4, [&] { local_product(s, Lg, Rg, Pg, o, work); });
   } else {
-    GemmReport rep;
     comm::agreed(mesh.comm(), "strassen group product",
-                 [&] { rep = group_product(*group, l, Lg, Rg, Pg, o); });
-    t.gemm += rep.seconds_gemm, t.comm += rep.seconds_comm, t.redist += rep.seconds_redist;
+                 [&] { group_product(*group, l, Lg, Rg, Pg, o, t, group_product_of); });
   }
   t.timed(&Timers::comm, "exchange", 5, [&] {
     const Lent<T> lent(nullptr, 0, r1, w1);
@@ -267,7 +267,7 @@ void strassen_caps_run(const Operands<T>& x, const Options& o, Timers& t) {
 }
 
 #define SHARDMM_INSTANTIATE(T) \
-  template void strassen_caps_run<T>(const Operands<T>&, const Options&, Timers&);
+  template void strassen_caps_run<T>(const Operands<T>&, const Options&, Timers&, SubProduct<T>);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 

@@ -85,6 +85,7 @@ void shardmm_options_init(shardmm_options* o) {
   o->stationary_chunk = d.stationary_chunk;
   o->ring_chunk = d.ring_chunk;
   o->strassen_step = SHARDMM_STRASSEN_STEP_AUTO;
+  o->wait = SHARDMM_WAIT_AUTO;
 }
 
 int shardmm_mesh_create(MPI_Comm comm, const char* shape, shardmm_mesh* mesh) {

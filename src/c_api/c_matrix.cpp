@@ -57,6 +57,7 @@ Options to_options(const shardmm_options* o) {
   r.strassen_step = pick<StrassenStep>(
       o->strassen_step, {StrassenStep::Auto, StrassenStep::BreadthFirst, StrassenStep::DepthFirst},
       "strassen step");
+  r.wait = pick<Wait>(o->wait, {Wait::Auto, Wait::Spin, Wait::Sleep}, "wait");
   return r;
 }
 

@@ -20,7 +20,8 @@ constexpr auto kSpinFirst = std::chrono::microseconds(50);
 constexpr auto kFirstNap = std::chrono::microseconds(20),
                kLongestNap = std::chrono::microseconds(200);
 
-WaitMode g_mode = WaitMode::Spin;
+WaitMode g_mode = WaitMode::Spin;  // the open call's (WaitScope), for all of the process's threads
+thread_local int g_scopes = 0;     // WaitScopes open on this thread's stack
 thread_local std::int64_t g_sleeps = 0;
 
 // The launcher's count of ranks on this node (Open MPI; MPICH's and Intel MPI's Hydra;
@@ -55,19 +56,37 @@ void politely(Test&& done) {
 
 }  // namespace
 
-void read_wait_setting() {
-  const std::string v = environment("SHARDMM_WAIT").value_or("");
-  if (v == "spin") g_mode = WaitMode::Spin;
-  else if (v == "sleep") g_mode = WaitMode::Sleep;
-  else if (v.empty() || v == "auto") {
-    static const WaitMode automatic = [] {  // the node's ranks and CPUs do not change
-      const long ranks = local_ranks(), cpus = usable_cpus();
-      return ranks > 0 && cpus > 0 && ranks > cpus ? WaitMode::Sleep : WaitMode::Spin;
-    }();
-    g_mode = automatic;
-  } else {
-    throw InvalidArgument("SHARDMM_WAIT='" + v + "': expected spin, sleep or auto");
+WaitMode resolve_wait(Wait option) {
+  if (option == Wait::Auto) {
+    const std::string v = environment("SHARDMM_WAIT").value_or("auto");
+    try {
+      option = parse_wait(v);
+    } catch (const InvalidArgument&) {
+      throw InvalidArgument("SHARDMM_WAIT='" + v + "': expected spin, sleep or auto");
+    }
   }
+  if (option == Wait::Spin) return WaitMode::Spin;
+  if (option == Wait::Sleep) return WaitMode::Sleep;
+  static const WaitMode automatic = [] {  // the node's ranks and CPUs do not change
+    const long ranks = local_ranks(), cpus = usable_cpus();
+    return ranks > 0 && cpus > 0 && ranks > cpus ? WaitMode::Sleep : WaitMode::Spin;
+  }();
+  return automatic;
+}
+
+WaitScope::WaitScope(Wait option) {
+  if (g_scopes > 0) {  // inside a call: its mode stays
+    ++g_scopes;
+    return;
+  }
+  const WaitMode mode = resolve_wait(option);  // throws before anything is set
+  outer_ = true, before_ = g_mode, g_mode = mode;
+  ++g_scopes;
+}
+
+WaitScope::~WaitScope() {
+  --g_scopes;
+  if (outer_) g_mode = before_;
 }
 
 WaitMode wait_mode() { return g_mode; }

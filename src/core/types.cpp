@@ -126,4 +126,21 @@ StrassenStep parse_strassen_step(std::string_view text) {
                         "' (auto, breadth-first, depth-first)");
 }
 
+std::string to_string(Wait w) {
+  switch (w) {
+    case Wait::Auto: return "auto";
+    case Wait::Spin: return "spin";
+    case Wait::Sleep: return "sleep";
+  }
+  return "?";
+}
+
+Wait parse_wait(std::string_view text) {
+  const std::string t = lower(text);
+  if (t == "auto") return Wait::Auto;
+  if (t == "spin") return Wait::Spin;
+  if (t == "sleep") return Wait::Sleep;
+  throw InvalidArgument("unknown wait mode '" + std::string(text) + "' (use spin, sleep or auto)");
+}
+
 }  // namespace shardmm

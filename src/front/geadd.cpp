@@ -14,6 +14,7 @@
 #include <string>
 
 #include "comm/agree.hpp"
+#include "comm/wait.hpp"
 #include "core/instantiate.hpp"
 #include "matrix/pooled.hpp"
 #include "shardmm/blas3.hpp"
@@ -97,6 +98,7 @@ template <Scalar T>
 void checked_add(const char* routine, Op op, T alpha, const DistMatrix<T>& A, T beta,
                  DistMatrix<T>& C) {
   add_check_shapes(routine, op, A, C);
+  const comm::WaitScope waiting;  // SHARDMM_WAIT
   const trace::Call traced(C.mesh().comm(), routine);
   if (alpha == T(0) && !C.layout().is_unreduced())  // A is not read
     return add_update_local<T>(std::nullopt, alpha, nullptr, beta, C);
@@ -122,6 +124,7 @@ void tradd(Uplo uplo, Op op, T alpha, const DistMatrix<T>& A, T beta, DistMatrix
   add_check_shapes("tradd", op, A, C);
   if (C.layout().is_unreduced())
     throw NotSupported("tradd: C " + C.layout().to_string() + " holds pending partial sums");
+  const comm::WaitScope waiting;  // SHARDMM_WAIT
   const trace::Call traced(C.mesh().comm(), "tradd");
   if (alpha == T(0)) return add_update_local<T>(uplo, alpha, nullptr, beta, C);  // A is not read
   std::optional<DistMatrix<T>> opA;  // op(A) in C's layout

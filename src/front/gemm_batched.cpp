@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "comm/agree.hpp"
+#include "comm/wait.hpp"
 #include "comm/wire.hpp"
 #include "core/instantiate.hpp"
 #include "front/batched.hpp"
@@ -235,6 +236,7 @@ BatchedReport batched_products(Op opA, Op opB, T alpha, const BatchedMatrix<T>* 
   report.batch = batch_text(C.layout(), C.local_batch());
   if (!C.mesh().active()) return report;
   const comm::WireScope wire(options.wire);  // operands only: see comm/wire.hpp
+  const comm::WaitScope waiting(options.wait);
   trace::Call trace_call(C.mesh().comm(), "gemm_batched", options.trace);
   const double t0 = MPI_Wtime();
   BatchCall<T> call{opA, opB, A, B, {}, {}, {}, &C};

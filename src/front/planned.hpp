@@ -39,4 +39,11 @@ template <Scalar T>
 GemmReport run_product(const Planned& d, const algo::Problem& p, Op opA, Op opB, T alpha,
                        const DistMatrix<T>& A, const DistMatrix<T>& B, T beta, DistMatrix<T>& C);
 
+/// algo::SubProduct, the front end's entry for a product an algorithm composes on a group of
+/// its ranks (Strassen's breadth-first step): validated, wire_checked and planned (agreed by
+/// C's ranks) as gemm plans a call, traced as a "gemm" phase of the call around it, run; its
+/// times added to `t`. Collective over C's mesh.
+template <Scalar T>
+void sub_product(const algo::Operands<T>& x, const Options& o, algo::Timers& t);
+
 }  // namespace shardmm::front

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "blas/blas.hpp"
+#include "comm/wait.hpp"
 #include "core/instantiate.hpp"
 #include "shardmm/blas3.hpp"
 #include "shardmm/error.hpp"
@@ -59,6 +60,7 @@ template <Scalar T>
 void symm_product(const char* routine, bool hermitian, Side side, Uplo uplo, T alpha,
                   const DistMatrix<T>& A, const DistMatrix<T>& B, T beta, DistMatrix<T>& C) {
   symm_validate(routine, side, A, B, C);
+  const comm::WaitScope waiting;  // SHARDMM_WAIT
   const trace::Call traced(C.mesh().comm(), routine);
   if (C.rows() == 0 || C.cols() == 0 || (alpha == T(0) && beta == T(1))) return;
   if (alpha == T(0) && !C.layout().is_unreduced())  // neither A nor B is read

@@ -18,6 +18,7 @@
 
 #include "algo/syrk.hpp"
 #include "comm/agree.hpp"
+#include "comm/wait.hpp"
 #include "core/instantiate.hpp"
 #include "front/blas3_layouts.hpp"
 #include "front/syrk_reduce.hpp"
@@ -81,6 +82,7 @@ template <Scalar T>
 void syrk_rank_k(const char* routine, bool hermitian, Uplo uplo, Op op, T alpha,
                  const DistMatrix<T>& A, T beta, DistMatrix<T>& C) {
   syrk_validate(routine, hermitian, op, A, C);
+  const comm::WaitScope waiting;  // SHARDMM_WAIT
   const trace::Call traced(C.mesh().comm(), routine);
   const index_t k = op == Op::N ? A.cols() : A.rows();
   if (C.rows() == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
@@ -103,6 +105,7 @@ void syrk_rank_2k(const char* routine, bool hermitian, Uplo uplo, Op op, T alpha
   if (A.rows() != B.rows() || A.cols() != B.cols())
     throw DimensionMismatch(std::string(routine) + ": A " + A.layout().to_string() + " and B " +
                             B.layout().to_string() + " must have the same shape");
+  const comm::WaitScope waiting;  // SHARDMM_WAIT
   const trace::Call traced(C.mesh().comm(), routine);
   const index_t k = op == Op::N ? A.cols() : A.rows();
   if (C.rows() == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;

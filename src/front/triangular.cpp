@@ -23,6 +23,7 @@
 #include "algo/triangular.hpp"
 #include "blas/blas.hpp"
 #include "comm/agree.hpp"
+#include "comm/wait.hpp"
 #include "core/instantiate.hpp"
 #include "front/blas3_layouts.hpp"
 #include "matrix/pooled.hpp"
@@ -85,6 +86,7 @@ template <Scalar T>
 void triangular(const char* routine, bool solve, Side side, Uplo uplo, Op op, Diag diag, T alpha,
                 const DistMatrix<T>& A, DistMatrix<T>& B) {
   triangular_validate(routine, side, A, B);
+  const comm::WaitScope waiting;  // SHARDMM_WAIT
   const trace::Call traced(B.mesh().comm(), routine);
   if (B.rows() == 0 || B.cols() == 0) return;
   blas::scale(B.local_rows(), B.local_cols(), alpha, B.data(), B.ld());

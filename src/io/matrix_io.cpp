@@ -10,6 +10,7 @@
 #include "comm/agree.hpp"
 #include "comm/collectives.hpp"
 #include "comm/mpi_check.hpp"
+#include "comm/wait.hpp"
 #include "core/fault.hpp"
 #include "io/file_transfer.hpp"
 #include "shardmm/error.hpp"
@@ -198,6 +199,7 @@ void check_writable(const DistMatrix<T>& src, const char* who) {
 }  // namespace
 
 NpyHeader read_npy_header(const std::string& path, MPI_Comm comm) {
+  const comm::WaitScope waiting;          // SHARDMM_WAIT
   trace::Call call(comm, "read_header");  // inside read_npy: one of its phases
   NpyHeader h;
   std::string err;
@@ -237,6 +239,7 @@ template <Scalar T>
 void read_npy(const std::string& path, DistMatrix<T>& dst) {
   check_npy_dtype<T>("read_npy");
   if (!dst.mesh().active()) return;
+  const comm::WaitScope waiting;  // SHARDMM_WAIT
   trace::Call call(dst.mesh().comm(), "read");
   if (call.span()) call.span().text("path", path).text("format", "npy");
   const NpyHeader h = read_npy_header(path, dst.mesh().comm());
@@ -257,6 +260,7 @@ void write_npy(const std::string& path, const DistMatrix<T>& src, bool fortran_o
   check_npy_dtype<T>("write_npy");
   check_writable(src, "write_npy");
   if (!src.mesh().active()) return;
+  const comm::WaitScope waiting;  // SHARDMM_WAIT
   trace::Call call(src.mesh().comm(), "write");
   if (call.span()) call.span().text("path", path).text("format", "npy");
   write_file(path, make_npy_header(dtype_of<T>(), src.rows(), src.cols(), fortran_order),
@@ -269,6 +273,7 @@ void read_raw(const std::string& path, DistMatrix<T>& dst, bool fortran_order,
   if (data_offset < 0)
     throw InvalidArgument("read_raw: data offset " + std::to_string(data_offset) + " is negative");
   if (!dst.mesh().active()) return;
+  const comm::WaitScope waiting;  // SHARDMM_WAIT
   trace::Call call(dst.mesh().comm(), "read");
   if (call.span()) call.span().text("path", path).text("format", "raw");
   const MPI_Comm comm = dst.mesh().comm();
@@ -282,6 +287,7 @@ template <Scalar T>
 void write_raw(const std::string& path, const DistMatrix<T>& src, bool fortran_order) {
   check_writable(src, "write_raw");
   if (!src.mesh().active()) return;
+  const comm::WaitScope waiting;  // SHARDMM_WAIT
   trace::Call call(src.mesh().comm(), "write");
   if (call.span()) call.span().text("path", path).text("format", "raw");
   write_file(path, std::string(), fortran_order, src);

@@ -5,6 +5,7 @@
 
 #include "comm/exchange.hpp"
 #include "comm/mpi_check.hpp"
+#include "comm/wait.hpp"
 #include "core/instantiate.hpp"
 #include "shardmm/batched.hpp"
 #include "shardmm/error.hpp"
@@ -127,6 +128,7 @@ void BatchedMatrix<T>::fill(const std::function<T(index_t, index_t, index_t)>& f
 template <Scalar T>
 std::vector<T> BatchedMatrix<T>::gather(int root) const {
   if (!mesh_.active()) return {};
+  const comm::WaitScope waiting;             // SHARDMM_WAIT
   trace::Call call(mesh_.comm(), "gather");  // watched: a rank that does not come is named
   const int P = mesh_.size(), me = mesh_.rank();
   const MeshShape& shape = layout_.mesh();
@@ -167,6 +169,7 @@ std::vector<T> BatchedMatrix<T>::gather(int root) const {
 template <Scalar T>
 void BatchedMatrix<T>::scatter(const std::vector<T>& global, int root) {
   if (!mesh_.active()) return;
+  const comm::WaitScope waiting;              // SHARDMM_WAIT
   trace::Call call(mesh_.comm(), "scatter");  // watched: a rank that does not come is named
   const int P = mesh_.size(), me = mesh_.rank();
   const MeshShape& shape = layout_.mesh();

@@ -7,6 +7,7 @@
 
 #include "comm/exchange.hpp"
 #include "comm/mpi_check.hpp"
+#include "comm/wait.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/error.hpp"
 #include "trace/call.hpp"
@@ -119,6 +120,7 @@ void DistMatrix<T>::set_zero() {
 template <Scalar T>
 std::vector<T> DistMatrix<T>::gather(int root) const {
   if (!mesh_.active()) return {};
+  const comm::WaitScope waiting;             // SHARDMM_WAIT
   trace::Call call(mesh_.comm(), "gather");  // watched: a rank that does not come is named
   const int P = mesh_.size(), me = mesh_.rank();
   const MeshShape& shape = layout_.mesh();
@@ -157,6 +159,7 @@ std::vector<T> DistMatrix<T>::gather(int root) const {
 template <Scalar T>
 void DistMatrix<T>::scatter(const std::vector<T>& global, int root) {
   if (!mesh_.active()) return;
+  const comm::WaitScope waiting;              // SHARDMM_WAIT
   trace::Call call(mesh_.comm(), "scatter");  // watched: a rank that does not come is named
   const int P = mesh_.size(), me = mesh_.rank();
   const MeshShape& shape = layout_.mesh();

@@ -20,6 +20,7 @@
 #include "comm/exchange.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/traffic.hpp"
+#include "comm/wait.hpp"
 #include "comm/wire.hpp"
 #include "core/instantiate.hpp"
 #include "matrix/redistribute_detail.hpp"
@@ -188,6 +189,7 @@ RedistStats redistribute(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, 
   validate(src.mesh(), src.layout(), dst.mesh(), dst.layout());
   RedistStats stats;
   if (!src.mesh().active()) return stats;
+  const comm::WaitScope waiting;                        // SHARDMM_WAIT; inside gemm: gemm's mode
   trace::Call call(src.mesh().comm(), "redistribute");  // inside gemm: one of its phases
   if (call.span())
     call.span().text("from", src.layout().to_string()).text("to", dst.layout().to_string());
@@ -220,6 +222,7 @@ RedistStats redistribute(const DistMatrix<T>& src, DistMatrix<T>& dst, T alpha, 
 template <Scalar T>
 DistMatrix<T> redistribute(const DistMatrix<T>& src, const Layout& layout, RedistStats* stats) {
   std::optional<DistMatrix<T>> dst;  // allocated on every rank before anything moves
+  const comm::WaitScope waiting;     // SHARDMM_WAIT
   std::optional<trace::Call> call;   // watched from the first agreement on
   if (src.mesh().active()) {
     call.emplace(src.mesh().comm(), "redistribute");

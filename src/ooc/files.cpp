@@ -11,6 +11,7 @@
 
 #include "comm/agree.hpp"
 #include "comm/mpi_check.hpp"
+#include "comm/wait.hpp"
 #include "io/file_transfer.hpp"
 #include "ooc/stream.hpp"
 #include "plan/ooc_cost.hpp"
@@ -239,6 +240,7 @@ FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, co
   job.with_c0 = beta != std::complex<double>(0, 0);
   if (job.with_c0 && c0.path.empty())
     throw InvalidArgument("gemm_files: beta != 0 needs C0's file");
+  const comm::WaitScope waiting(options.wait);          // the in-core path's calls wait so too
   trace::Call call(comm, "gemm_files", options.trace);  // the in-core path's calls: its phases
   job.A = describe_file(A, comm);
   job.B = describe_file(B, comm);

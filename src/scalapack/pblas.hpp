@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "blas/blas.hpp"
+#include "comm/wait.hpp"
 #include "scalapack/descriptor.hpp"
 #include "shardmm/dist_matrix.hpp"
 #include "trace/call.hpp"
@@ -111,6 +112,7 @@ void guarded(const char* routine, int ctxt, int desc_pos, Run&& run) noexcept {
   try {
     if (!g.member()) return report_illegal(g, routine, desc_pos * 100 + kCtxt + 1);
     const Mesh mesh = grid_mesh(g);
+    const comm::WaitScope waiting;                   // SHARDMM_WAIT
     const trace::Call traced(mesh.comm(), routine);  // its checks and its work, when traced
     run(g, mesh);
   } catch (const std::exception& e) {

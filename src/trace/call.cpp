@@ -7,7 +7,6 @@
 #include <exception>
 
 #include "comm/mpi_check.hpp"
-#include "comm/wait.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/config.hpp"
 #include "shardmm/error.hpp"
@@ -105,8 +104,6 @@ Call::Call(MPI_Comm comm, const char* name, const std::string& trace_file_option
     return;
   }
   try {
-    if (kind == Kind::LibraryCall)
-      comm::read_wait_setting();  // SHARDMM_WAIT: how this call's ranks wait for messages
     const watchdog::Settings watch = settings_for(kind);
     file_ = kind == Kind::SetUp ? std::string() : trace_file(trace_file_option);
     if (!file_.empty() || watch.seconds > 0) {

@@ -18,8 +18,9 @@ namespace shardmm::trace {
 
 class Call {
  public:
-  /// A library call (recorded when traced; reads SHARDMM_WAIT), or a step of set-up such as
-  /// making a mesh: only watched, so that a rank that takes it alone is reported.
+  /// A library call (recorded when traced), or a step of set-up such as making a mesh: only
+  /// watched, so that a rank that takes it alone is reported. A Call traces and watches only:
+  /// the call's settings (comm::WaitScope, comm::WireScope) are its entry's to open.
   enum class Kind { LibraryCall, SetUp };
   /// Every rank of `comm` (MPI_COMM_NULL: an idle rank, nothing recorded) makes this call.
   /// Throws, the same on every rank, for a malformed SHARDMM_WATCHDOG or a trace file whose

@@ -92,8 +92,10 @@ static void test_double_summa_and_auto(shardmm_mesh mesh) {
   shardmm_matrix C = make(mesh, SHARDMM_F64, m, n, "C[I_X,J_Y]", 2, &c);
   shardmm_options o;
   shardmm_options_init(&o);
-  CHECK(o.algorithm == SHARDMM_ALGORITHM_AUTO && o.overlap == 1, "defaults");
+  CHECK(o.algorithm == SHARDMM_ALGORITHM_AUTO && o.overlap == 1 && o.wait == SHARDMM_WAIT_AUTO,
+        "defaults");
   o.algorithm = SHARDMM_ALGORITHM_SUMMA;
+  o.wait = SHARDMM_WAIT_SLEEP; /* the ranks nap while they wait: the same product */
   char plan[256];
   size_t len = 0;
   CHECK(shardmm_plan('N', 'N', A, B, C, &o, plan, sizeof plan, &len) == SHARDMM_OK, "plan");
@@ -224,6 +226,11 @@ static void test_errors(shardmm_mesh mesh) {
   CHECK(shardmm_plan('N', 'T', A, A, Cf, &o, NULL, 0, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT &&
             strstr(shardmm_last_error(), "algorithm"),
         "bad option");
+  shardmm_options_init(&o);
+  o.wait = (shardmm_wait)3;
+  CHECK(shardmm_plan('N', 'T', A, A, Cf, &o, NULL, 0, NULL) == SHARDMM_ERROR_INVALID_ARGUMENT &&
+            strstr(shardmm_last_error(), "wait"),
+        "bad wait: %s", shardmm_last_error());
   double small[4];
   int64_t lr = 0;
   shardmm_local_shape(mesh, 6, 5, "A[I_X,J_Y]", &lr, NULL);

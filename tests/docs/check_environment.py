@@ -7,6 +7,8 @@ Usage: check_environment.py REPO_ROOT
 2. Every variable a source reads through shardmm::environment("...") is in that list.
 3. No C++ source outside src/core/config.cpp calls getenv with a SHARDMM_ name, and getenv is
    called only where a system variable is read (ALLOWED below).
+4. No C++ source sets an environment variable (setenv, putenv): the launcher and the bindings
+   pass a setting as its Options field, and the library never writes what it reads.
 Exits 1 listing every difference.
 """
 import os
@@ -16,6 +18,7 @@ import sys
 LISTED = re.compile(r'EnvVariable\{"(SHARDMM_\w+)",\s*"([^"]*)"\}')
 READ = re.compile(r'environment\("(\w+)"\)')
 GETENV = re.compile(r"getenv\s*\(\s*([^)]*)\)")
+SETENV = re.compile(r"\b(setenv|putenv)\s*\(")
 ROW = re.compile(r"^\|\s*`(SHARDMM_\w+)`\s*\|([^|]*)\|")
 # Files that read a system variable (not ours) with getenv, and what they read.
 ALLOWED = {
@@ -68,6 +71,8 @@ def check_reads(root, names):
                 continue
             problems.append(f"{rel}: getenv({arg}) outside src/core/config.cpp "
                             "(read shardmm's variables with shardmm::environment)")
+        for call in SETENV.findall(text):
+            problems.append(f"{rel}: calls {call} (pass the setting as an Options field)")
     return problems
 
 

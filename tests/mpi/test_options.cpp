@@ -1,6 +1,6 @@
 // Options that shape how a call runs rather than what it computes: the BLAS thread count is
 // set and reported; with Options::overlap the local GEMMs poll the messages in flight;
-// SHARDMM_WAIT says whether a rank spins or sleeps while it waits.
+// Options::wait, else SHARDMM_WAIT, says whether a rank spins or sleeps while it waits.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -135,7 +135,8 @@ TEST(Options, AutoPricesTheRelaysAsTheGemmsPollThem) {
   EXPECT_NE(chosen[1].find("auto: summa(C) 4x1"), std::string::npos) << chosen[1];
 }
 
-// SHARDMM_WAIT for the calls made while it is set (restores the previous value).
+// SHARDMM_WAIT for the calls made while it is set (restores the previous value); calls read it
+// at their entry (comm::WaitScope).
 class WaitEnv {
  public:
   explicit WaitEnv(const char* value) {
@@ -145,7 +146,6 @@ class WaitEnv {
   ~WaitEnv() {
     if (had_) setenv("SHARDMM_WAIT", saved_.c_str(), 1);
     else unsetenv("SHARDMM_WAIT");
-    comm::read_wait_setting();
   }
   WaitEnv(const WaitEnv&) = delete;
   WaitEnv& operator=(const WaitEnv&) = delete;
@@ -188,34 +188,96 @@ std::int64_t pointwise_redistribution() {
   return comm::pointwise_exchanges() - before;
 }
 
+// The mode a call's entry sets (comm::WaitScope, here as a library call opens it) follows
+// SHARDMM_WAIT: a late message is waited for with naps or a spin, a redistribution inside the
+// call exchanges point-to-point or with one MPI_Alltoallv; gemm runs under either. The mode
+// ends with the call. A malformed SHARDMM_WAIT: the same InvalidArgument on every rank, from
+// gemm and from a call without Options (redistribute), before anything moves.
 TEST(Options, WaitModeFollowsTheEnvironment) {
   for (const char* mode : {"sleep", "spin"}) {
     const WaitEnv env(mode);
     Operands x;
-    gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C);  // a call reads the setting
-    const bool sleeping = comm::wait_mode() == comm::WaitMode::Sleep;
-    EXPECT_EQ(sleeping, std::string(mode) == "sleep");
+    gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C);
     const std::vector<double> zero(std::size_t{96} * 72, 0.0);
     EXPECT_LE(gemm_error(Op::N, Op::N, 1.0, x.A, x.B, 0.0, zero, x.C), 10.0) << mode;
-    if (world_size() < 2) continue;
-    const std::int64_t slept = late_message_sleeps();
-    if (world_rank() == 0 && sleeping) {
-      EXPECT_GT(slept, 10) << "a 30 ms wait in sleep mode";
-    } else if (world_rank() == 0) {
-      EXPECT_EQ(slept, 0) << "spin mode never sleeps";
+    const bool sleeping = std::string(mode) == "sleep";
+    {
+      const comm::WaitScope call;  // a library call's entry: reads SHARDMM_WAIT
+      EXPECT_EQ(comm::wait_mode() == comm::WaitMode::Sleep, sleeping) << mode;
+      if (world_size() < 2) continue;
+      const std::int64_t slept = late_message_sleeps();
+      if (world_rank() == 0 && sleeping) {
+        EXPECT_GT(slept, 10) << "a 30 ms wait in sleep mode";
+      } else if (world_rank() == 0) {
+        EXPECT_EQ(slept, 0) << "spin mode never sleeps";
+      }
+      // Redistribution's exchange: point-to-point, waited for politely, when sleeping; else one
+      // MPI_Alltoallv, which spins inside MPI until it is done.
+      EXPECT_EQ(pointwise_redistribution(), sleeping ? 1 : 0) << mode;
     }
-    // Redistribution's exchange: point-to-point, waited for politely, when sleeping; else one
-    // MPI_Alltoallv, which spins inside MPI until it is done.
-    EXPECT_EQ(pointwise_redistribution(), sleeping ? 1 : 0) << mode;
+    EXPECT_EQ(comm::wait_mode(), comm::WaitMode::Spin) << "outside a call";
   }
   const WaitEnv env("fast");
   Operands x;
-  try {
-    gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C);
-    ADD_FAILURE() << "SHARDMM_WAIT=fast was accepted";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("SHARDMM_WAIT='fast'"), std::string::npos) << e.what();
+  DistMatrix<double> moved(x.mesh, 96, 80, "A[I_Y:bc8,K_X]");
+  expect_same_error_everywhere<InvalidArgument>(
+      [&] { gemm(Op::N, Op::N, 1.0, x.A, x.B, 0.0, x.C); },
+      "SHARDMM_WAIT='fast': expected spin, sleep or auto");
+  expect_same_error_everywhere<InvalidArgument>([&] { redistribute(x.A, moved); },
+                                                "SHARDMM_WAIT='fast'");
+}
+
+// A: moved into a layout no algorithm reads (rows over Y, block-cyclic), so a product with it
+// exchanges A first; B and C as Operands'.
+struct Misplaced {
+  Operands x;
+  DistMatrix<double> A{x.mesh, 96, 80, "A[I_Y:bc8,K_X]"};
+  Misplaced() { redistribute(x.A, A); }
+};
+
+// SUMMA on `m` with `o` under SHARDMM_WAIT=`wait_env`: how many of its exchanges went
+// point-to-point (the product checked afterwards, the variable restored).
+std::int64_t pointwise_gemm(Misplaced& m, const Options& o, const char* wait_env) {
+  std::int64_t pointwise = 0;
+  {
+    const WaitEnv env(wait_env);
+    const std::int64_t before = comm::pointwise_exchanges();
+    gemm(Op::N, Op::N, 1.0, m.A, m.x.B, 0.0, m.x.C, o);
+    pointwise = comm::pointwise_exchanges() - before;
   }
+  const std::vector<double> zero(std::size_t{96} * 72, 0.0);
+  EXPECT_LE(gemm_error(Op::N, Op::N, 1.0, m.A, m.x.B, 0.0, zero, m.x.C), 10.0);
+  return pointwise;
+}
+
+// Options::wait wins over SHARDMM_WAIT: asked to sleep under SHARDMM_WAIT=spin, gemm's exchange
+// of A goes point-to-point (waited for politely); asked to spin under SHARDMM_WAIT=sleep, it is
+// one MPI_Alltoallv; Auto follows the variable; an explicit mode leaves a malformed variable
+// unread. A call made inside a call (WaitScope nested) keeps the outer call's mode.
+TEST(Options, WaitOptionWinsOverTheEnvironment) {
+  EXPECT_EQ(parse_wait("Sleep"), Wait::Sleep);
+  EXPECT_EQ(to_string(parse_wait(to_string(Wait::Spin))), "spin");
+  EXPECT_THROW((void)parse_wait("doze"), InvalidArgument);
+  {
+    const WaitEnv env("spin");
+    const comm::WaitScope call(Wait::Sleep);
+    EXPECT_EQ(comm::wait_mode(), comm::WaitMode::Sleep);
+    const comm::WaitScope inner;  // a call inside it
+    EXPECT_EQ(comm::wait_mode(), comm::WaitMode::Sleep);
+  }
+  EXPECT_EQ(comm::wait_mode(), comm::WaitMode::Spin);
+  if (world_size() < 2) return;  // one rank exchanges nothing
+  Misplaced m;
+  Options o;
+  o.algorithm = Algorithm::Summa;
+  o.wait = Wait::Sleep;
+  EXPECT_GT(pointwise_gemm(m, o, "spin"), 0);
+  o.wait = Wait::Spin;
+  EXPECT_EQ(pointwise_gemm(m, o, "sleep"), 0);
+  EXPECT_EQ(pointwise_gemm(m, o, "fast"), 0);  // not read
+  o.wait = Wait::Auto;
+  EXPECT_EQ(pointwise_gemm(m, o, "spin"), 0);
+  EXPECT_GT(pointwise_gemm(m, o, "sleep"), 0);
 }
 
 const auto* const kTempDir = ::testing::AddGlobalTestEnvironment(new npy::TempDir);

@@ -123,6 +123,8 @@ TEST(CliBench, EveryOption) {
                                     "--bidirectional",
                                     "--wire",
                                     "bf16",
+                                    "--wait",
+                                    "sleep",
                                     "--memory-limit",
                                     "512M",
                                     "--progress",
@@ -150,6 +152,7 @@ TEST(CliBench, EveryOption) {
   EXPECT_EQ(b.ring_axis, "y");
   EXPECT_TRUE(b.bidirectional);
   EXPECT_EQ(b.wire, "bf16");
+  EXPECT_EQ(b.wait, "sleep");
   EXPECT_EQ(b.memory_limit, "512M");
   EXPECT_TRUE(b.progress);
   EXPECT_TRUE(b.quiet);

@@ -159,7 +159,7 @@ TEST(CliMultiply, AlgorithmOptionsAsBench) {
   };
   for (const char* option :
        {"--grid", "--panel", "--ring-chunk", "--stationary-chunk", "--strassen-step",
-        "--stationary", "--ring-axis", "--bidirectional", "--wire", "--memory-limit",
+        "--stationary", "--ring-axis", "--bidirectional", "--wire", "--wait", "--memory-limit",
         "--blas-threads", "--transa", "--nb", "--layout-a"}) {
     EXPECT_NE(line_of(mult, option), "missing") << option << ":\n" << mult;
     EXPECT_EQ(line_of(mult, option), line_of(bench, option)) << option;
@@ -167,7 +167,8 @@ TEST(CliMultiply, AlgorithmOptionsAsBench) {
   for (const Args& extra :
        {Args{"--stationary", "D"}, Args{"--panel", "-1"}, Args{"--ring-chunk", "-3"},
         Args{"--stationary-chunk", "-1"}, Args{"--strassen-step", "7"},
-        Args{"--strassen-step", "sideways"}, Args{"--blas-threads", "-2"}, Args{"--wire", "f8"}}) {
+        Args{"--strassen-step", "sideways"}, Args{"--blas-threads", "-2"}, Args{"--wire", "f8"},
+        Args{"--wait", "doze"}}) {
     Args args = {"multiply", "a.npy", "b.npy", "-o", "c.npy"};
     args.insert(args.end(), extra.begin(), extra.end());
     expect_rejected(args);

@@ -101,6 +101,15 @@ typedef enum shardmm_strassen_step {
   SHARDMM_STRASSEN_STEP_DEPTH_FIRST = 2,
   SHARDMM_STRASSEN_STEP_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked */
 } shardmm_strassen_step;
+/* How a call's ranks wait for their messages (shardmm::Wait): AUTO follows SHARDMM_WAIT, else
+ * sleeps when the node runs more ranks than it has CPUs; SPIN polls (MPI_Waitall); SLEEP tests
+ * with naps between, leaving the core to other ranks. */
+typedef enum shardmm_wait {
+  SHARDMM_WAIT_AUTO = 0,
+  SHARDMM_WAIT_SPIN = 1,
+  SHARDMM_WAIT_SLEEP = 2,
+  SHARDMM_WAIT_INT_RANGE_ = 0x7fffffff /* keeps any int a valid value: checked, never UB */
+} shardmm_wait;
 
 /* Options of shardmm_gemm / shardmm_plan; shardmm_options_init sets the defaults (those of the
  * C++ shardmm::Options). */
@@ -123,6 +132,7 @@ typedef struct shardmm_options {
                                (0: default) */
   int64_t ring_chunk;       /* ring at p = 2: the chunk the two ranks swap in (0: default) */
   shardmm_strassen_step strassen_step; /* STRASSEN: its first step (default AUTO) */
+  shardmm_wait wait; /* how the call's ranks wait for messages (default AUTO) */
 } shardmm_options;
 
 /* What one shardmm_gemm did on this rank. */
