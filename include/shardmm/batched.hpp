@@ -23,6 +23,7 @@
 #include "shardmm/layout.hpp"
 #include "shardmm/mesh.hpp"
 #include "shardmm/options.hpp"
+#include "shardmm/redistribute.hpp"
 #include "shardmm/types.hpp"
 
 namespace shardmm {
@@ -131,6 +132,14 @@ class BatchedMatrix {
   bool is_view_ = false;
 };
 
+/// Collective over the mesh: dst <- src, where the two may cut the batch differently (other
+/// axes, another distribution, or none) and lay out their elements differently; same mesh
+/// object, batch size and element shape, else InvalidArgument / DimensionMismatch on every
+/// rank before anything moves. One exchange over the whole mesh: each rank receives its
+/// destination tiles less what it already holds (docs/ALGORITHMS.md, "Batched products").
+template <Scalar T>
+RedistStats redistribute(const BatchedMatrix<T>& src, BatchedMatrix<T>& dst);
+
 /// Whether gemm_batched may run the batch as one larger product (a shared operand).
 enum class BatchMerge {
   /// merge where the merged product is possible and the planner prices it below the
@@ -150,14 +159,18 @@ struct BatchedReport {
   bool merged = false;    ///< the batch ran as one product (batch folded into rows or columns)
   std::string batch;      ///< how the batch was cut, e.g. "32 over x (2), 16 here"
   std::string merge_why;  ///< Auto's prices of merged and one by one (empty: not priced)
+  /// operands first moved into C's batch cut, with the words this rank received (empty: none;
+  /// their bytes are in gemm.redist_bytes_*)
+  std::string regrouped;
   /// The first product's algorithm, grid and detail; counters and seconds summed over all.
   GemmReport gemm;
   [[nodiscard]] std::string to_string() const;
 };
 
-/// Collective over the operands' mesh. A, B and C must share the mesh and cut the batch the
-/// same way (same axes and map; no data moves along the batch's axes), with equal batch
-/// sizes; each product runs through gemm (the planner picks its algorithm) on the slice mesh.
+/// Collective over the operands' mesh. A, B and C must share the mesh, with equal batch sizes.
+/// A batched A or B that cuts the batch unlike C (other axes or another distribution) is first
+/// moved into C's cut (redistribute above; the report's `regrouped` says what moved); then
+/// each product runs through gemm (the planner picks its algorithm) on the slice mesh.
 /// Shapes are validated on global metadata: a mismatch throws DimensionMismatch on every rank.
 template <Scalar T>
 BatchedReport gemm_batched(Op opA, Op opB, T alpha, const BatchedMatrix<T>& A,

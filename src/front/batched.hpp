@@ -49,6 +49,31 @@ bool merge_pays(const BatchCall<T>& call, const algo::Problem& element, bool rea
 template <Scalar T, class S>
 GemmReport run_merged(BatchCall<T>& call, S alpha, S beta, const Options& options);
 
+/// C's batch cut with X's matrix part, less the axes C's batch is cut over (a dimension that
+/// loses some of its axes is blocked over the rest, or replicated). Pure.
+BatchedLayout in_batch_cut_of(const BatchedLayout& X, const BatchedLayout& cut);
+
+/// X's batch elements sit on C's ranks and X's slices on C's slice mesh (the same batch cut
+/// and the same slice axes: a cut over an axis of size 1 differs in the latter only). Pure.
+bool shares_batch_cut(const BatchedLayout& X, const BatchedLayout& C);
+
+/// What gemm_batched moved before its products: operands regrouped into C's batch cut.
+struct Regrouped {
+  RedistStats moved;
+  std::string text;  ///< "A <spec> moved into <spec> (N words received here)"; empty: none
+};
+
+/// X itself when it shares C's batch cut (or X is null), else `copy` made in
+/// in_batch_cut_of(X, C) and filled by the batched redistribution (batched_regroup.cpp).
+/// Collective over C's mesh in that case; the same decision on every rank (global metadata).
+template <Scalar T>
+const BatchedMatrix<T>* regrouped(const char* name, const BatchedMatrix<T>* X,
+                                  const BatchedMatrix<T>& C, std::optional<BatchedMatrix<T>>& copy,
+                                  Regrouped& held);
+
+/// The report's account of the regrouping: its text and bytes (as redistribution bytes).
+void report_regrouped(const Regrouped& held, BatchedReport& report);
+
 /// gemm_batched for the scalar types (gemm_batched.cpp), each operand batched or shared (the
 /// other pointer null): validate, plan the elements' product once, run the merged product or
 /// the elements. The 16-bit batches widen to f32 and call it (gemm_batched_half.cpp).

@@ -1,5 +1,6 @@
-// gemm_batched: validate (global metadata: meshes, batch sizes and cuts, shapes; every rank
-// alike) -> a shared operand that is cut over the batch's axes is gathered over them
+// gemm_batched: validate (global metadata: meshes, batch sizes, shapes; every rank alike) ->
+// a batched operand that cuts the batch unlike C is moved into C's cut (batched_regroup.cpp)
+// -> a shared operand that is cut over the batch's axes is gathered over them
 // (redistribute, on the whole mesh) and viewed on the slice mesh -> either one gemm per local
 // batch element on the slice mesh (the sub-communicator of the axes the batch is not cut
 // over: nothing moves along the batch's axes) or, with one operand shared, one merged gemm
@@ -48,11 +49,6 @@ void check_batch(const char* name, const BatchedMatrix<T>& X, const BatchedMatri
   if (X.batch() != C.batch())
     throw DimensionMismatch("gemm_batched: batch sizes differ: " + std::string(name) + " " +
                             X.layout().to_string() + ", C " + C.layout().to_string());
-  if (!X.layout().same_batch_cut(C.layout()))
-    throw NotSupported("gemm_batched: " + std::string(name) + " " + X.layout().to_string() +
-                       " and C " + C.layout().to_string() +
-                       " cut the batch differently; cut it the same way (over the same axes, "
-                       "the same distribution) so that no batch element moves");
 }
 
 template <Scalar T>
@@ -239,13 +235,18 @@ BatchedReport batched_products(Op opA, Op opB, T alpha, const BatchedMatrix<T>* 
   const comm::WaitScope waiting(options.wait);
   trace::Call trace_call(C.mesh().comm(), "gemm_batched", options.trace);
   const double t0 = MPI_Wtime();
-  BatchCall<T> call{opA, opB, A, B, {}, {}, {}, &C};
+  std::optional<BatchedMatrix<T>> A_cut, B_cut;  // A, B moved into C's batch cut (if not in it)
+  Regrouped moved;
+  BatchCall<T> call{
+      opA, opB, regrouped("A", A, C, A_cut, moved), regrouped("B", B, C, B_cut, moved), {}, {},
+      {},  &C};
   const std::string obstacle = merge_obstacle(call);
   if (merge == BatchMerge::Always && !obstacle.empty())
     throw NotSupported("gemm_batched: cannot merge the batch into one product: " + obstacle);
   if (A_shared) view_shared(*A_shared, C, call.A_view, call.held);
   if (B_shared) view_shared(*B_shared, C, call.B_view, call.held);
   run_batch(call, alpha, beta, options, merge, obstacle, report);
+  report_regrouped(moved, report);
   report.gemm.seconds_total = MPI_Wtime() - t0;
   trace_call.done();
   return report;
@@ -286,7 +287,8 @@ BatchedLayout output_layout_impl(Op opA, Op opB, const BatchedMatrix<T>* A,
                             std::to_string(b.cols) + " (A " + a.text + ", B " + b.text + ")");
   if (A && B) check_batch("A", *A, *B);
   const auto spec_of = [&](const BatchedMatrix<T>* Y, const DistMatrix<T>* S) {
-    return Y ? Y->layout().slice().spec() : without_batch_axes(S->layout(), X.layout());
+    return Y ? front::in_batch_cut_of(Y->layout(), X.layout()).slice().spec()
+             : without_batch_axes(S->layout(), X.layout());
   };
   return output_for(opA, opB, X.layout(), spec_of(A, A_shared), spec_of(B, B_shared), a.rows,
                     b.cols);
@@ -326,6 +328,7 @@ std::string BatchedReport::to_string() const {
   s << "batch " << batch << ": " << products << (merged ? " merged product" : " products") << "; "
     << gemm.to_string();
   if (!merge_why.empty()) s << " (" << merge_why << ")";
+  if (!regrouped.empty()) s << "; first " << regrouped;
   return s.str();
 }
 

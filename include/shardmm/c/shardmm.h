@@ -301,8 +301,9 @@ int shardmm_batched_global_index(shardmm_batched matrix, int64_t b_loc, int64_t 
                                  int64_t j_loc, int64_t *b, int64_t *i, int64_t *j);
 /* Collective. A is batched (A) or one matrix shared by every batch element (shared_a): give
  * exactly one of them, and the same for B; C is batched. All share the mesh and the dtype;
- * batched operands cut the batch as C does. alpha and beta point to one value of the dtype
- * (a float for SHARDMM_BF16 and SHARDMM_F16). options NULL: defaults; report may be NULL. */
+ * a batched operand that cuts the batch unlike C is moved into C's cut first. alpha and beta
+ * point to one value of the dtype (a float for SHARDMM_BF16 and SHARDMM_F16). options NULL:
+ * defaults; report may be NULL. */
 int shardmm_gemm_batched(char transa, char transb, const void *alpha, shardmm_batched A,
                          shardmm_matrix shared_a, shardmm_batched B, shardmm_matrix shared_b,
                          const void *beta, shardmm_batched C, const shardmm_options *options,
