@@ -14,6 +14,7 @@
 // So the flops are the triangle's plus a band about 32 columns wide along the diagonal, not a
 // chunk-wide one (up to 256 local columns, spanning more global columns on a cyclic layout).
 #include <algorithm>
+#include <vector>
 
 #include "algo/syrk.hpp"
 #include "blas/blas.hpp"
@@ -78,33 +79,39 @@ void zero_diagonal_imag(T* C, index_t ldc, const TileIndex& index) {
 // the triangle are at most a band of about this many columns along the diagonal.
 constexpr index_t kFinestBand = 32;
 
-// Local columns [c0, c1) over the local rows [lo, hi): the rows wholly inside the triangle for
-// every column of the piece in one GEMM into C; the rows the diagonal crosses either again
-// per half of the columns or, for a piece at most kFinestBand wide, one GEMM into workspace
-// slot Partial whose triangle elements are folded into C.
+// Local columns [c0, c1) over the local rows [lo, hi).
+struct TrianglePiece {
+  index_t c0, c1, lo, hi;
+};
+
+// One piece: the rows wholly inside the triangle for every column of the piece in one GEMM
+// into C; the rows the diagonal crosses either go back to `todo` as the two halves of the
+// columns or, for a piece at most kFinestBand wide, through one GEMM into workspace slot
+// Partial whose triangle elements are folded into C.
 template <Scalar T>
 void triangle_piece(Uplo uplo, T alpha, const TrianglePanels& p, T beta, T* C, index_t ldc,
-                    const TileIndex& index, index_t c0, index_t c1, index_t lo, index_t hi) {
-  TriangleRows r = triangle_rows(uplo, index.rows, index.cols[c0], index.cols[c1 - 1]);
-  r.inside_begin = std::max(r.inside_begin, lo), r.inside_end = std::min(r.inside_end, hi);
-  r.cross_begin = std::max(r.cross_begin, lo), r.cross_end = std::min(r.cross_end, hi);
+                    const TileIndex& index, const TrianglePiece& q,
+                    std::vector<TrianglePiece>& todo) {
+  TriangleRows r = triangle_rows(uplo, index.rows, index.cols[q.c0], index.cols[q.c1 - 1]);
+  r.inside_begin = std::max(r.inside_begin, q.lo), r.inside_end = std::min(r.inside_end, q.hi);
+  r.cross_begin = std::max(r.cross_begin, q.lo), r.cross_end = std::min(r.cross_end, q.hi);
   if (r.inside_end > r.inside_begin)
-    triangle_block(p, r.inside_begin, r.inside_end, c0, c1, alpha, beta,
-                   C + r.inside_begin + c0 * ldc, ldc);
-  const index_t h = r.cross_end - r.cross_begin, w = c1 - c0;
+    triangle_block(p, r.inside_begin, r.inside_end, q.c0, q.c1, alpha, beta,
+                   C + r.inside_begin + q.c0 * ldc, ldc);
+  const index_t h = r.cross_end - r.cross_begin, w = q.c1 - q.c0;
   if (h <= 0) return;
   if (w > kFinestBand) {
-    const index_t mid = c0 + w / 2;
-    triangle_piece(uplo, alpha, p, beta, C, ldc, index, c0, mid, r.cross_begin, r.cross_end);
-    triangle_piece(uplo, alpha, p, beta, C, ldc, index, mid, c1, r.cross_begin, r.cross_end);
+    const index_t mid = q.c0 + w / 2;
+    todo.push_back({mid, q.c1, r.cross_begin, r.cross_end});
+    todo.push_back({q.c0, mid, r.cross_begin, r.cross_end});
     return;
   }
   T* band = memory::get<T>(memory::Slot::Partial, h * w);
-  triangle_block(p, r.cross_begin, r.cross_end, c0, c1, alpha, T(0), band, h);
+  triangle_block(p, r.cross_begin, r.cross_end, q.c0, q.c1, alpha, T(0), band, h);
   for (index_t j = 0; j < w; ++j)
     for (index_t i = 0; i < h; ++i) {
-      if (!in_syrk_triangle(uplo, index.rows[r.cross_begin + i], index.cols[c0 + j])) continue;
-      T& c = C[r.cross_begin + i + (c0 + j) * ldc];
+      if (!in_syrk_triangle(uplo, index.rows[r.cross_begin + i], index.cols[q.c0 + j])) continue;
+      T& c = C[r.cross_begin + i + (q.c0 + j) * ldc];
       c = band[i + j * h] + (beta == T(0) ? T(0) : beta * c);
     }
 }
@@ -115,8 +122,15 @@ template <Scalar T>
 void syrk_triangle(Uplo uplo, T alpha, const TrianglePanels& p, T beta, T* C, index_t ldc,
                    const TileIndex& index, index_t chunk) {
   const index_t ncols = index_t(index.cols.size()), nrows = index_t(index.rows.size());
-  for (index_t c0 = 0; c0 < ncols; c0 += chunk)
-    triangle_piece(uplo, alpha, p, beta, C, ldc, index, c0, std::min(ncols, c0 + chunk), 0, nrows);
+  std::vector<TrianglePiece> todo;
+  for (index_t c0 = 0; c0 < ncols; c0 += chunk) {
+    todo.push_back({c0, std::min(ncols, c0 + chunk), 0, nrows});
+    while (!todo.empty()) {
+      const TrianglePiece q = todo.back();
+      todo.pop_back();
+      triangle_piece(uplo, alpha, p, beta, C, ldc, index, q, todo);
+    }
+  }
   if (p.hermitian) zero_diagonal_imag(C, ldc, index);
 }
 

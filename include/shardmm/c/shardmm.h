@@ -132,7 +132,7 @@ typedef struct shardmm_options {
                                (0: default) */
   int64_t ring_chunk;       /* ring at p = 2: the chunk the two ranks swap in (0: default) */
   shardmm_strassen_step strassen_step; /* STRASSEN: its first step (default AUTO) */
-  shardmm_wait wait; /* how the call's ranks wait for messages (default AUTO) */
+  shardmm_wait wait;                   /* how the call's ranks wait for messages (default AUTO) */
 } shardmm_options;
 
 /* What one shardmm_gemm did on this rank. */
