@@ -73,7 +73,9 @@ void sweep(Algorithm algo, const std::vector<L3>& layouts, Options o = {}) {
   const std::pair<Op, Op> ops[] = {
       {Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}, {Op::T, Op::T}, {Op::C, Op::N}};
   const float alphas[] = {1.0f, 2.5f}, betas[] = {0.0f, -1.5f};
-  o.panel = 4;  // several panels even at small k
+  // several panels (chunks, for the ring) even at small k; each option is its algorithm's own
+  if (algo == Algorithm::Ring) o.ring_chunk = 4;
+  else o.panel = 4;
   std::size_t i = 0;
   for (auto [a, b] : ops)
     for (const Shape& s : kShapes)
