@@ -1,5 +1,4 @@
-// Planner and cost model (pure): lower bound values, the choices on canonical shapes, the
-// memory limit, and the words formulas of the candidates.
+// Planner and cost model (pure): lower bounds, canonical choices, memory limit, words formulas.
 #include <gtest/gtest.h>
 
 #include <cmath>
