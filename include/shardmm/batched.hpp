@@ -67,7 +67,8 @@ class BatchedLayout {
   [[nodiscard]] index_t local_batch(const std::vector<int>& mesh_coords) const;
   /// Coordinates of a mesh cell on the slice mesh (its coordinates along slice_axes()).
   [[nodiscard]] std::vector<int> slice_coords(const std::vector<int>& mesh_coords) const;
-  /// Same batch cut (axes and map) as `other`: their batch elements sit on the same ranks.
+  /// Same batch cut (axes and map) and the same slice axes as `other`: their batch elements
+  /// sit on the same ranks, on the same slice mesh.
   [[nodiscard]] bool same_batch_cut(const BatchedLayout& other) const;
   /// "A[B_X,I,J_Y] 8x100x200 on {x:2, y:3}".
   [[nodiscard]] std::string to_string() const;

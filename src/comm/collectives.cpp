@@ -67,13 +67,6 @@ void in_pieces(std::int64_t count, F&& post) {
     post(off, static_cast<int>(std::min(limit, count - off)));
 }
 
-// The 16-bit wire applies to this transfer: f32 data under a WireScope of bf16 or f16.
-template <class T>
-bool on_wire() {
-  if constexpr (std::is_same_v<T, float>) return wire() != Wire::F32;
-  else return false;
-}
-
 // A receiver's view of its float buffer while the 16-bit patterns arrive in its first half.
 std::uint16_t* as_bits(float* buf) { return reinterpret_cast<std::uint16_t*>(buf); }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "shardmm/options.hpp"
@@ -18,6 +19,14 @@ namespace shardmm::comm {
 
 /// The format f32 buffers travel in on this thread (Wire::F32: as stored).
 Wire wire();
+
+/// Whether the 16-bit wire applies to a transfer of T now: f32 data under a WireScope of bf16
+/// or f16 (each element then travels in 2 bytes).
+template <class T>
+bool on_wire() {
+  if constexpr (std::is_same_v<T, float>) return wire() != Wire::F32;
+  else return false;
+}
 
 /// Sets wire() for a scope; WireScope(Wire::F32) suspends it.
 class WireScope {

@@ -53,10 +53,6 @@ GemmReport run_merged(BatchCall<T>& call, S alpha, S beta, const Options& option
 /// loses some of its axes is blocked over the rest, or replicated). Pure.
 BatchedLayout in_batch_cut_of(const BatchedLayout& X, const BatchedLayout& cut);
 
-/// X's batch elements sit on C's ranks and X's slices on C's slice mesh (the same batch cut
-/// and the same slice axes: a cut over an axis of size 1 differs in the latter only). Pure.
-bool shares_batch_cut(const BatchedLayout& X, const BatchedLayout& C);
-
 /// What gemm_batched moved before its products: operands regrouped into C's batch cut.
 struct Regrouped {
   RedistStats moved;

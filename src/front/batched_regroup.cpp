@@ -38,10 +38,6 @@ DimSpec without_cut_axes(const Layout& slice, int d, const BatchedLayout& cut) {
 
 }  // namespace
 
-bool shares_batch_cut(const BatchedLayout& X, const BatchedLayout& C) {
-  return X.same_batch_cut(C) && X.slice_axes() == C.slice_axes();
-}
-
 BatchedLayout in_batch_cut_of(const BatchedLayout& X, const BatchedLayout& cut) {
   BatchedSpec s = X.spec();
   s.batch = cut.spec().batch;
@@ -54,7 +50,7 @@ template <Scalar T>
 const BatchedMatrix<T>* regrouped(const char* name, const BatchedMatrix<T>* X,
                                   const BatchedMatrix<T>& C, std::optional<BatchedMatrix<T>>& copy,
                                   Regrouped& held) {
-  if (X == nullptr || shares_batch_cut(X->layout(), C.layout())) return X;
+  if (X == nullptr || X->layout().same_batch_cut(C.layout())) return X;
   const BatchedLayout layout = in_batch_cut_of(X->layout(), C.layout());
   comm::agreed(C.mesh().comm(), "batched regroup", [&] { copy.emplace(C.mesh(), layout); });
   const comm::OperandMoves operand;  // may travel in a 16-bit wire format
@@ -63,8 +59,7 @@ const BatchedMatrix<T>* regrouped(const char* name, const BatchedMatrix<T>* X,
   held.moved.bytes_received += s.bytes_received;
   held.moved.messages_sent += s.messages_sent;
   // words: elements as they travel (f32 under a 16-bit wire: 2 bytes each)
-  const bool narrow = std::is_same_v<T, float> && comm::wire() != Wire::F32;
-  const std::int64_t words = s.bytes_received / std::int64_t(narrow ? 2 : sizeof(T));
+  const std::int64_t words = s.bytes_received / std::int64_t(comm::on_wire<T>() ? 2 : sizeof(T));
   held.text += std::string(held.text.empty() ? "" : "; ") + name + " " +
                X->layout().spec().to_string() + " moved into " + layout.spec().to_string() + " (" +
                std::to_string(words) + " words received here)";

@@ -152,6 +152,8 @@ std::vector<int> BatchedLayout::slice_coords(const std::vector<int>& mesh_coords
 }
 
 bool BatchedLayout::same_batch_cut(const BatchedLayout& other) const {
+  // Size-1 axes cut nothing but still decide the slice mesh the elements are multiplied on.
+  if (slice_axes() != other.slice_axes()) return false;
   if (batch_.nprocs == 1 && other.batch_.nprocs == 1) return batch_.extent == other.batch_.extent;
   if (spec_.batch.axes.size() != other.spec_.batch.axes.size()) return false;
   for (std::size_t i = 0; i < spec_.batch.axes.size(); ++i)

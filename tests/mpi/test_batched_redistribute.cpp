@@ -155,8 +155,8 @@ void differently_cut(int mesh_axes, const Specs& s, Op opA, Op opB) {
   const auto C0 = C.gather();
   const Alpha<T> alpha(1.25f), beta(-0.5f);
   const BatchedReport rep = gemm_batched(opA, opB, alpha, A, B, beta, C);
-  const bool moves = !front::shares_batch_cut(A.layout(), C.layout()) ||
-                     !front::shares_batch_cut(B.layout(), C.layout());
+  const bool moves =
+      !A.layout().same_batch_cut(C.layout()) || !B.layout().same_batch_cut(C.layout());
   EXPECT_EQ(!rep.regrouped.empty(), moves) << what << ": " << rep.to_string();
   if (moves) {
     EXPECT_NE(rep.to_string().find("words received here"), std::string::npos) << rep.to_string();
@@ -201,8 +201,7 @@ TEST(BatchedGemmCuts, SharedOperand) {
   const auto C0 = C.gather();
   for (BatchMerge mode : {BatchMerge::Never, BatchMerge::Auto}) {
     const BatchedReport rep = gemm_batched(Op::N, Op::N, 1.0, A, W, 0.0, C, {}, mode);
-    EXPECT_EQ(!rep.regrouped.empty(), !front::shares_batch_cut(A.layout(), C.layout()))
-        << rep.to_string();
+    EXPECT_EQ(!rep.regrouped.empty(), !A.layout().same_batch_cut(C.layout())) << rep.to_string();
     EXPECT_LE(batched_error(Op::N, Op::N, 1.0, A, W, 0.0, C0, C), 1.0) << rep.to_string();
   }
 }
