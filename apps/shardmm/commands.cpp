@@ -80,9 +80,7 @@ int run_plan(const PlanConfig& cfg) {
       (void)plan_gemm(r);
     } catch (const OutOfMemory& e) {  // streamed then; throws everywhere when even that can't
       (void)plan_out_of_core(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r));
-      int me = 0;
-      SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &me));
-      if (me != 0) return 0;
+      if (world_rank() != 0) return 0;
       std::printf("in core: %s\n", e.what());
       print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile);
       return 0;
@@ -90,9 +88,7 @@ int run_plan(const PlanConfig& cfg) {
   }
   const GemmPlan plan = plan_gemm(r);
   const PreferredLayouts pref = preferred_layouts(r, cfg.transa, cfg.transb);
-  int rank = 0;
-  SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  if (rank != 0) return 0;
+  if (world_rank() != 0) return 0;
   if (!cfg.json) {
     if (std::fputs(plan.explain(static_cast<std::size_t>(cfg.rows)).c_str(), stdout) < 0 ||
         std::fputs(preferred_text(pref, plan.lower_bound).c_str(), stdout) < 0)

@@ -2,6 +2,8 @@
 // Exit codes: 0 success; 1 error (bad input, I/O, MPI); 2 usage error; 3 a --check failed.
 // Errors are agreed across ranks, so rank 0 prints the one message; SHARDMM_REPORT_ERRORS=all
 // makes every rank print what it threw, tagged with its rank (for tests and debugging).
+// Outside mpirun, `plan`, help, the version and a usage error run without MPI: a singleton
+// MPI_Init starts Open MPI's runtime daemon, half a second for a command that sends nothing.
 #include <mpi.h>
 
 #include <cstdio>
@@ -31,8 +33,9 @@ int launch(int argc, char** argv, int rank) {
     return shardmm::cli::run(parsed);
   } catch (const std::exception& e) {
     if (shardmm::environment("SHARDMM_REPORT_ERRORS") == "all") {
-      int size = 1;
-      MPI_Comm_size(MPI_COMM_WORLD, &size);  // on MPI_COMM_WORLD errors are fatal
+      int size = 1, initialized = 0;
+      MPI_Initialized(&initialized);                          // always succeeds
+      if (initialized) MPI_Comm_size(MPI_COMM_WORLD, &size);  // on MPI_COMM_WORLD errors are fatal
       say(stderr, "shardmm: error (rank " + std::to_string(rank) + " of " + std::to_string(size) +
                       "): " + e.what() + "\n");
     } else if (rank == 0) {
@@ -42,12 +45,33 @@ int launch(int argc, char** argv, int rank) {
   }
 }
 
+// Whether a launcher started this process (Open MPI, MPICH's and Intel MPI's Hydra, PMIx,
+// MVAPICH set these in every rank's environment).
+bool under_launcher() {
+  for (const char* name :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WORLD_SIZE"})
+    if (std::getenv(name) != nullptr) return true;
+  return false;
+}
+
+// Whether the command line names a command that communicates (bench, calibrate, multiply):
+// the first word that is not an option. `plan`, and a line with no command (help, version, a
+// usage error), do not.
+bool communicates(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] == '-') continue;
+    return std::strcmp(argv[i], "plan") != 0;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
+  const bool mpi = under_launcher() || communicates(argc, argv);
+  if (mpi && MPI_Init(&argc, &argv) != MPI_SUCCESS) return 1;
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);  // on MPI_COMM_WORLD errors are fatal
+  if (mpi) MPI_Comm_rank(MPI_COMM_WORLD, &rank);  // on MPI_COMM_WORLD errors are fatal
   int rc = 1;
   try {
     rc = launch(argc, argv, rank);
@@ -56,6 +80,6 @@ int main(int argc, char** argv) {
   } catch (...) {
     say(stderr, "shardmm: error: unknown exception\n");
   }
-  MPI_Finalize();
+  if (mpi) MPI_Finalize();
   return rc;
 }

@@ -28,6 +28,15 @@ MPI_Datatype mpi_type() {
   else return MPI_C_DOUBLE_COMPLEX;
 }
 
+/// This process's rank in MPI_COMM_WORLD; 0 when MPI is not initialized (`plan`, help and
+/// usage errors outside mpirun run without MPI: main.cpp).
+inline int world_rank() {
+  int initialized = 0, rank = 0;
+  SHARDMM_CLI_MPI(MPI_Initialized(&initialized));
+  if (initialized) SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  return rank;
+}
+
 /// In-place sum of `count` elements over `comm`, in messages of at most INT_MAX elements.
 template <Scalar T>
 void allreduce_sum(T* buf, index_t count, MPI_Comm comm) {

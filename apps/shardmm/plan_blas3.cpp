@@ -59,9 +59,7 @@ int run_plan_blas3(const PlanConfig& cfg) {
                                   : MachineProfile::from_json_file(cfg.profile);
   add_layouts(cfg, o, s, q);
   const Blas3Plan plan = plan_blas3(q);
-  int rank = 0;
-  SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-  if (rank != 0) return 0;
+  if (world_rank() != 0) return 0;
   if (!cfg.json) {
     if (std::fputs(plan.explain().c_str(), stdout) < 0)
       throw IoError("cannot write the plan to stdout");

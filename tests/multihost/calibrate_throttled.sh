@@ -55,8 +55,7 @@ def plan_args(m, n, k, profile):
             "--memory-growth", "unlimited"]
 
 def start_plan(m, n, k, profile):
-    """The planner's choice, started: each call is an MPI singleton start-up of ~1 s, mostly
-    waiting, so all of them run at once."""
+    """The planner's choice, started; all of them run at once."""
     return subprocess.Popen(plan_args(m, n, k, profile) + ["--json", "--rows", "1"], stdout=subprocess.PIPE,
                             text=True)
 
