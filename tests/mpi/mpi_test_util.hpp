@@ -7,7 +7,10 @@
 #include <cmath>
 #include <complex>
 #include <cstdlib>
+#include <map>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "shardmm/shardmm.hpp"
 
@@ -22,6 +25,23 @@ inline int world_rank() {
   int r = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &r);
   return r;
+}
+
+/// Whether a typed sweep runs its case number i in element type T at this rank count. One and
+/// two ranks (a core each on the 2-core machines the suite runs on) run every case in every
+/// type. With more ranks than cores every wait is a context switch, so there each case runs in
+/// one of the four types, the types taking turns ((i + i/4 + i/16 + i/64) % 4): along every
+/// loop of a sweep each type meets every value of the loop, and each type runs a quarter of
+/// the cases at every rank count. SHARDMM_TEST_EVERY_CASE=1 runs every case in every type.
+template <Scalar T>
+bool type_takes_case(std::size_t i) {
+  static const bool every = world_size() <= 2 || std::getenv("SHARDMM_TEST_EVERY_CASE") != nullptr;
+  if (every) return true;
+  constexpr std::size_t type = std::is_same_v<T, float>                 ? 0
+                               : std::is_same_v<T, double>              ? 1
+                               : std::is_same_v<T, std::complex<float>> ? 2
+                                                                        : 3;
+  return (i + i / 4 + i / 16 + i / 64) % 4 == type;
 }
 
 /// Deterministic, rank-count-independent entry for (i, j) of matrix number `seed`.
@@ -66,17 +86,27 @@ void expect_same_error_everywhere(F&& f, const std::string& must_contain = "") {
 }
 
 /// The world as the mesh an algorithm runs on: a line for the ring, a q x q grid for Cannon,
-/// else near-square; `line` (1: 1 x P, 2: P x 1) a 2D grid that is a line.
+/// else near-square; `line` (1: 1 x P, 2: P x 1) a 2D grid that is a line. Each kind is made
+/// once per process and shared by the calls after (a mesh is a handle): a sweep of hundreds of
+/// cases would otherwise duplicate and split MPI_COMM_WORLD hundreds of times. The meshes are
+/// never destroyed, so no communicator is freed after MPI_Finalize.
 inline Mesh mesh_for(Algorithm a, int line = 0) {
+  static auto* const made = new std::map<std::pair<int, int>, Mesh>();
+  const int kind = line ? 0 : a == Algorithm::Ring ? 1 : a == Algorithm::Cannon ? 2 : 3;
+  if (const auto it = made->find({kind, line}); it != made->end()) return it->second;
   const int P = world_size();
-  if (line)
-    return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {line == 1 ? 1 : P, line == 1 ? P : 1}));
-  if (a == Algorithm::Ring) return Mesh::line(MPI_COMM_WORLD, "x");
-  if (a == Algorithm::Cannon) {
-    const int q = static_cast<int>(std::floor(std::sqrt(double(P)) + 1e-9));
-    return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {q, q}), true);
-  }
-  return Mesh::grid2d(MPI_COMM_WORLD);
+  Mesh mesh = [&] {
+    if (line)
+      return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {line == 1 ? 1 : P, line == 1 ? P : 1}));
+    if (kind == 1) return Mesh::line(MPI_COMM_WORLD, "x");
+    if (kind == 2) {
+      const int q = static_cast<int>(std::floor(std::sqrt(double(P)) + 1e-9));
+      return Mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {q, q}), true);
+    }
+    return Mesh::grid2d(MPI_COMM_WORLD);
+  }();
+  made->emplace(std::pair{kind, line}, mesh);
+  return mesh;
 }
 
 /// SHARDMM_FAULT_INJECT set for one scope on this rank (every rank makes one for a collective

@@ -76,18 +76,19 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
                        << kn.stationary_chunk << " " << kn.ring_chunk;
 }
 
-// Whether a sweep runs its case number i at this rank count. One and two ranks (a core each
-// on the 2-core machines the suite runs on) run every case. Three, four and six ranks (more
-// ranks than cores, where every wait costs naps of up to 200 us) each run a different third,
-// so every case still runs on 1, on 2 and on one of 3, 4, 6 ranks, and every algorithm, op
-// pair, shape, layout and alpha/beta pair at every rank count (the index walks them with
-// stride 3). SHARDMM_TEST_EVERY_CASE=1 runs every case at every rank count.
+// Whether a sweep of element type T runs its case number i at this rank count. One and two
+// ranks run every case of every type. Three, four and six ranks (more ranks than cores) share
+// the cases: case i runs on one of them (i % 3 picks it) in one of the four types
+// (type_takes_case), so every case still runs on 1, on 2 and on one of 3, 4, 6 ranks, and
+// every type at every rank count on cases spread over every algorithm, op pair, shape, layout
+// and alpha/beta pair. SHARDMM_TEST_EVERY_CASE=1 runs every case of every type at every count.
+template <Scalar T>
 bool case_selected(std::size_t i) {
   static const int P = world_size();
   static const bool every = std::getenv("SHARDMM_TEST_EVERY_CASE") != nullptr;
   if (P <= 2 || every) return true;
   const std::size_t third = P == 3 ? 0 : P == 4 ? 1 : P == 6 ? 2 : static_cast<std::size_t>(P % 3);
-  return i % 3 == third;
+  return i % 3 == third && type_takes_case<T>(i / 3);
 }
 
 template <Scalar T>
@@ -104,7 +105,7 @@ void sweep(Algorithm algo, const std::vector<std::array<std::string, 3>>& layout
       for (const Shape& s : kShapes)
         for (std::size_t v = 0; v < 2; ++v)
           for (const auto& lay : layouts)
-            if (case_selected(i++)) run_case<T>(algo, a, b, s, alphas[v], betas[1 - v], lay, kn);
+            if (case_selected<T>(i++)) run_case<T>(algo, a, b, s, alphas[v], betas[1 - v], lay, kn);
 }
 
 template <class T>
@@ -145,7 +146,7 @@ TYPED_TEST(GemmTyped, SummaStationaryChunks) {
         for (Op b : ops)
           for (const Shape& s : shapes)
             for (const auto& lay : {kBc, kGrid})
-              if (case_selected(i++))
+              if (case_selected<T>(i++))
                 run_case<T>(Algorithm::Summa, a, b, s, value<T>(1.5, 0.5), value<T>(-0.5, 0), lay,
                             kn);
     }
@@ -163,13 +164,16 @@ TYPED_TEST(GemmTyped, SummaWidePanels) {
   Knobs kn;
   kn.mb = kn.nb = 64;
   kn.stationary = Stationary::C;
+  std::size_t i = 0;
   for (index_t panel : {index_t(0), index_t(1000), index_t(385)}) {
     kn.panel = panel;
     for (Op a : ops)
       for (Op b : ops)
         for (const Shape& s : shapes)
           for (const auto& lay : {kBc, kGrid})
-            run_case<T>(Algorithm::Summa, a, b, s, value<T>(1.5, 0.5), value<T>(-0.5, 0), lay, kn);
+            if (case_selected<T>(i++))
+              run_case<T>(Algorithm::Summa, a, b, s, value<T>(1.5, 0.5), value<T>(-0.5, 0), lay,
+                          kn);
   }
 }
 

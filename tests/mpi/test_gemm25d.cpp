@@ -42,7 +42,7 @@ Options on_grid(Grid g) {
 
 template <Scalar T>
 void check_grid(Grid g, Op opA, Op opB, index_t m, index_t n, index_t k) {
-  Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
+  const Mesh mesh = mesh_for(Algorithm::Summa);  // the near-square grid, made once
   const index_t ar = opA == Op::N ? m : k, ac = opA == Op::N ? k : m;
   const index_t br = opB == Op::N ? k : n, bc = opB == Op::N ? n : k;
   DistMatrix<T> A(mesh, Layout::block_cyclic(mesh.shape(), ar, ac, 4, 3));
@@ -65,10 +65,12 @@ TYPED_TEST_SUITE(Gemm25DTyped, Types);
 
 TYPED_TEST(Gemm25DTyped, EveryGridAgreesWithTheOracle) {
   const index_t shapes[][3] = {{17, 13, 40}, {5, 31, 9}, {1, 1, 23}, {30, 4, 3}};
+  std::size_t i = 0;  // on more than 2 ranks each case runs in one of the types (type_takes_case)
   for (const Grid& g : grids(world_size()))
     for (Op a : {Op::N, Op::T, Op::C})
       for (Op b : {Op::N, Op::T})
-        for (const auto& s : shapes) check_grid<TypeParam>(g, a, b, s[0], s[1], s[2]);
+        for (const auto& s : shapes)
+          if (type_takes_case<TypeParam>(i++)) check_grid<TypeParam>(g, a, b, s[0], s[1], s[2]);
 }
 
 TEST(Gemm25D, GridThatDoesNotUseEveryRankIsRejectedEverywhere) {
