@@ -15,7 +15,8 @@
 #   directory outside the build with PYTHONPATH=<prefix>/PYTHON_DIR, runs a gemm on 2 ranks
 #   against the installed libshardmm, and PYTHON_DIR under /usr/local is on python3's path.
 # Variables: BUILD_DIR SOURCE_DIR WORK_DIR MPIEXEC MPIEXEC_FLAGS (;-list) GENERATOR
-#            PYTHON PYTHON_DIR
+#            PYTHON PYTHON_DIR LAUNCHER (the CMake consumers' compiler launcher, as ccache;
+#            empty: none; the one-line compile-and-link commands below are not cached)
 cmake_minimum_required(VERSION 3.25)
 
 function(run what)
@@ -63,7 +64,8 @@ foreach(langs all C CXX)
   endif()
   run("configure the CMake consumer (${langs})" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/cmake_project
       -B ${WORK_DIR}/cmake-${langs} -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix}
-      -DCMAKE_BUILD_TYPE=Release ${langs_arg})
+      -DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_COMPILER_LAUNCHER=${LAUNCHER}"
+      "-DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER}" ${langs_arg})
   run("build the CMake consumer (${langs})" ${CMAKE_COMMAND} --build ${WORK_DIR}/cmake-${langs})
   foreach(program IN LISTS cmake_programs_${langs})
     run("cmake-${langs}/${program} on 2 ranks" ${MPIEXEC} -n 2 ${MPIEXEC_FLAGS}
