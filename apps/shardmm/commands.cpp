@@ -293,12 +293,26 @@ index_t strassen_crossover(index_t largest) {
   return 2 * largest;
 }
 
+// Before any measurement: rank 0 can create the profile's temporary file (made and removed
+// again), or every rank throws the same IoError, instead of after minutes of measuring.
+void check_writable(const std::string& output, int rank) {
+  int failed = 0;
+  if (rank == 0) {
+    const std::string tmp = output + ".tmp";
+    failed = !std::ofstream(tmp);
+    if (!failed) (void)std::remove(tmp.c_str());
+  }
+  SHARDMM_CLI_MPI(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  if (failed) throw IoError("cannot write profile '" + output + "'");
+}
+
 }  // namespace
 
 int run_calibrate(const CalibrateConfig& cfg) {
   int rank = 0, size = 1;
   SHARDMM_CLI_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
   SHARDMM_CLI_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size));
+  if (!cfg.output.empty()) check_writable(cfg.output, rank);
   MachineProfile p;
   double pair_bytes_per_s = 0;  // rank 0 and the last rank alone
   if (size > 1) {

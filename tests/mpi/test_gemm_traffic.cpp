@@ -113,10 +113,11 @@ TYPED_TEST(Traffic, SummaVariants) {
       {Op::C, Op::N, {5, 7, 41}, 1, 2, 3, 3, 0, false},
       {Op::N, Op::T, {2, 1, 9}, 5, 5, 1, 2, 3, true},  // smaller than the grid
   };
+  std::size_t i = 0;  // on more than 2 ranks each case runs in one of the types (type_takes_case)
   for (const Mesh& mesh : grids())
     for (const auto& sc : cases)
       for (Stationary v : {Stationary::C, Stationary::A, Stationary::B})
-        summa_case<TypeParam>(mesh, sc, v);
+        if (type_takes_case<TypeParam>(i++)) summa_case<TypeParam>(mesh, sc, v);
 }
 
 // ---------------------------------------------------------------- Cannon

@@ -207,9 +207,11 @@ TEST(Bench, BadOptionsSameErrorEverywhere) {
 }
 
 // calibrate writes a profile the planner reads back; only rank 0 prints.
+// calibrate writes a profile the planner reads, with Strassen's crossover measured (here only
+// at n = 256: there, or "none up to 256") and printed.
 TEST(Calibrate, WritesAReadableProfile) {
   cli::CalibrateConfig cfg;
-  cfg.output = file("calibrated.json"), cfg.reps = 2, cfg.crossover_max = 0;
+  cfg.output = file("calibrated.json"), cfg.reps = 2, cfg.crossover_max = 256;
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(returns([&cfg] { return cli::run_calibrate(cfg); }), 0);
   const std::string printed = ::testing::internal::GetCapturedStdout();
@@ -219,29 +221,20 @@ TEST(Calibrate, WritesAReadableProfile) {
   for (double g : p.gflops) EXPECT_GT(g, 0.0);
   EXPECT_GT(p.bytes_per_s, 0.0);
   EXPECT_TRUE(world_size() == 1 || p.latency_s > 0) << p.latency_s;
+  EXPECT_TRUE(p.strassen_crossover == 256 || p.strassen_crossover == 512) << p.strassen_crossover;
+  EXPECT_NE(printed.find("Strassen crossover " + std::to_string(p.strassen_crossover)),
+            std::string::npos)
+      << printed;
 }
 
-// calibrate measures Strassen's crossover (here only at n = 256: there, or "none up to 256")
-// and the profile carries it to the planner.
-TEST(Calibrate, MeasuresStrassensCrossover) {
-  cli::CalibrateConfig cfg;
-  cfg.output = file("crossover.json"), cfg.reps = 2, cfg.crossover_max = 256;
-  ::testing::internal::CaptureStdout();
-  EXPECT_EQ(returns([&cfg] { return cli::run_calibrate(cfg); }), 0);
-  const std::string printed = ::testing::internal::GetCapturedStdout();
-  if (world_rank() != 0) return;
-  const std::int64_t x = MachineProfile::from_json_file(cfg.output).strassen_crossover;
-  EXPECT_TRUE(x == 256 || x == 512) << x;
-  EXPECT_NE(printed.find("Strassen crossover " + std::to_string(x)), std::string::npos) << printed;
-}
-
-// An unwritable profile fails on every rank, not on rank 0 alone.
+// An unwritable profile fails on every rank, not on rank 0 alone, and before measuring: no
+// line of results is printed.
 TEST(Calibrate, UnwritableOutputSameErrorEverywhere) {
   cli::CalibrateConfig cfg;
   cfg.output = file("no_such_dir/calibrated.json"), cfg.reps = 2, cfg.crossover_max = 0;
   ::testing::internal::CaptureStdout();
   expect_same_error_everywhere<IoError>([&cfg] { cli::run_calibrate(cfg); }, "no_such_dir");
-  ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "");
 }
 
 }  // namespace
