@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The classic SPMD mistake from Python, reported: on 2 ranks under SHARDMM_WATCHDOG=3:abort,
+"""The classic SPMD mistake from Python, reported: on 2 ranks under SHARDMM_WATCHDOG=2:abort,
 rank 0 alone makes a collective call (CASE below) while rank 1 goes on to the end of the
-program. Within the watchdog's 3 s plus the report's own wait (3 s for the missing rank's
-status) plus a margin, the job must end with a non-zero status and rank 0 must name rank 1 as
+program. Within the watchdog's 2 s plus the report's own wait (as long again for the missing
+rank's status) plus a margin, the job must end with a non-zero status and rank 0 must name rank 1 as
 the rank that did not arrive.
 
 Usage: spmd_hang.py MPIEXEC PYTHON CASE [MPIEXEC_FLAG...]
@@ -19,8 +19,8 @@ import sys
 import tempfile
 import time
 
-WATCHDOG = 3.0
-MARGIN = 8.0  # startup of the report, the 3 s rank 0 waits for status files, the job's end
+WATCHDOG = 2.0
+MARGIN = 8.0  # startup of the report, the 2 s rank 0 waits for status files, the job's end
 
 
 def child(case):

@@ -152,7 +152,9 @@ void fire(const Report& mine, const Scope& sc, const Settings& set, double idle)
   write_status(sc, mine);
   std::error_code ec;
   if (sc.rank == 0) {
-    const auto reports = collect(sc, mine.time - set.seconds - 10, 3.0);
+    // The others fire about when this rank did (their calls stalled together): up to 3 s,
+    // or the watchdog's own interval when shorter, for their files.
+    const auto reports = collect(sc, mine.time - set.seconds - 10, std::min(3.0, set.seconds));
     for (const std::string& line : who_waits(sc.members, reports)) say(mine.rank, line);
     for (int w : sc.members) fs::remove(status_file(sc, w), ec);  // read: the others may go
     if (!set.abort) return;
