@@ -13,7 +13,11 @@
 #   ranks x startup (about 0.2 CPU seconds a rank) plus the waits' polling. A sweep of many
 #   cases runs all of them at 1 and 2 ranks and spreads them over 3, 4 and 6
 #   (tests/mpi/test_gemm.cpp's case_selected), or sweeps a case in full only at the smallest
-#   count it fits in (tests/scalapack's SHARDMM_DROPIN_FULL_FROM).
+#   count it fits in (tests/scalapack's SHARDMM_DROPIN_FULL_FROM). A typed sweep runs each case
+#   in every element type at 1 and 2 ranks and in one type, the four taking turns, on more
+#   (type_takes_case in tests/mpi/mpi_test_util.hpp): on 2 cores an oversubscribed case costs
+#   3-6 times its 2-rank CPU, and what differs by type (kernels, MPI datatypes, byte images)
+#   already runs in full at 1 and 2 ranks. Meshes a sweep reuses are made once (mesh_for).
 # - Other commands under mpiexec: ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} N and the
 #   flags of shardmm_mpiexec_flags(N VAR) (SHARDMM_MPIEXEC_EXTRA_FLAGS for scripts that
 #   launch jobs themselves), shardmm_test_processors(TEST N) (N: the processes that compute;

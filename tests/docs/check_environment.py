@@ -25,6 +25,7 @@ ALLOWED = {
     "src/core/config.cpp": None,  # the reader itself
     "src/trace/call.cpp": {'"TMPDIR"'},
     "src/comm/wait.cpp": {"name"},  # the launchers' local-rank counts (OMPI_, MPI_, MV2_)
+    "apps/shardmm/main.cpp": {"name"},  # whether a launcher started it (OMPI_, PMI_, PMIX_, MV2_)
 }
 SOURCES = ("src", "apps", "include", "python/src", "bench")
 

@@ -32,10 +32,13 @@ inline int world_rank() {
 /// type. With more ranks than cores every wait is a context switch, so there each case runs in
 /// one of the four types, the types taking turns ((i + i/4 + i/16 + i/64) % 4): along every
 /// loop of a sweep each type meets every value of the loop, and each type runs a quarter of
-/// the cases at every rank count. SHARDMM_TEST_EVERY_CASE=1 runs every case in every type.
+/// the cases at every rank count. SHARDMM_TEST_EVERY_CASE=1 runs every case in every type;
+/// SHARDMM_TEST_TYPES_IN_TURN=1 takes turns at every rank count (the sanitizer build, whose
+/// instrumented runs cost 3-10 times as much, looks for memory errors, not rounding).
 template <Scalar T>
 bool type_takes_case(std::size_t i) {
-  static const bool every = world_size() <= 2 || std::getenv("SHARDMM_TEST_EVERY_CASE") != nullptr;
+  static const bool every = std::getenv("SHARDMM_TEST_EVERY_CASE") != nullptr ||
+                            (world_size() <= 2 && !std::getenv("SHARDMM_TEST_TYPES_IN_TURN"));
   if (every) return true;
   constexpr std::size_t type = std::is_same_v<T, float>                 ? 0
                                : std::is_same_v<T, double>              ? 1

@@ -77,16 +77,18 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
 }
 
 // Whether a sweep of element type T runs its case number i at this rank count. One and two
-// ranks run every case of every type. Three, four and six ranks (more ranks than cores) share
-// the cases: case i runs on one of them (i % 3 picks it) in one of the four types
-// (type_takes_case), so every case still runs on 1, on 2 and on one of 3, 4, 6 ranks, and
-// every type at every rank count on cases spread over every algorithm, op pair, shape, layout
-// and alpha/beta pair. SHARDMM_TEST_EVERY_CASE=1 runs every case of every type at every count.
+// ranks run every case of every type (in turns under SHARDMM_TEST_TYPES_IN_TURN). Three, four and
+// six ranks (more ranks than cores) share the cases: case i runs on one of them (i % 3 picks it) in
+// one of the four types (type_takes_case), so every case still runs on 1, on 2 and on one of 3, 4,
+// 6 ranks, and every type at every rank count on cases spread over every algorithm, op pair, shape,
+// layout and alpha/beta pair. SHARDMM_TEST_EVERY_CASE=1 runs every case of every type at every
+// count.
 template <Scalar T>
 bool case_selected(std::size_t i) {
   static const int P = world_size();
   static const bool every = std::getenv("SHARDMM_TEST_EVERY_CASE") != nullptr;
-  if (P <= 2 || every) return true;
+  if (every) return true;
+  if (P <= 2) return type_takes_case<T>(i);  // every case (in turns under the sanitizers)
   const std::size_t third = P == 3 ? 0 : P == 4 ? 1 : P == 6 ? 2 : static_cast<std::size_t>(P % 3);
   return i % 3 == third && type_takes_case<T>(i / 3);
 }
