@@ -240,7 +240,9 @@ class ThreadReader final : public PanelReader {
 
   MatrixFile f_;
   CopyFn copy_;
-  RunIo io_[2];  ///< each slot's reads (a slot's read runs on one thread at a time)
+  // Each slot's reads (one thread at a time per slot); batched or not depends on the
+  // constructor's `copy`, so not a default member initializer.
+  RunIo io_[2];  // NOLINT(modernize-use-default-member-init)
   int fd_ = -1;
   std::future<std::string> job_[2];
 };

@@ -74,7 +74,7 @@ std::vector<aio_context_t> g_pool;
 
 aio_context_t acquire_context() {
   {
-    const std::lock_guard<std::mutex> lock(g_pool_mutex);
+    const std::scoped_lock lock(g_pool_mutex);
     if (!g_pool.empty()) {
       const aio_context_t ctx = g_pool.back();
       g_pool.pop_back();
@@ -87,7 +87,7 @@ aio_context_t acquire_context() {
 }
 
 void release_context(aio_context_t ctx) {
-  const std::lock_guard<std::mutex> lock(g_pool_mutex);
+  const std::scoped_lock lock(g_pool_mutex);
   g_pool.push_back(ctx);
 }
 

@@ -36,8 +36,7 @@ std::int64_t page_down(std::int64_t x) { return x / kDirectAlign * kDirectAlign;
 
 }  // namespace
 
-RunWriter::RunWriter(int fd, const std::string& path, bool direct)
-    : fd_(fd), io_{RunIo(batched_io_allowed()), RunIo(batched_io_allowed())} {
+RunWriter::RunWriter(int fd, const std::string& path, bool direct) : fd_(fd) {
   if (!direct || fd < 0) return;
   dfd_ = ::open(path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);  // -1: buffered writes
   use_direct_ = dfd_ >= 0;

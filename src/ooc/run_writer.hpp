@@ -55,7 +55,7 @@ class RunWriter {
                          ///< after a refusal (the descriptor stays open)
   std::atomic<std::int64_t> direct_bytes_{0};
   Buffer<char> bounce_[2];
-  RunIo io_[2];  ///< each slot's buffered writes, in batches
+  RunIo io_[2] = {RunIo(batched_io_allowed()), RunIo(batched_io_allowed())};  ///< buffered writes
 };
 
 }  // namespace shardmm::ooc

@@ -145,7 +145,7 @@ TEST(OocDirect, FailedBlockWriteLeavesNoOutput) {
 // one past the end), read and written in batches and one call per run.
 TEST(OocDirect, BatchedRunsMoveTheSameBytes) {
   const std::string path = npy::file("runs." + std::to_string(world_rank()));
-  std::string bytes(300 * 1000, '\0');
+  std::string bytes(std::size_t{300000}, '\0');
   for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 + i / 997);
   const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600);
   ASSERT_GE(fd, 0);
@@ -160,7 +160,8 @@ TEST(OocDirect, BatchedRunsMoveTheSameBytes) {
   EXPECT_EQ(single.read(fd, r, b.data()), "");
   EXPECT_EQ(a, b);
   EXPECT_EQ(a.substr(0, 300), bytes.substr(17, 300));
-  EXPECT_EQ(a.substr(699 * 300), bytes.substr(17 + 699 * 420, 300));
+  EXPECT_EQ(a.substr(std::size_t{699} * 300),
+            bytes.substr(std::size_t{17} + std::size_t{699} * 420, 300));
   // Written back shifted by 5 bytes, in batches: the same bytes as one call per run.
   r.first = 22;
   EXPECT_EQ(batched.write(fd, r, a.data()), "");
