@@ -67,9 +67,10 @@ struct OocPlan {
   index_t bm = 0, bn = 0, kb = 0;  ///< C block rows x cols, k-panel width (out of core)
   index_t blocks = 0;  ///< C blocks in all, dealt round-robin (balanced: taken) to the ranks
   /// The predicted wall time of the streamed run on the busiest rank and its parts: the
-  /// GEMMs (at the panel width's efficiency) plus the copies that share their cores, the disk
-  /// time of every byte read and written (overlapped with the GEMMs: the run takes the larger),
-  /// and what cannot overlap (the first panels' read, the last block's write and sync).
+  /// GEMMs (at the panel width's efficiency) plus the copies that share their cores (the
+  /// kernel's and the GEMM's packing), the disk time of every byte read and written (overlapped
+  /// with the GEMMs: the run takes the larger), and what cannot overlap (the first panels'
+  /// read, the last block's write and sync, the wait for the other ranks' last blocks).
   double predicted_seconds = 0, predicted_compute = 0, predicted_disk = 0, predicted_edges = 0;
   int passes_a = 0, passes_b = 0;                  ///< times op(A) / op(B) is read whole
   std::int64_t bytes_read = 0, bytes_written = 0;  ///< by the busiest rank

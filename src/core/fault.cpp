@@ -16,11 +16,12 @@
 namespace shardmm::fault {
 namespace {
 
-// Besides fault.hpp's phases, two in a streamed file product (src/ooc): ooc-write (a block
-// write fails in the writer thread) and direct-write (its O_DIRECT writes are refused as
-// EINVAL would refuse them, whatever the kind but stall, so the writes fall back to buffered).
+// Besides fault.hpp's phases, three in a streamed file product (src/ooc): ooc-write (a block
+// write fails in the writer thread), direct-write (its O_DIRECT writes are refused as
+// EINVAL would refuse them, whatever the kind but stall, so the writes fall back to buffered)
+// and batched-io (its runs go a read or write call each instead of in AIO batches).
 constexpr std::string_view kPhases[] = {"read",  "plan",      "redistribute", "multiply",
-                                        "write", "ooc-write", "direct-write"};
+                                        "write", "ooc-write", "direct-write", "batched-io"};
 constexpr std::string_view kKinds[] = {"alloc", "io", "error", "stall"};
 
 template <std::size_t N>

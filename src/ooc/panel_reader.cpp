@@ -22,6 +22,7 @@
 
 #include "comm/mpi_check.hpp"
 #include "io/file_transfer.hpp"
+#include "ooc/run_io.hpp"
 #include "shardmm/error.hpp"
 
 namespace shardmm::ooc {
@@ -181,32 +182,24 @@ std::string copy_mapped(int fd, const MatrixFile& f, const Sub& s, char* out) {
   return "";
 }
 
-// Copies the runs of `s` (file order) from the file into `out` with pread.
-std::string copy_pread(int fd, const MatrixFile& f, const Sub& s, char* out) {
-  const Runs r = runs_of(f, s);
-  for (index_t i = 0; i < r.count; ++i, out += r.len) {
-    const std::int64_t off = r.offset(i);
-    std::int64_t done = 0;
-    while (done < r.len) {
-      const ssize_t n = ::pread(fd, out + done, static_cast<std::size_t>(r.len - done), off + done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return std::string("pread failed: ") + std::strerror(errno);
-      if (n == 0)
-        return "short read: the file ends at byte " + std::to_string(off + done) +
-               ", the panel needs " + std::to_string(off + r.len) + " (the file was truncated?)";
-      done += n;
-    }
-  }
-  return "";
+// Copies the runs of `s` (file order) from the file into `out`: in batches of reads (run_io.hpp).
+std::string copy_pread(int fd, const MatrixFile& f, const Sub& s, char* out, RunIo& io) {
+  return io.read(fd, runs_of(f, s), out);
 }
 
-using CopyFn = std::string (*)(int, const MatrixFile&, const Sub&, char*);
+// The mmap reader's copy, with the signature of copy_pread (it makes no read calls).
+std::string copy_mapped_runs(int fd, const MatrixFile& f, const Sub& s, char* out, RunIo& /*io*/) {
+  return copy_mapped(fd, f, s, out);
+}
+
+using CopyFn = std::string (*)(int, const MatrixFile&, const Sub&, char*, RunIo&);
 
 // A reader thread per started slot that copies the panel with `copy` (mmap or pread).
 class ThreadReader final : public PanelReader {
  public:
-  ThreadReader(const MatrixFile& f, MPI_Comm comm, CopyFn copy) : f_(f), copy_(copy) {
-    if (copy == copy_mapped) install_sigbus_handler();
+  ThreadReader(const MatrixFile& f, MPI_Comm comm, CopyFn copy)
+      : f_(f), copy_(copy), io_{RunIo(batches(copy)), RunIo(batches(copy))} {
+    if (copy == copy_mapped_runs) install_sigbus_handler();
     fd_ = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
     std::string err = fd_ < 0 ? std::string("open failed: ") + std::strerror(errno) : "";
     err = io::first_error(comm, err);
@@ -231,9 +224,9 @@ class ThreadReader final : public PanelReader {
       return;
     }
     bytes_ += s.elems() * static_cast<std::int64_t>(dtype_size(f_.dtype));
-    job_[slot] = std::async(std::launch::async, [this, s, buf] {
+    job_[slot] = std::async(std::launch::async, [this, slot, s, buf] {
       try {
-        return copy_(fd_, f_, s, static_cast<char*>(buf));
+        return copy_(fd_, f_, s, static_cast<char*>(buf), io_[slot]);
       } catch (const std::exception& e) {
         return std::string(e.what());
       }
@@ -243,8 +236,13 @@ class ThreadReader final : public PanelReader {
   std::string wait(int slot) override { return job_[slot].get(); }
 
  private:
+  static bool batches(CopyFn copy) { return copy == copy_pread && batched_io_allowed(); }
+
   MatrixFile f_;
   CopyFn copy_;
+  // Each slot's reads (one thread at a time per slot); batched or not depends on the
+  // constructor's `copy`, so not a default member initializer.
+  RunIo io_[2];  // NOLINT(modernize-use-default-member-init)
   int fd_ = -1;
   std::future<std::string> job_[2];
 };
@@ -290,7 +288,7 @@ MPI_Datatype sub_filetype(const MatrixFile& f, const Sub& s, MPI_Datatype etype)
 }
 
 std::unique_ptr<PanelReader> make_reader(IoMethod io, const MatrixFile& f, MPI_Comm comm) {
-  if (io == IoMethod::Mmap) return std::make_unique<ThreadReader>(f, comm, copy_mapped);
+  if (io == IoMethod::Mmap) return std::make_unique<ThreadReader>(f, comm, copy_mapped_runs);
   if (io == IoMethod::Posix) return std::make_unique<ThreadReader>(f, comm, copy_pread);
   return std::make_unique<MpiIoReader>(f, comm);
 }

@@ -36,18 +36,6 @@ std::int64_t page_down(std::int64_t x) { return x / kDirectAlign * kDirectAlign;
 
 }  // namespace
 
-std::string pwrite_all(int fd, const char* src, std::int64_t len, std::int64_t off) {
-  std::int64_t done = 0;
-  while (done < len) {
-    const ssize_t w = ::pwrite(fd, src + done, static_cast<std::size_t>(len - done), off + done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return std::string("pwrite: ") + std::strerror(errno);
-    if (w == 0) return "short write: the disk took 0 bytes";
-    done += w;
-  }
-  return "";
-}
-
 RunWriter::RunWriter(int fd, const std::string& path, bool direct) : fd_(fd) {
   if (!direct || fd < 0) return;
   dfd_ = ::open(path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);  // -1: buffered writes
@@ -65,6 +53,7 @@ std::string RunWriter::close() {
 }
 
 std::string RunWriter::write(int slot, const Runs& r, const char* buf) {
+  if (!use_direct_.load()) return io_[slot].write(fd_, r, buf);  // buffered: in batches
   for (index_t i = 0; i < r.count; ++i, buf += r.len) {
     std::string e = write_run(slot, r.offset(i), r.len, buf);
     if (!e.empty()) return e;

@@ -15,6 +15,7 @@
 
 #include "ooc/buffer.hpp"
 #include "ooc/panel_reader.hpp"
+#include "ooc/run_io.hpp"
 
 namespace shardmm::ooc {
 
@@ -54,9 +55,7 @@ class RunWriter {
                          ///< after a refusal (the descriptor stays open)
   std::atomic<std::int64_t> direct_bytes_{0};
   Buffer<char> bounce_[2];
+  RunIo io_[2] = {RunIo(batched_io_allowed()), RunIo(batched_io_allowed())};  ///< buffered writes
 };
-
-/// pwrite of all `len` bytes at `off` (retrying short writes and EINTR): "" or the error.
-std::string pwrite_all(int fd, const char* src, std::int64_t len, std::int64_t off);
 
 }  // namespace shardmm::ooc

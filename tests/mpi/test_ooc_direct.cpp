@@ -2,7 +2,8 @@
 // against buffered writes of everything; the file must come out byte for byte the same, in
 // either order of C and with each reader, and right against OpenBLAS. A refusal of O_DIRECT
 // (injected as EINVAL, on one rank or all) falls back to buffered writes with the same bytes;
-// a block write that fails (injected) fails every rank and leaves no output.
+// a block write that fails (injected) fails every rank and leaves no output. Runs moved in
+// batches (AIO) come out the same as a read or write call per run, short reads included.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "mpi/mpi_test_util.hpp"
 #include "mpi/ooc_test_util.hpp"
 #include "ooc/buffer.hpp"
+#include "ooc/run_io.hpp"
 #include "shardmm/error.hpp"
 
 namespace shardmm::testing {
@@ -137,6 +139,65 @@ TEST(OocDirect, FailedBlockWriteLeavesNoOutput) {
       EXPECT_EQ(npy::leftover_temps(), 0) << direct;
     }
   }
+}
+
+// Every rank: a file of its own, strided runs (more than a batch of them: 700 runs, a short last
+// one past the end), read and written in batches and one call per run.
+TEST(OocDirect, BatchedRunsMoveTheSameBytes) {
+  const std::string path = npy::file("runs." + std::to_string(world_rank()));
+  std::string bytes(std::size_t{300000}, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 + i / 997);
+  const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  shardmm::ooc::Runs r;  // 700 runs of 300 bytes, one every 420, from byte 17
+  r.count = 700, r.len = 300, r.first = 17, r.stride = 420;
+  shardmm::ooc::RunIo batched, single(false);
+  EXPECT_TRUE(batched.batched());  // Linux: AIO is there (the runs would go one by one)
+  EXPECT_FALSE(single.batched());
+  std::string a(static_cast<std::size_t>(r.count * r.len), 'x'), b = a;
+  EXPECT_EQ(batched.read(fd, r, a.data()), "");
+  EXPECT_EQ(single.read(fd, r, b.data()), "");
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.substr(0, 300), bytes.substr(17, 300));
+  EXPECT_EQ(a.substr(std::size_t{699} * 300),
+            bytes.substr(std::size_t{17} + std::size_t{699} * 420, 300));
+  // Written back shifted by 5 bytes, in batches: the same bytes as one call per run.
+  r.first = 22;
+  EXPECT_EQ(batched.write(fd, r, a.data()), "");
+  std::string back(static_cast<std::size_t>(r.count * r.len), 'y');
+  EXPECT_EQ(single.read(fd, r, back.data()), "");
+  EXPECT_EQ(back, a);
+  // Runs past the file's end: the short one is named as in a call per run.
+  r.first = 0, r.stride = 1000, r.count = 301;
+  std::string c(static_cast<std::size_t>(r.count * r.len), 'z');
+  const std::string e = batched.read(fd, r, c.data());
+  EXPECT_NE(e.find("short read: the file ends at byte 300000"), std::string::npos) << e;
+  EXPECT_EQ(single.read(fd, r, c.data()), e);
+  ::close(fd);
+  fs::remove(path);
+}
+
+// The streamed product with batched runs and with a call per run (injected on one rank or
+// all): the same file, right against OpenBLAS.
+TEST(OocDirect, BatchedAndSingleRunIoGiveTheSameFile) {
+  const Product p;
+  for (const bool fortran : {false, true}) {
+    (void)p.run(npy::file("batched.npy"), fortran, IoMethod::Posix, false);
+    for (const std::string who : {"0", "*"}) {
+      {
+        const Injection inject("batched-io@" + who + ":io");
+        (void)p.run(npy::file("single.npy"), fortran, IoMethod::Posix, false);
+      }
+      npy::expect_bytes(npy::file("single.npy"), npy::get_file(npy::file("batched.npy")),
+                        "single-run I/O on " + who);
+    }
+    EXPECT_LE(ooc::result_error<double>(Op::N, p.a, Op::N, p.b, 1.5, 0.0, nullptr,
+                                        npy::file("batched.npy")),
+              kBound)
+        << fortran;
+  }
+  EXPECT_EQ(npy::leftover_temps(), 0);
 }
 
 }  // namespace
