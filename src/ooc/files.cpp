@@ -152,7 +152,7 @@ std::string OocPlan::to_string() const {
                       "%s, streamed: %lld blocks of %lldx%lld, k-panels %lld, passes A %d B %d, "
                       "read %lld B, written %lld B per rank (budget %lld, minimum %lld; "
                       "in core needs %lld); predicted %.3g s = max(GEMM+copies %.3g s, disk "
-                      "%.3g s) + first read, last write and end wait %.3g s",
+                      "%.3g s) + first read and last write %.3g s",
                       path, static_cast<long long>(blocks), static_cast<long long>(bm),
                       static_cast<long long>(bn), static_cast<long long>(kb), passes_a, passes_b,
                       static_cast<long long>(bytes_read), static_cast<long long>(bytes_written),

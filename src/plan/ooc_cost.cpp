@@ -30,13 +30,6 @@ constexpr double kCopyBytesPerS = 1.5e9;
 constexpr double kStepSeconds = 100e-6;
 // The buffers are touched once (huge pages, zeroed by the kernel): bytes per second.
 constexpr double kTouchBytesPerS = 2e9;
-// Each local GEMM packs its two panels into OpenBLAS's blocks once: bytes per second (perf of
-// the in-core stream: 0.14 s of dgemm_incopy per rank for 8 calls on 128 MiB panels).
-constexpr double kPackBytesPerS = 8e9;
-// The ranks finish their last blocks apart: a rank that has no block left waits for the others'
-// last (blocks taken dynamically: at most one block's GEMM, half of one on average; in-core
-// runs of 8192 x 2048 blocks waited 0.5-2.1 s at the end).
-constexpr double kTailBlocks = 0.5;
 
 index_t ceil_div(index_t a, index_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 
@@ -99,15 +92,12 @@ void ooc_predict(const OocProblem& p, OocPlan& s) {
   const index_t mine = ceil_div(s.blocks, p.ranks);  // the busiest rank's blocks
   const double flops = 2.0 * static_cast<double>(mine * s.bm * s.bn) * static_cast<double>(p.k);
   const double moved = static_cast<double>(s.bytes_read + s.bytes_written);
-  const double rate = std::max(p.flops_per_s, 1.0) * panel_efficiency(s.kb, p.k);
-  const auto steps = static_cast<double>(mine * ceil_div(p.k, s.kb));
-  s.predicted_compute = flops / rate + moved / kCopyBytesPerS + steps * kStepSeconds +
-                        steps * static_cast<double>((s.bm + s.bn) * s.kb) * elem / kPackBytesPerS;
+  s.predicted_compute = flops / (std::max(p.flops_per_s, 1.0) * panel_efficiency(s.kb, p.k)) +
+                        moved / kCopyBytesPerS +
+                        static_cast<double>(mine * ceil_div(p.k, s.kb)) * kStepSeconds;
   s.predicted_disk = moved / disk;
-  const double block = 2.0 * static_cast<double>(s.bm * s.bn) * static_cast<double>(p.k) / rate;
   s.predicted_edges = static_cast<double>((s.bm + s.bn) * s.kb + s.bm * s.bn) * elem / disk +
-                      static_cast<double>(ooc_buffer_bytes(p, s.bm, s.bn, s.kb)) / kTouchBytesPerS +
-                      (p.ranks > 1 && s.blocks > 1 ? kTailBlocks * block : 0.0);
+                      static_cast<double>(ooc_buffer_bytes(p, s.bm, s.bn, s.kb)) / kTouchBytesPerS;
   s.predicted_seconds = std::max(s.predicted_compute, s.predicted_disk) + s.predicted_edges;
 }
 
@@ -129,20 +119,17 @@ bool better(const OocPlan& a, const OocPlan& b) {  // a beats b
   return a.predicted_seconds <= 1.005 * b.predicted_seconds && a.bytes_read < b.bytes_read;
 }
 
-// The best shape with bm rows and kb-wide panels: the widest blocks the budget allows, or
-// more columns of blocks (a shorter last write and end wait, a better spread over the ranks):
-// every count up to 8 more, then a quarter more at a time.
+// The best shape with bm rows and kb-wide panels: the widest blocks the budget allows, or a
+// few more columns of blocks (a shorter last write, a better spread over the ranks).
 void try_rows(const OocProblem& p, index_t bm, index_t kb, OocPlan& best) {
   const index_t words = p.budget / p.elem;
   const index_t per_col = bm * (p.c0_staging ? 3 : 2) + 2 * kb;  // words per C column
   const index_t bn_max = std::min(p.n, (words - 2 * kb * bm) / std::max<index_t>(per_col, 1));
   if (bn_max < std::min(p.n, kMinSide) || bm * kb > kMaxPanelElems) return;
   const index_t u0 = ceil_div(p.n, bn_max);
-  for (index_t u = u0, last = 0; u <= std::min(p.n, 16 * u0 + 8);
-       u = u < u0 + 8 ? u + 1 : u * 5 / 4) {
+  for (index_t u = u0; u <= std::min(p.n, u0 + 8); ++u) {
     const index_t bn = ceil_div(p.n, u);
-    if (bn == last) continue;
-    last = bn;
+    if (u > u0 && bn == ceil_div(p.n, u - 1)) continue;
     if (bn < std::min(p.n, kMinSide) || bn * kb > kMaxPanelElems || bm * bn > kMaxPanelElems) break;
     OocPlan s = best;
     s.bm = bm, s.bn = bn, s.kb = kb;
