@@ -61,6 +61,16 @@ std::string pwrite_all(int fd, const char* src, std::int64_t len, std::int64_t o
   return "";
 }
 
+namespace {
+
+// Run i of r, between the file and its place in the packed buffer, with one call.
+std::string one_run(int fd, bool write, const Runs& r, char* buf, index_t i) {
+  char* p = buf + i * r.len;
+  return write ? pwrite_all(fd, p, r.len, r.offset(i)) : pread_all(fd, p, r.len, r.offset(i));
+}
+
+}  // namespace
+
 #ifdef SHARDMM_HAVE_AIO
 
 namespace {
@@ -149,9 +159,7 @@ std::string RunIo::batch(int fd, bool write, const Runs& r, char* buf, index_t f
   }
   for (int i = 0; i < n; ++i) {  // short, failed or not submitted: once more, a call per run
     if (ok[i]) continue;
-    char* p = buf + (first + i) * r.len;
-    std::string e = write ? pwrite_all(fd, p, r.len, r.offset(first + i))
-                          : pread_all(fd, p, r.len, r.offset(first + i));
+    std::string e = one_run(fd, write, r, buf, first + i);
     if (!e.empty()) return e;
   }
   return "";
@@ -174,9 +182,7 @@ std::string RunIo::move(int fd, bool write, const Runs& r, char* buf) {
       i += n;
       continue;
     }
-    char* p = buf + i * r.len;
-    std::string e =
-        write ? pwrite_all(fd, p, r.len, r.offset(i)) : pread_all(fd, p, r.len, r.offset(i));
+    std::string e = one_run(fd, write, r, buf, i);
     if (!e.empty()) return e;
     ++i;
   }

@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <map>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include "shardmm/shardmm.hpp"
@@ -40,10 +39,7 @@ bool type_takes_case(std::size_t i) {
   static const bool every = std::getenv("SHARDMM_TEST_EVERY_CASE") != nullptr ||
                             (world_size() <= 2 && !std::getenv("SHARDMM_TEST_TYPES_IN_TURN"));
   if (every) return true;
-  constexpr std::size_t type = std::is_same_v<T, float>                 ? 0
-                               : std::is_same_v<T, double>              ? 1
-                               : std::is_same_v<T, std::complex<float>> ? 2
-                                                                        : 3;
+  constexpr auto type = static_cast<std::size_t>(dtype_of<T>());  // F32, F64, C64, C128: 0-3
   return (i + i / 4 + i / 16 + i / 64) % 4 == type;
 }
 
