@@ -125,7 +125,7 @@ need_gnuplot() {
   command -v gnuplot >/dev/null && return 0
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq gnuplot-nox >/dev/null
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null
 }
 
 # usage [STATUS]: prints the running script's header comment (from line 2 to the first line

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Multi-host (b): `shardmm calibrate` on 3 simulated hosts x 2 ranks, once on the plain
-# network and once with every link throttled (5 ms added one-way latency, 100 Mbit/s each
+# network and once with every link throttled (10 ms added one-way latency, 100 Mbit/s each
 # direction). The throttled profile must show the higher latency and the lower bandwidth, and
 # with it `shardmm plan` must choose differently for at least one shape, moving fewer words.
 # usage: calibrate_throttled.sh MPIEXEC SHARDMM
@@ -8,7 +8,7 @@ set -u
 MPIEXEC=$1 SHARDMM=$2  # MPIEXEC: used by common.sh
 # shellcheck source=tests/multihost/common.sh
 source "$(dirname "$0")/common.sh"
-DELAY_MS=5 RATE_MBIT=100
+DELAY_MS=10 RATE_MBIT=100
 
 require_namespaces
 dir=$(mktemp -d)
@@ -16,7 +16,7 @@ trap 'rm -rf "$dir"' EXIT
 # shellcheck disable=SC2016
 # --crossover-max 0: Strassen's crossover is a local GEMM race, not the network's business, and
 # on 6 ranks sharing this machine it took most of the test's time. --reps 12: the latency's
-# median of 12 round trips (0.1 s at 5 ms; it must stay robust to a busy scheduler) and the
+# median of 12 round trips (0.24 s at 10 ms; it must stay robust to a busy scheduler) and the
 # bandwidth's of 3 (reps / 4, at least 3; the default 20 gave 5: 8 MiB at 100 Mbit/s is 0.7 s
 # a message, so 2 of them fewer in the ping-pong and in the ring save 5 s of the run).
 calibrate='$CLUSTER_MPIRUN "$0" calibrate --crossover-max 0 --reps 12 -o "$1"'
@@ -36,11 +36,13 @@ failures = []
 for name, p in (("plain", normal), ("throttled", throttled)):
     print("%-9s network: latency %8.1f us, bandwidth %8.1f MB/s" % (name, p["latency_s"] * 1e6, p["bytes_per_s"] / 1e6))
 
-# Latency: at least 80% of the added delay, on top of the plain network's own latency (which on
-# an oversubscribed CI machine can itself be a scheduler slice, so no ratio to it is required).
+# Latency: at least 80% of the added delay. One-sided, as a busy machine only raises it: the
+# plain network's own latency is no baseline to subtract (on an oversubscribed CI machine it was
+# 1.9 ms, a scheduler slice, in one run). Without the
+# delay the median stays well below 8 ms, so the check still fails when throttling does not take.
 added = delay_ms * 1e-3
-if not (throttled["latency_s"] >= 0.8 * added and throttled["latency_s"] - normal["latency_s"] >= 0.8 * added):
-    failures.append("throttled latency %.3g s is not ~%g ms above the plain %.3g s"
+if throttled["latency_s"] < 0.8 * added:
+    failures.append("throttled latency %.3g s is below 80%% of the %g ms added (plain: %.3g s)"
                     % (throttled["latency_s"], delay_ms, normal["latency_s"]))
 # Bandwidth: at most the rate limit shared by a host's two ranks (+20% for tbf's burst: calibrate's
 # ring shift crosses a host's link from both its ranks at once), far below the plain network's.
