@@ -50,7 +50,8 @@ class Streamer {
     tm_ = ceil_div(md_, bm_), tn_ = ceil_div(nd_, bn_);
     panels_ = ceil_div(p.k, p.kb);
     ranks_ = comm::comm_size(job.comm);
-    slots_ = ceil_div(tm_ * tn_, ranks_);
+    split_tail();
+    slots_ = ceil_div(items_, ranks_);
     staging_ = job.with_c0 && job.C0.fortran_order != job.out.fortran_order;
     alpha_ = convert(job.alpha), beta_ = convert(job.beta);
   }
@@ -61,7 +62,7 @@ class Streamer {
     auto lr = make_reader(job_.settings.io, *L_.file, job_.comm);
     auto rr = make_reader(job_.settings.io, *R_.file, job_.comm);
     if (job_.with_c0) cr_ = make_reader(job_.settings.io, job_.C0, job_.comm);
-    BlockClaims claims(job_.comm, tm_ * tn_, !collective() && job_.settings.balance);
+    BlockClaims claims(job_.comm, items_, !collective() && job_.settings.balance);
     OutputFile out(job_.comm, job_.out, job_.settings.direct_writes);
     rep_.open_seconds += since(t);
     lr_ = lr.get(), rr_ = rr.get(), out_ = &out, claims_ = &claims;
@@ -81,6 +82,24 @@ class Streamer {
     if constexpr (is_complex_v<T>)
       return T(static_cast<real_t<T>>(v.real()), static_cast<real_t<T>>(v.imag()));
     else return static_cast<T>(v.real());
+  }
+
+  // The work items the ranks claim: D's blocks in order, the last P of them (one per rank)
+  // cut into kTailStrips strips of columns each. The ranks end at most one item apart, so
+  // the wait at the end is a strip's GEMM, not a block's (in core, 8192 x 2048 blocks left a
+  // rank waiting 0.5-2.1 s). Only with one k-panel per block, P > 1 and at least P blocks: a
+  // strip needs its block's panel of L, which a rank computing the block's strips in a row
+  // reads once (PanelSlots), and its columns of R, so the deal reads no more than the plan
+  // counts. Item t0 + j is strip j / P of block t0 + j % P, so in the round-robin deal each
+  // tail block's strips go to the block's owner, in order.
+  void split_tail() {
+    const index_t blocks = tm_ * tn_;
+    const index_t narrowest = nd_ - (tn_ - 1) * bn_;  // the last column of blocks
+    strips_ = std::max<index_t>(1, std::min<index_t>(kTailStrips, narrowest));
+    const bool split = panels_ == 1 && ranks_ > 1 && blocks >= ranks_ && strips_ > 1;
+    tail_blocks_ = split ? ranks_ : 0;
+    tail0_ = blocks - tail_blocks_;
+    items_ = tail0_ + tail_blocks_ * strips_;
   }
 
   void allocate() {
@@ -156,7 +175,7 @@ class Streamer {
   void report_progress(index_t slot) {
     if (!job_.settings.progress) return;
     FileGemmProgress p;
-    p.blocks_total = tm_ * tn_;
+    p.blocks_total = items_;
     p.blocks_done = slot < 0             ? p.blocks_total
                     : claims_->dynamic() ? claims_->taken()
                                          : std::min((slot + 1) * ranks_, p.blocks_total);
@@ -178,12 +197,18 @@ class Streamer {
     return blocks_[static_cast<std::size_t>(slot)];
   }
 
-  // This rank's D block in slot `slot`: [i0, i1) x [j0, j1), or empty.
+  // This rank's D block (or tail strip, split_tail) in slot `slot`: [i0, i1) x [j0, j1), or
+  // empty.
   Sub block_of(index_t slot) {
-    const index_t b = block_id(slot);
-    if (b < 0) return {};
+    const index_t item = block_id(slot);
+    if (item < 0) return {};
+    const bool strip = item >= tail0_;
+    const index_t b = strip ? tail0_ + (item - tail0_) % tail_blocks_ : item;
     const index_t bi = b % tm_, bj = b / tm_;
-    return {bi * bm_, std::min(md_, (bi + 1) * bm_), bj * bn_, std::min(nd_, (bj + 1) * bn_)};
+    Sub d{bi * bm_, std::min(md_, (bi + 1) * bm_), bj * bn_, std::min(nd_, (bj + 1) * bn_)};
+    if (!strip) return d;
+    const index_t part = (item - tail0_) / tail_blocks_, width = d.c1 - d.c0;
+    return {d.r0, d.r1, d.c0 + width * part / strips_, d.c0 + width * (part + 1) / strips_};
   }
   // D's block as a sub-block of the stored m x n result (transposed for C order).
   [[nodiscard]] Sub out_sub(const Sub& d) const {
@@ -288,14 +313,16 @@ class Streamer {
   FileGemmReport& rep_;
   bool trans_ = false, staging_ = false, loaded_ = false;
   Side L_, R_;
+  static constexpr index_t kTailStrips = 4;
   index_t md_ = 0, nd_ = 0, bm_ = 0, bn_ = 0, tm_ = 0, tn_ = 0, panels_ = 0, slots_ = 0;
+  index_t tail0_ = 0, tail_blocks_ = 0, strips_ = 1, items_ = 0;  ///< split_tail
   int ranks_ = 1;
   T alpha_{}, beta_{};
   Buffer<T> dbuf_[2], stage_, lbuf_[2], rbuf_[2];
   PanelSlots lslots_, rslots_;
   PanelReader *lr_ = nullptr, *rr_ = nullptr;
   BlockClaims* claims_ = nullptr;
-  std::vector<index_t> blocks_;  ///< block_id of each slot claimed so far
+  std::vector<index_t> blocks_;  ///< block_id (work item) of each slot claimed so far
   std::unique_ptr<PanelReader> cr_;
   OutputFile* out_ = nullptr;
 };

@@ -165,6 +165,44 @@ TEST(Ooc, BalancedStreamWritesEveryBlockOnce) {
     }
 }
 
+// With a block's k in one panel, the last P blocks (one per rank) are cut into 4 strips of
+// columns, so the ranks end a strip apart, not a block. The progress callback counts the work
+// items; every strip is computed (the result), each rank's strips follow its block, so the
+// deal still reads at most what the plan counts. A budget of whole-k panels, or none.
+void count_items(const FileGemmProgress& p, void* user) { *static_cast<index_t*>(user) = p.blocks_total; }
+
+TEST(Ooc, LastBlocksAreCutIntoStrips) {
+  const int ranks = comm::comm_size(MPI_COMM_WORLD);
+  const index_t m = 64, n = 90, k = 16;
+  const Stored a = stored(Op::N, m, k, 1, true), b = stored(Op::N, k, n, 2, false);
+  const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
+  int split = 0;
+  for (const index_t words : {index_t{0}, kWords, 3 * kWords})
+    for (const bool fortran_out : {true, false}) {
+      MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
+      out.fortran_order = fortran_out;
+      FileGemmSettings s;
+      s.balance = false;  // the plan counts the round-robin deal's reads
+      index_t items = 0;
+      s.progress = count_items, s.progress_user = &items;
+      const auto rep = gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, MatrixFile{}, out,
+                                  budget<double>(words), s);
+      const OocPlan& p = rep.plan;
+      const std::string what = std::to_string(words) + (fortran_out ? " F " : " C ") + p.to_string();
+      EXPECT_LE(ooc::result_error<double>(Op::N, a, Op::N, b, 1.0, 0.0, nullptr, out.path), kBound)
+          << what;
+      const bool cut = p.kb == k && ranks > 1 && p.blocks >= ranks;
+      EXPECT_EQ(items, p.blocks + (cut ? index_t{3} * ranks : 0)) << what;
+      split += cut;
+      long long mine = rep.bytes_read, most = 0;
+      MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+      EXPECT_LE(most, p.bytes_read) << what;
+    }
+  if (ranks > 1) {
+    EXPECT_GT(split, 0) << "no case cut its last blocks";
+  }
+}
+
 TEST(Ooc, InCoreWhenEverythingFits) {
   const Stored a{21, 17, 6, true}, b{17, 19, 7, false};
   const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
