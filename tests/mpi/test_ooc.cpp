@@ -169,7 +169,9 @@ TEST(Ooc, BalancedStreamWritesEveryBlockOnce) {
 // columns, so the ranks end a strip apart, not a block. The progress callback counts the work
 // items; every strip is computed (the result), each rank's strips follow its block, so the
 // deal still reads at most what the plan counts. A budget of whole-k panels, or none.
-void count_items(const FileGemmProgress& p, void* user) { *static_cast<index_t*>(user) = p.blocks_total; }
+void count_items(const FileGemmProgress& p, void* user) {
+  *static_cast<index_t*>(user) = p.blocks_total;
+}
 
 TEST(Ooc, LastBlocksAreCutIntoStrips) {
   const int ranks = comm::comm_size(MPI_COMM_WORLD);
@@ -188,7 +190,8 @@ TEST(Ooc, LastBlocksAreCutIntoStrips) {
       const auto rep = gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, MatrixFile{}, out,
                                   budget<double>(words), s);
       const OocPlan& p = rep.plan;
-      const std::string what = std::to_string(words) + (fortran_out ? " F " : " C ") + p.to_string();
+      const std::string what =
+          std::to_string(words) + (fortran_out ? " F " : " C ") + p.to_string();
       EXPECT_LE(ooc::result_error<double>(Op::N, a, Op::N, b, 1.0, 0.0, nullptr, out.path), kBound)
           << what;
       const bool cut = p.kb == k && ranks > 1 && p.blocks >= ranks;
