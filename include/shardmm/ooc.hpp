@@ -72,6 +72,12 @@ struct OocPlan {
   /// with the GEMMs: the run takes the larger), and what cannot overlap (the first panels'
   /// read, the last block's write and sync, the wait for the other ranks' last blocks).
   double predicted_seconds = 0, predicted_compute = 0, predicted_disk = 0, predicted_edges = 0;
+  /// The share of the operands' bytes the page cache held when planned (0-1; plan_files asks
+  /// the kernel): their reads are priced as copies, the rest at the disk's rate.
+  double cached = 0;
+  /// The last `ranks` blocks (one per rank) are each cut into this many strips of the computed
+  /// result's columns (1: not cut), so the ranks end a strip's GEMM apart, not a block's.
+  index_t tail_strips = 1;
   int passes_a = 0, passes_b = 0;                  ///< times op(A) / op(B) is read whole
   std::int64_t bytes_read = 0, bytes_written = 0;  ///< by the busiest rank
   std::string to_string() const;
@@ -129,11 +135,12 @@ struct FileGemmSettings {
 /// The plan of an m x n x k product of `dtype` on `ranks` ranks under `budget` bytes per rank
 /// (0: Options/SHARDMM_MEMORY_LIMIT): in core when there is no budget or in_core_bytes fits
 /// it, else out of core; either way the streamed schedule's shape, for an output in
-/// `out_fortran_order`. Pure, no files. Throws OutOfMemory when the budget cannot hold one
-/// panel.
+/// `out_fortran_order`, with `cached` (0-1) of the operands' bytes in the page cache. Pure, no
+/// files. Throws OutOfMemory when the budget cannot hold one panel.
 OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
                          std::int64_t budget, bool with_c0 = false, bool c0_staging = false,
-                         bool force_out_of_core = false, bool out_fortran_order = true);
+                         bool force_out_of_core = false, bool out_fortran_order = true,
+                         double cached = 0);
 
 /// Predicted seconds of a plan's out-of-core run: reads and writes at the profile's
 /// disk_bytes_per_s, the local GEMMs at its rate for `dtype`, overlapped.

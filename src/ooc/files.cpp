@@ -13,6 +13,7 @@
 #include "comm/mpi_check.hpp"
 #include "comm/wait.hpp"
 #include "io/file_transfer.hpp"
+#include "io/page_cache.hpp"
 #include "ooc/stream.hpp"
 #include "plan/ooc_cost.hpp"
 #include "shardmm/error.hpp"
@@ -152,13 +153,15 @@ std::string OocPlan::to_string() const {
                       "%s, streamed: %lld blocks of %lldx%lld, k-panels %lld, passes A %d B %d, "
                       "read %lld B, written %lld B per rank (budget %lld, minimum %lld; "
                       "in core needs %lld); predicted %.3g s = max(GEMM+copies %.3g s, disk "
-                      "%.3g s) + first read and last write %.3g s",
+                      "%.3g s) + first read, last write and end wait %.3g s; operands %.0f%% in "
+                      "the page cache; last blocks in %lld strips",
                       path, static_cast<long long>(blocks), static_cast<long long>(bm),
                       static_cast<long long>(bn), static_cast<long long>(kb), passes_a, passes_b,
                       static_cast<long long>(bytes_read), static_cast<long long>(bytes_written),
                       static_cast<long long>(budget), static_cast<long long>(min_budget),
                       static_cast<long long>(in_core_bytes), predicted_seconds, predicted_compute,
-                      predicted_disk, predicted_edges);
+                      predicted_disk, predicted_edges, 100.0 * cached,
+                      static_cast<long long>(tail_strips));
   return buf;
 }
 
@@ -173,16 +176,32 @@ plan::OocProblem ooc_problem(index_t m, index_t n, index_t k, Dtype dtype, int r
   return q;
 }
 
+// Collective: the share of the operands' data in the page cache, the least any rank sees (ranks
+// on other hosts have other caches), so that every rank plans alike.
+double cached_share(MPI_Comm comm, const std::vector<const MatrixFile*>& files) {
+  double cached = 0, total = 0;
+  for (const MatrixFile* f : files) {
+    if (f->path.empty()) continue;
+    const std::int64_t bytes = f->rows * f->cols * static_cast<std::int64_t>(dtype_size(f->dtype));
+    cached += static_cast<double>(io::cached_bytes(f->path, f->data_offset, bytes));
+    total += static_cast<double>(bytes);
+  }
+  double share = total > 0 ? cached / total : 0, least = 0;
+  SHARDMM_MPI(MPI_Allreduce(&share, &least, 1, MPI_DOUBLE, MPI_MIN, comm));
+  return least;
+}
+
 }  // namespace
 
 OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
                          std::int64_t budget, bool with_c0, bool c0_staging, bool force_out_of_core,
-                         bool out_fortran_order) {
+                         bool out_fortran_order, double cached) {
   OocPlan p;
   p.m = m, p.n = n, p.k = k, p.ranks = ranks;
   plan::OocProblem q =
       ooc_problem(m, n, k, dtype, ranks, with_c0, c0_staging, MachineProfile::from_environment());
   q.d_is_c = out_fortran_order;
+  q.cached = cached;
   PlanRequest r;
   r.memory_limit = budget;
   q.budget = memory_limit(r);
@@ -203,6 +222,7 @@ OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks
     q.budget = std::max(p.min_budget,
                         q.budget == 0 ? p.in_core_bytes : std::min(q.budget, p.in_core_bytes));
   OocPlan s = plan::ooc_schedule(q);
+  s.cached = q.cached;
   s.budget = p.budget;
   s.in_core_bytes = p.in_core_bytes;
   s.out_of_core = !fits;
@@ -213,6 +233,7 @@ double predict_out_of_core_seconds(const OocPlan& plan, Dtype dtype,
                                    const MachineProfile& profile) {
   plan::OocProblem q =
       ooc_problem(plan.m, plan.n, plan.k, dtype, plan.ranks, false, false, profile);
+  q.cached = plan.cached;
   OocPlan s = plan;
   if (s.bm == 0) return 0;  // an empty product
   plan::ooc_predict(q, s);
@@ -224,9 +245,10 @@ OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const Mat
                    bool force_out_of_core) {
   OocPlan p;
   product_dims(opA, A, opB, B, p);
+  const double cached = cached_share(comm, {&A, &B, &c0});
   return plan_out_of_core(p.m, p.n, p.k, A.dtype, comm::comm_size(comm), options.memory_limit,
                           !c0.path.empty(), c0.fortran_order != out_fortran_order,
-                          force_out_of_core, out_fortran_order);
+                          force_out_of_core, out_fortran_order, cached);
 }
 
 FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,

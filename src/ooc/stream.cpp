@@ -85,19 +85,17 @@ class Streamer {
   }
 
   // The work items the ranks claim: D's blocks in order, the last P of them (one per rank)
-  // cut into kTailStrips strips of columns each. The ranks end at most one item apart, so
-  // the wait at the end is a strip's GEMM, not a block's (in core, 8192 x 2048 blocks left a
-  // rank waiting 0.5-2.1 s). Only with one k-panel per block, P > 1 and at least P blocks: a
-  // strip needs its block's panel of L, which a rank computing the block's strips in a row
-  // reads once (PanelSlots), and its columns of R, so the deal reads no more than the plan
-  // counts. Item t0 + j is strip j / P of block t0 + j % P, so in the round-robin deal each
-  // tail block's strips go to the block's owner, in order.
+  // cut into plan.tail_strips strips of columns each (the planner's choice, ooc_cost.cpp). The
+  // ranks end at most one item apart, so the wait at the end is a strip's GEMM, not a block's
+  // (in core, 8192 x 2048 blocks left a rank waiting 0.5-2.1 s). A strip needs its block's
+  // panel of L, which a rank computing the block's strips in a row keeps when k is one panel
+  // (PanelSlots), and its columns of R. Item t0 + j is strip j / P of block t0 + j % P, so in
+  // the round-robin deal each tail block's strips go to the block's owner, in order.
   void split_tail() {
     const index_t blocks = tm_ * tn_;
     const index_t narrowest = nd_ - (tn_ - 1) * bn_;  // the last column of blocks
-    strips_ = std::max<index_t>(1, std::min<index_t>(kTailStrips, narrowest));
-    const bool split = panels_ == 1 && ranks_ > 1 && blocks >= ranks_ && strips_ > 1;
-    tail_blocks_ = split ? ranks_ : 0;
+    strips_ = std::max<index_t>(1, std::min(job_.plan.tail_strips, narrowest));
+    tail_blocks_ = strips_ > 1 && blocks >= ranks_ ? ranks_ : 0;
     tail0_ = blocks - tail_blocks_;
     items_ = tail0_ + tail_blocks_ * strips_;
   }
@@ -313,7 +311,6 @@ class Streamer {
   FileGemmReport& rep_;
   bool trans_ = false, staging_ = false, loaded_ = false;
   Side L_, R_;
-  static constexpr index_t kTailStrips = 4;
   index_t md_ = 0, nd_ = 0, bm_ = 0, bn_ = 0, tm_ = 0, tn_ = 0, panels_ = 0, slots_ = 0;
   index_t tail0_ = 0, tail_blocks_ = 0, strips_ = 1, items_ = 0;  ///< split_tail
   int ranks_ = 1;

@@ -33,7 +33,35 @@ constexpr double kTouchBytesPerS = 2e9;
 
 index_t ceil_div(index_t a, index_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 
-// Fills in blocks, passes and bytes of a shape.
+double cached_share(const OocProblem& p) { return std::clamp(p.cached, 0.0, 1.0); }
+
+// Seconds one more byte read costs: its copy on a GEMM's core, and the disk unless cached.
+double read_cost(const OocProblem& p) {
+  return 1.0 / kCopyBytesPerS + (1.0 - cached_share(p)) / std::max(p.disk_bytes_per_s, 1.0);
+}
+
+// A block's GEMM seconds on one rank.
+double block_seconds(const OocProblem& p, const OocPlan& s) {
+  return 2.0 * static_cast<double>(s.bm * s.bn) * static_cast<double>(p.k) /
+         (std::max(p.flops_per_s, 1.0) * panel_efficiency(s.kb, p.k));
+}
+
+// The stream cuts its last P blocks (one per rank) into kTailStrips strips of D's columns, so
+// the ranks end a strip apart, when that saves more of the wait at the end (half a block's
+// GEMM) than it costs: a strip needs its block's whole panel of L (D's rows x k), which a rank
+// computing the block's strips in a row keeps when k is one panel and reads again per strip
+// otherwise. D's narrowest block must have a column per strip.
+index_t tail_strips(const OocProblem& p, const OocPlan& s, index_t left) {
+  const index_t nd = p.d_is_c ? p.n : p.m, bnd = p.d_is_c ? s.bn : s.bm;
+  const index_t narrowest = nd - (ceil_div(nd, bnd) - 1) * bnd;
+  if (p.ranks < 2 || s.blocks < p.ranks || narrowest < kTailStrips) return 1;
+  if (s.kb >= p.k) return kTailStrips;
+  const double again = static_cast<double>((kTailStrips - 1) * left * p.k * p.elem) * read_cost(p);
+  const double saved = 0.5 * block_seconds(p, s) * (1.0 - 1.0 / kTailStrips);
+  return again < saved ? kTailStrips : 1;
+}
+
+// Fills in blocks, passes, tail strips and bytes of a shape.
 void account(const OocProblem& p, OocPlan& s) {
   const index_t tm = ceil_div(p.m, s.bm), tn = ceil_div(p.n, s.bn);
   s.blocks = tm * tn;
@@ -47,8 +75,11 @@ void account(const OocProblem& p, OocPlan& s) {
   const index_t left_reads = kept ? 1 : mine;
   s.passes_a = static_cast<int>(p.d_is_c && kept ? 1 : tn);
   s.passes_b = static_cast<int>(!p.d_is_c && kept ? 1 : tm);
-  s.bytes_read =
-      ((left_reads * left + mine * right) * p.k + (p.with_c0 ? mine * s.bm * s.bn : 0)) * p.elem;
+  s.tail_strips = tail_strips(p, s, left);
+  const index_t strip_reads = s.tail_strips > 1 && s.kb < p.k ? s.tail_strips - 1 : 0;
+  s.bytes_read = (((left_reads + strip_reads) * left + mine * right) * p.k +
+                  (p.with_c0 ? mine * s.bm * s.bn : 0)) *
+                 p.elem;
   s.bytes_written = mine * s.bm * s.bn * p.elem;
 }
 
@@ -87,17 +118,26 @@ double panel_efficiency(index_t kb, index_t k) {
   return kb >= 32 ? 0.55 : 0.35;
 }
 
+// The reads of cached bytes cost their copies (in the GEMM's term), the others the disk too.
+// Edges: the first panels' read, the last block's write and sync, the first touch of the
+// buffers, and on several ranks the wait for the others' last item (half of it: the ranks take
+// items as they finish, so they end at most one apart).
 void ooc_predict(const OocProblem& p, OocPlan& s) {
   const double disk = std::max(p.disk_bytes_per_s, 1.0), elem = static_cast<double>(p.elem);
+  const double c = cached_share(p);
   const index_t mine = ceil_div(s.blocks, p.ranks);  // the busiest rank's blocks
-  const double flops = 2.0 * static_cast<double>(mine * s.bm * s.bn) * static_cast<double>(p.k);
   const double moved = static_cast<double>(s.bytes_read + s.bytes_written);
-  s.predicted_compute = flops / (std::max(p.flops_per_s, 1.0) * panel_efficiency(s.kb, p.k)) +
-                        moved / kCopyBytesPerS +
+  s.predicted_compute = static_cast<double>(mine) * block_seconds(p, s) + moved / kCopyBytesPerS +
                         static_cast<double>(mine * ceil_div(p.k, s.kb)) * kStepSeconds;
-  s.predicted_disk = moved / disk;
-  s.predicted_edges = static_cast<double>((s.bm + s.bn) * s.kb + s.bm * s.bn) * elem / disk +
-                      static_cast<double>(ooc_buffer_bytes(p, s.bm, s.bn, s.kb)) / kTouchBytesPerS;
+  s.predicted_disk =
+      (static_cast<double>(s.bytes_read) * (1.0 - c) + static_cast<double>(s.bytes_written)) / disk;
+  const double first = static_cast<double>((s.bm + s.bn) * s.kb) * elem;
+  const double wait =
+      p.ranks > 1 ? 0.5 * block_seconds(p, s) / static_cast<double>(s.tail_strips) : 0;
+  s.predicted_edges = first * ((1.0 - c) / disk + c / kCopyBytesPerS) +
+                      static_cast<double>(s.bm * s.bn) * elem / disk +
+                      static_cast<double>(ooc_buffer_bytes(p, s.bm, s.bn, s.kb)) / kTouchBytesPerS +
+                      wait;
   s.predicted_seconds = std::max(s.predicted_compute, s.predicted_disk) + s.predicted_edges;
 }
 

@@ -19,7 +19,11 @@ struct OocProblem {
   bool c0_staging = false;  ///< C0's order differs from C's: one more block-sized buffer
   bool d_is_c = true;       ///< the output is in Fortran order (the stream computes C, not C^T)
   double flops_per_s = 30e9, disk_bytes_per_s = 1e9;
+  double cached = 0;  ///< the share of the operands' bytes in the page cache (0-1)
 };
+
+/// How many strips the stream cuts each of its last `ranks` blocks into (OocPlan::tail_strips).
+inline constexpr index_t kTailStrips = 4;
 
 /// Bytes per rank the streamed schedule's buffers take: two C blocks (one computed while the
 /// other is written; and a C0 staging block), two A panels (bm x kb), two B panels (kb x bn).
@@ -46,8 +50,9 @@ OocPlan ooc_schedule(const OocProblem& p);
 
 /// Fills in the predicted seconds of a schedule's shape (bm, bn, kb, blocks, bytes): the
 /// busiest rank's GEMMs at the panel width's efficiency plus the copies that share its core,
-/// against the disk time of its bytes (the larger of the two: they overlap), plus what cannot
-/// overlap (the first panels' read, the last block's write).
+/// against the disk time of its bytes not in the page cache and of its writes (the larger of
+/// the two: they overlap), plus what cannot overlap (the first panels' read, the last block's
+/// write, the wait for the other ranks' last strips).
 void ooc_predict(const OocProblem& p, OocPlan& s);
 
 }  // namespace shardmm::plan

@@ -165,44 +165,59 @@ TEST(Ooc, BalancedStreamWritesEveryBlockOnce) {
     }
 }
 
-// With a block's k in one panel, the last P blocks (one per rank) are cut into 4 strips of
-// columns, so the ranks end a strip apart, not a block. The progress callback counts the work
-// items; every strip is computed (the result), each rank's strips follow its block, so the
-// deal still reads at most what the plan counts. A budget of whole-k panels, or none.
+// The last P blocks (one per rank) are cut into the plan's tail_strips strips of columns, so
+// the ranks end a strip apart, not a block; always when a block's k is one panel (its strips
+// read nothing more), and with several panels when the GEMM is slow next to the reads (a
+// profile of 0.01 GFLOP/s: each strip's panels of A are read again). The progress callback
+// counts the work items; every strip is computed (the result), and the deal reads at most
+// what the plan counts.
 void count_items(const FileGemmProgress& p, void* user) {
   *static_cast<index_t*>(user) = p.blocks_total;
 }
 
 TEST(Ooc, LastBlocksAreCutIntoStrips) {
   const int ranks = comm::comm_size(MPI_COMM_WORLD);
-  const index_t m = 64, n = 90, k = 16;
+  const index_t m = 300, n = 410, k = 384;
   const Stored a = stored(Op::N, m, k, 1, true), b = stored(Op::N, k, n, 2, false);
   const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
-  int split = 0;
-  for (const index_t words : {index_t{0}, kWords, 3 * kWords})
-    for (const bool fortran_out : {true, false}) {
-      MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
-      out.fortran_order = fortran_out;
-      FileGemmSettings s;
-      s.balance = false;  // the plan counts the round-robin deal's reads
-      index_t items = 0;
-      s.progress = count_items, s.progress_user = &items;
-      const auto rep = gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, MatrixFile{}, out,
-                                  budget<double>(words), s);
-      const OocPlan& p = rep.plan;
-      const std::string what =
-          std::to_string(words) + (fortran_out ? " F " : " C ") + p.to_string();
-      EXPECT_LE(ooc::result_error<double>(Op::N, a, Op::N, b, 1.0, 0.0, nullptr, out.path), kBound)
-          << what;
-      const bool cut = p.kb == k && ranks > 1 && p.blocks >= ranks;
-      EXPECT_EQ(items, p.blocks + (cut ? index_t{3} * ranks : 0)) << what;
-      split += cut;
-      long long mine = rep.bytes_read, most = 0;
-      MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-      EXPECT_LE(most, p.bytes_read) << what;
-    }
+  const std::string slow = npy::file("slow.json");
+  npy::put_file(slow, R"({"latency_s": 1e-6, "bytes_per_s": 1e9, "gemm_gflops":
+      {"f32": 0.01, "f64": 0.01, "c64": 0.01, "c128": 0.01}})");  // collective
+  int whole = 0, narrow = 0;  // cases cut with one panel, with several
+  for (const bool slow_gemm : {false, true})
+    for (const index_t words : {index_t{0}, index_t{12000}})  // 12000: k-panels under 384
+      for (const bool fortran_out : {true, false}) {
+        if (slow_gemm) {
+          ASSERT_EQ(setenv("SHARDMM_PROFILE", slow.c_str(), 1), 0);
+        }
+        MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
+        out.fortran_order = fortran_out;
+        FileGemmSettings s;
+        s.balance = false;  // the plan counts the round-robin deal's reads
+        index_t items = 0;
+        s.progress = count_items, s.progress_user = &items;
+        const auto rep = gemm_files(MPI_COMM_WORLD, Op::N, fa, Op::N, fb, 1.0, 0.0, MatrixFile{},
+                                    out, budget<double>(words), s);
+        ASSERT_EQ(unsetenv("SHARDMM_PROFILE"), 0);
+        const OocPlan& p = rep.plan;
+        const std::string what = std::to_string(words) + (fortran_out ? " F " : " C ") +
+                                 (slow_gemm ? "slow " : "") + p.to_string();
+        EXPECT_LE(ooc::result_error<double>(Op::N, a, Op::N, b, 1.0, 0.0, nullptr, out.path),
+                  kBound)
+            << what;
+        if (ranks > 1 && p.blocks >= ranks && (p.kb == k || slow_gemm)) {
+          EXPECT_EQ(p.tail_strips, 4) << what;
+        }
+        const bool cut = p.tail_strips > 1;
+        EXPECT_EQ(items, p.blocks + (cut ? (p.tail_strips - 1) * ranks : 0)) << what;
+        (p.kb == k ? whole : narrow) += cut;
+        long long mine = rep.bytes_read, most = 0;
+        MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        EXPECT_LE(most, p.bytes_read) << what;
+      }
   if (ranks > 1) {
-    EXPECT_GT(split, 0) << "no case cut its last blocks";
+    EXPECT_GT(whole, 0) << "no case with one k-panel cut its last blocks";
+    EXPECT_GT(narrow, 0) << "no case with several k-panels cut its last blocks";
   }
 }
 
