@@ -35,11 +35,6 @@ index_t ceil_div(index_t a, index_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 
 double cached_share(const OocProblem& p) { return std::clamp(p.cached, 0.0, 1.0); }
 
-// Seconds one more byte read costs: its copy on a GEMM's core, and the disk unless cached.
-double read_cost(const OocProblem& p) {
-  return 1.0 / kCopyBytesPerS + (1.0 - cached_share(p)) / std::max(p.disk_bytes_per_s, 1.0);
-}
-
 // A block's GEMM seconds on one rank.
 double block_seconds(const OocProblem& p, const OocPlan& s) {
   return 2.0 * static_cast<double>(s.bm * s.bn) * static_cast<double>(p.k) /
@@ -47,18 +42,16 @@ double block_seconds(const OocProblem& p, const OocPlan& s) {
 }
 
 // The stream cuts its last P blocks (one per rank) into kTailStrips strips of D's columns, so
-// the ranks end a strip apart, when that saves more of the wait at the end (half a block's
-// GEMM) than it costs: a strip needs its block's whole panel of L (D's rows x k), which a rank
-// computing the block's strips in a row keeps when k is one panel and reads again per strip
-// otherwise. D's narrowest block must have a column per strip.
-index_t tail_strips(const OocProblem& p, const OocPlan& s, index_t left) {
+// the ranks end a strip apart, when a block's k is one panel: a strip needs its block's whole
+// panel of L (D's rows x k), which a rank computing the block's strips in a row keeps, so the
+// strips read nothing more. With several panels each strip would read that panel again: on the
+// long-k product (4 blocks of 2048 x 2048, k 32768) that was 0.75 GiB more per rank and slower
+// on every I/O path, so such blocks stay whole. D's narrowest block needs a column per strip.
+index_t tail_strips(const OocProblem& p, const OocPlan& s) {
   const index_t nd = p.d_is_c ? p.n : p.m, bnd = p.d_is_c ? s.bn : s.bm;
   const index_t narrowest = nd - (ceil_div(nd, bnd) - 1) * bnd;
-  if (p.ranks < 2 || s.blocks < p.ranks || narrowest < kTailStrips) return 1;
-  if (s.kb >= p.k) return kTailStrips;
-  const double again = static_cast<double>((kTailStrips - 1) * left * p.k * p.elem) * read_cost(p);
-  const double saved = 0.5 * block_seconds(p, s) * (1.0 - 1.0 / kTailStrips);
-  return again < saved ? kTailStrips : 1;
+  const bool cut = p.ranks > 1 && s.blocks >= p.ranks && narrowest >= kTailStrips && s.kb >= p.k;
+  return cut ? kTailStrips : 1;
 }
 
 // Fills in blocks, passes, tail strips and bytes of a shape.
@@ -75,11 +68,9 @@ void account(const OocProblem& p, OocPlan& s) {
   const index_t left_reads = kept ? 1 : mine;
   s.passes_a = static_cast<int>(p.d_is_c && kept ? 1 : tn);
   s.passes_b = static_cast<int>(!p.d_is_c && kept ? 1 : tm);
-  s.tail_strips = tail_strips(p, s, left);
-  const index_t strip_reads = s.tail_strips > 1 && s.kb < p.k ? s.tail_strips - 1 : 0;
-  s.bytes_read = (((left_reads + strip_reads) * left + mine * right) * p.k +
-                  (p.with_c0 ? mine * s.bm * s.bn : 0)) *
-                 p.elem;
+  s.tail_strips = tail_strips(p, s);
+  s.bytes_read =
+      ((left_reads * left + mine * right) * p.k + (p.with_c0 ? mine * s.bm * s.bn : 0)) * p.elem;
   s.bytes_written = mine * s.bm * s.bn * p.elem;
 }
 
