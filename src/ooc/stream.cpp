@@ -85,19 +85,17 @@ class Streamer {
   }
 
   // The work items the ranks claim: D's blocks in order, the last P of them (one per rank)
-  // cut into plan.tail_strips strips of columns each (the planner's choice, ooc_cost.cpp). The
-  // ranks end at most one item apart, so the wait at the end is a strip's GEMM, not a block's
-  // (in core, 8192 x 2048 blocks left a rank waiting 0.5-2.1 s). A strip needs its block's
-  // panel of L, which a rank computing the block's strips in a row keeps when k is one panel
+  // cut into plan.tail_strips strips of columns each (the planner's choice, ooc_cost.cpp:
+  // only when there are at least P blocks, each at least a column per strip wide). The ranks
+  // end at most one item apart, so the wait at the end is a strip's GEMM, not a block's (in
+  // core, 8192 x 2048 blocks left a rank waiting 0.5-2.1 s). A strip needs its block's panel of
+  // L, which a rank computing the block's strips in a row keeps when k is one panel
   // (PanelSlots), and its columns of R. Item t0 + j is strip j / P of block t0 + j % P, so in
   // the round-robin deal each tail block's strips go to the block's owner, in order.
   void split_tail() {
-    const index_t blocks = tm_ * tn_;
-    const index_t narrowest = nd_ - (tn_ - 1) * bn_;  // the last column of blocks
-    strips_ = std::max<index_t>(1, std::min(job_.plan.tail_strips, narrowest));
-    tail_blocks_ = strips_ > 1 && blocks >= ranks_ ? ranks_ : 0;
-    tail0_ = blocks - tail_blocks_;
-    items_ = tail0_ + tail_blocks_ * strips_;
+    strips_ = std::max<index_t>(1, job_.plan.tail_strips);
+    tail0_ = tm_ * tn_ - (strips_ > 1 ? ranks_ : 0);
+    items_ = tm_ * tn_ + (strips_ - 1) * (strips_ > 1 ? ranks_ : 0);
   }
 
   void allocate() {
@@ -201,11 +199,11 @@ class Streamer {
     const index_t item = block_id(slot);
     if (item < 0) return {};
     const bool strip = item >= tail0_;
-    const index_t b = strip ? tail0_ + (item - tail0_) % tail_blocks_ : item;
+    const index_t b = strip ? tail0_ + (item - tail0_) % ranks_ : item;
     const index_t bi = b % tm_, bj = b / tm_;
     Sub d{bi * bm_, std::min(md_, (bi + 1) * bm_), bj * bn_, std::min(nd_, (bj + 1) * bn_)};
     if (!strip) return d;
-    const index_t part = (item - tail0_) / tail_blocks_, width = d.c1 - d.c0;
+    const index_t part = (item - tail0_) / ranks_, width = d.c1 - d.c0;
     return {d.r0, d.r1, d.c0 + width * part / strips_, d.c0 + width * (part + 1) / strips_};
   }
   // D's block as a sub-block of the stored m x n result (transposed for C order).
@@ -312,7 +310,7 @@ class Streamer {
   bool trans_ = false, staging_ = false, loaded_ = false;
   Side L_, R_;
   index_t md_ = 0, nd_ = 0, bm_ = 0, bn_ = 0, tm_ = 0, tn_ = 0, panels_ = 0, slots_ = 0;
-  index_t tail0_ = 0, tail_blocks_ = 0, strips_ = 1, items_ = 0;  ///< split_tail
+  index_t tail0_ = 0, strips_ = 1, items_ = 0;  ///< split_tail
   int ranks_ = 1;
   T alpha_{}, beta_{};
   Buffer<T> dbuf_[2], stage_, lbuf_[2], rbuf_[2];

@@ -33,8 +33,6 @@ constexpr double kTouchBytesPerS = 2e9;
 
 index_t ceil_div(index_t a, index_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 
-double cached_share(const OocProblem& p) { return std::clamp(p.cached, 0.0, 1.0); }
-
 // A block's GEMM seconds on one rank.
 double block_seconds(const OocProblem& p, const OocPlan& s) {
   return 2.0 * static_cast<double>(s.bm * s.bn) * static_cast<double>(p.k) /
@@ -115,7 +113,7 @@ double panel_efficiency(index_t kb, index_t k) {
 // items as they finish, so they end at most one apart).
 void ooc_predict(const OocProblem& p, OocPlan& s) {
   const double disk = std::max(p.disk_bytes_per_s, 1.0), elem = static_cast<double>(p.elem);
-  const double c = cached_share(p);
+  const double c = std::clamp(p.cached, 0.0, 1.0);   // the share of reads the page cache serves
   const index_t mine = ceil_div(s.blocks, p.ranks);  // the busiest rank's blocks
   const double moved = static_cast<double>(s.bytes_read + s.bytes_written);
   s.predicted_compute = static_cast<double>(mine) * block_seconds(p, s) + moved / kCopyBytesPerS +

@@ -38,8 +38,8 @@ for name, p in (("plain", normal), ("throttled", throttled)):
 
 # Latency: at least 80% of the added delay. One-sided, as a busy machine only raises it: the
 # plain network's own latency is no baseline to subtract (on an oversubscribed CI machine it was
-# 1.9 ms, a scheduler slice, in one run). Without the
-# delay the median stays well below 8 ms, so the check still fails when throttling does not take.
+# 1.9 ms, a scheduler slice, in one run). Without the delay the median stays well below 8 ms, so
+# the check still fails when throttling does not take.
 added = delay_ms * 1e-3
 if throttled["latency_s"] < 0.8 * added:
     failures.append("throttled latency %.3g s is below 80%% of the %g ms added (plain: %.3g s)"
