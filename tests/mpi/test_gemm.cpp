@@ -76,21 +76,25 @@ void run_case(Algorithm algo, Op opA, Op opB, Shape s, T alpha, T beta,
                        << kn.stationary_chunk << " " << kn.ring_chunk;
 }
 
-// Whether a sweep of element type T runs its case number i at this rank count. One and two
-// ranks run every case of every type (in turns under SHARDMM_TEST_TYPES_IN_TURN). Three, four and
-// six ranks (more ranks than cores) share the cases: case i runs on one of them (i % 3 picks it) in
-// one of the four types (type_takes_case), so every case still runs on 1, on 2 and on one of 3, 4,
-// 6 ranks, and every type at every rank count on cases spread over every algorithm, op pair, shape,
-// layout and alpha/beta pair. SHARDMM_TEST_EVERY_CASE=1 runs every case of every type at every
-// count.
+// Whether a sweep of element type T runs its case number i at this rank count. Two ranks run
+// every case of every type (in turns under SHARDMM_TEST_TYPES_IN_TURN). One, three, four and six
+// ranks share the cases: case i runs on one of them (i % 4 picks it), in one of the four types
+// on 3, 4 and 6 ranks (type_takes_case) and in every type on one (the 1 x 1 grid every algorithm
+// degenerates to). So every case still runs on 2 ranks and on one of 1, 3, 4, 6, and every type
+// at every rank count on cases spread over every algorithm, op pair, shape, layout and alpha/beta
+// pair. SHARDMM_TEST_EVERY_CASE=1 runs every case of every type at every count.
 template <Scalar T>
 bool case_selected(std::size_t i) {
   static const int P = world_size();
   static const bool every = std::getenv("SHARDMM_TEST_EVERY_CASE") != nullptr;
   if (every) return true;
-  if (P <= 2) return type_takes_case<T>(i);  // every case (in turns under the sanitizers)
-  const std::size_t third = P == 3 ? 0 : P == 4 ? 1 : P == 6 ? 2 : static_cast<std::size_t>(P % 3);
-  return i % 3 == third && type_takes_case<T>(i / 3);
+  if (P == 2) return type_takes_case<T>(i);  // every case (in turns under the sanitizers)
+  const std::size_t share = P == 1   ? 0
+                            : P == 3 ? 1
+                            : P == 4 ? 2
+                            : P == 6 ? 3
+                                     : static_cast<std::size_t>(P % 4);
+  return i % 4 == share && type_takes_case<T>(i / 4);
 }
 
 template <Scalar T>
