@@ -2,8 +2,8 @@
 // with MPI_File_iread_at_all (collective, non-blocking), so the read of panel s+1 runs while
 // panel s multiplies. posix: a reader thread preads the panel's runs. mmap: a reader thread
 // maps the panel's byte span of the file in windows of at most kWindow bytes
-// (MADV_SEQUENTIAL | MADV_WILLNEED), copies the panel's runs out and unmaps each window, so
-// mapped pages never hold more than a window per slot.
+// (MADV_SEQUENTIAL | MADV_WILLNEED), copies the panel's runs out and unmaps each window, so mapped
+// pages never hold more than a window per slot.
 #include "ooc/panel_reader.hpp"
 
 #include <fcntl.h>
@@ -123,8 +123,11 @@ void install_sigbus_handler() {
   });
 }
 
-// memcpy from a mapping; false when the pages faulted (the file shrank under it).
-bool guarded_copy(char* dst, const char* src, std::size_t n) {
+// Copies `count` runs of `run` bytes from the mapping, run i at src + i * stride, to dst one after
+// another; false when the pages faulted (the file shrank under it). Armed once per window: the
+// jump buffer saves the signal mask, a system call, which per run of a narrow panel cost more
+// than the copy.
+bool guarded_copy(char* dst, const char* src, std::int64_t stride, index_t count, std::size_t run) {
   sigjmp_buf jb;
   if (sigsetjmp(jb, 1) != 0) {  // NOLINT(cert-err52-cpp): see on_sigbus
     t_fault = nullptr;
@@ -132,7 +135,7 @@ bool guarded_copy(char* dst, const char* src, std::size_t n) {
   }
   t_fault = &jb;
   std::atomic_signal_fence(std::memory_order_seq_cst);  // armed before the first load
-  std::memcpy(dst, src, n);
+  for (index_t i = 0; i < count; ++i) std::memcpy(dst + i * run, src + i * stride, run);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   t_fault = nullptr;
   return true;
@@ -168,10 +171,9 @@ std::string copy_mapped(int fd, const MatrixFile& f, const Sub& s, char* out) {
     ::madvise(map, len, MADV_SEQUENTIAL);
     ::madvise(map, len, MADV_WILLNEED);
     const char* m = static_cast<const char*>(map);
-    bool ok = true;
-    for (index_t i = a; i < b && ok; ++i, out += run)
-      ok = guarded_copy(out, m + (f.data_offset + (i * extent + minor0) * es - base),
-                        static_cast<std::size_t>(run));
+    const bool ok =
+        guarded_copy(out, m + (first - base), extent * es, b - a, static_cast<std::size_t>(run));
+    out += (b - a) * run;
     if (!ok) {
       ::munmap(map, len);
       return "short read: bus error on the mapping (the file was truncated?)";
