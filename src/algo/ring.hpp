@@ -12,6 +12,7 @@
 #include "algo/algo.hpp"
 #include "algo/pack.hpp"
 #include "blas/blas.hpp"
+#include "core/blocking.hpp"
 
 namespace shardmm::algo::ring_detail {
 
@@ -47,6 +48,19 @@ double abc_share(const Operands<T>& x, int p) {
   const double m = double(x.C.rows()), n = double(x.C.cols());
   const double k = double(x.opA == Op::N ? x.A.cols() : x.A.rows());
   return (m * k + k * n + m * n) / p;
+}
+
+/// The reduce-scatter ring's pass at p > 2: how many of C's unsplit columns (cd = 0: C split by
+/// rows) or rows (cd = 1) circulate at once; Options::ring_chunk, else blocking::rs_pass_width
+/// from global extents (k: the product's), at most all of them.
+inline index_t rs_pass(const Layout& C, int cd, index_t k, int p, index_t ring_chunk) {
+  const index_t other = cd == 0 ? C.cols() : C.rows();
+  const double m = double(C.rows()), n = double(C.cols()), kk = double(k);
+  const double share = (m * kk + kk * n + m * n) / p;
+  const index_t w = ring_chunk > 0
+                        ? ring_chunk
+                        : blocking::rs_pass_width(double(widest(C.map(cd))), double(other), share);
+  return std::min<index_t>(std::max<index_t>(other, 1), w);
 }
 
 /// The AllGather forms' local product. AG-A: a tile of op(A)'s rows (`ext` of them) times

@@ -9,6 +9,8 @@
 //   (op(B)) is packed before its GEMM.
 // p = 2 swaps the sums in chunks of C's split dimension instead of whole blocks, for memory
 //   (reduce_scatter_swap): each chunk sent to the peer overlaps the own chunk's GEMM.
+// p > 2 runs the ring in passes over C's unsplit dimension (reduce_scatter_pass) when whole
+//   blocks' sums would not fit (blocking::rs_pass_width): the same words, p - 1 messages a pass.
 #include <algorithm>
 
 #include "algo/ring.hpp"
@@ -53,21 +55,23 @@ Runs sub_runs(const Runs& runs, index_t lo, index_t hi) {
 }
 
 // The ReduceScatter form's local product for C's block b, its local rows (cd 0) or columns
-// (cd 1) [lo, lo + cw): alpha * op(A)[those rows, k_r] * op(B)[k_r, :] (or op(A)[:, k_r] *
-// op(B)[k_r, those columns]) into `out` (ld ldo) with beta. A scattered chunk's slice of
-// op(A) (op(B)) is packed into `pack` first.
+// (cd 1) [lo, lo + cw), and C's unsplit columns (rows) [o0, o0 + ow): alpha * op(A)[those rows,
+// k_r] * op(B)[k_r, those columns] (or op(A)[those rows, k_r] * op(B)[k_r, those columns] with
+// the roles swapped) into `out` (ld ldo) with beta. A scattered chunk's slice of op(A) (op(B))
+// is packed into `pack` first. The unsplit dimension is whole in op(B) (op(A)): local = global.
 template <Scalar T>
 void block_product(const Operands<T>& x, int cd, const DimMap& cmap, int b, index_t lo, index_t cw,
-                   T* pack, T beta, T* out, index_t ldo) {
+                   index_t o0, index_t ow, T* pack, T beta, T* out, index_t ldo) {
   const index_t kl = x.opA == Op::N ? x.A.local_cols() : x.A.local_rows();
-  const index_t other = cd == 0 ? x.C.cols() : x.C.rows();
   const auto runs = sub_runs(cmap.owned_ranges(b), lo, lo + cw);
   if (cd == 0) {
     const auto [a, lda] = op_slice(x.A, x.opA, 0, runs, cw, pack);
-    blas::gemm(x.opA, x.opB, cw, other, kl, x.alpha, a, lda, x.B.data(), x.B.ld(), beta, out, ldo);
+    const T* bo = x.opB == Op::N ? x.B.data() + o0 * x.B.ld() : x.B.data() + o0;
+    blas::gemm(x.opA, x.opB, cw, ow, kl, x.alpha, a, lda, bo, x.B.ld(), beta, out, ldo);
   } else {
     const auto [bp, ldb] = op_slice(x.B, x.opB, 1, runs, cw, pack);
-    blas::gemm(x.opA, x.opB, other, cw, kl, x.alpha, x.A.data(), x.A.ld(), bp, ldb, beta, out, ldo);
+    const T* ao = x.opA == Op::N ? x.A.data() + o0 : x.A.data() + o0 * x.A.ld();
+    blas::gemm(x.opA, x.opB, ow, cw, kl, x.alpha, ao, x.A.ld(), bp, ldb, beta, out, ldo);
   }
 }
 
@@ -99,7 +103,7 @@ void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t
     t.timed(&Timers::gemm, "gemm", j, [&] {
       const Polling polling(x.C.mesh(), o.overlap, {&sent[0], &sent[1]});
       if (cp > 0)
-        block_product(x, cd, cmap, peer, lo, cp, pack, T(0), out[j % 2],
+        block_product(x, cd, cmap, peer, lo, cp, 0, other, pack, T(0), out[j % 2],
                       cd == 0 ? cp : std::max<index_t>(other, 1));
     });
     comm::isend(out[j % 2], cp * other, peer, tag, ring.comm, sent[j % 2]);
@@ -109,7 +113,7 @@ void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t
     T* cj = cd == 0 ? x.C.data() + lo : x.C.data() + lo * x.C.ld();
     t.timed(&Timers::gemm, "gemm", j, [&] {
       const Polling polling(x.C.mesh(), o.overlap, {&recv, &sent[0], &sent[1]});
-      if (cm > 0) block_product(x, cd, cmap, ring.r, lo, cm, pack, x.beta, cj, x.C.ld());
+      if (cm > 0) block_product(x, cd, cmap, ring.r, lo, cm, 0, other, pack, x.beta, cj, x.C.ld());
     });
     t.timed(&Timers::comm, "wait", j, [&] { recv.wait(); });
     const index_t rows = cd == 0 ? cm : other, cols = cd == 0 ? other : cm;
@@ -119,19 +123,53 @@ void reduce_scatter_swap(const Ring& ring, const Operands<T>& x, int cd, index_t
   sent[1].wait();
 }
 
+// One pass of the p > 2 ring over C's unsplit columns (rows when cd = 1) [o0, o0 + ow): at
+// step s the partial of block (r+1+s) mod p is added to the running sum arriving from r+1 and
+// sent to r-1; the last step is the own block, its GEMM straight into C with beta and the
+// arriving sum added there. `work` (two outgoing sums), `incoming` and `pack` hold a pass's
+// buffers; `sent` carries the outgoing sums over to the next pass, which waits for them.
+template <Scalar T>
+void reduce_scatter_pass(const Ring& ring, const Operands<T>& x, int cd, index_t o0, index_t ow,
+                         index_t pass, T* const work[2], T* incoming, T* pack,
+                         comm::Requests (&sent)[2], const Options& o, Timers& t) {
+  const DimMap& cmap = x.C.layout().map(cd);
+  for (int s = 0; s < ring.p; ++s) {
+    const int b = ring.at(1 + s), w = s % 2;
+    const index_t step = pass * ring.p + s;
+    const bool last = s + 1 == ring.p;  // b == r: into C
+    const index_t cb = cmap.local_extent(b);
+    const index_t rows = cd == 0 ? cb : ow, cols = cd == 0 ? ow : cb;  // the sum, ld = rows
+    T* out = last ? (cd == 0 ? x.C.data() + o0 * x.C.ld() : x.C.data() + o0) : work[w];
+    const index_t ldo = last ? x.C.ld() : std::max<index_t>(rows, 1);
+    comm::Requests recv;
+    t.timed(&Timers::comm, "wait", step, [&] {
+      if (!last) sent[w].wait();  // work[w] went out two steps ago
+      if (s > 0) comm::irecv(incoming, rows * cols, ring.at(1), 9, ring.comm, recv);
+      if (!o.overlap) recv.wait();
+    });
+    t.timed(&Timers::gemm, "gemm", step, [&] {
+      const Polling polling(x.C.mesh(), o.overlap, {&recv, &sent[1 - w]});
+      block_product(x, cd, cmap, b, 0, cb, o0, ow, pack, last ? x.beta : T(0), out, ldo);
+    });
+    t.timed(&Timers::comm, "wait", step, [&] { recv.wait(); });
+    if (s > 0) add_block(incoming, rows, rows, cols, out, ldo);  // the running sum from r+1
+    if (!last) comm::isend(work[w], rows * cols, ring.at(-1), 9, ring.comm, sent[w]);
+  }
+}
+
 }  // namespace
 
-// ReduceScatter form: C is split along X by rows or by columns (dim cd, any map); at step s
-// the partial of block (r+1+s) mod p -- alpha * op(A)[its rows, k_r] * op(B)[k_r, :], or
-// op(A)[:, k_r] * op(B)[k_r, its columns] -- is added to the running sum arriving from r+1 and
-// sent to r-1. The last step is the own block: its GEMM goes straight into C with beta, and
-// the arriving sum is added there. p = 2 swaps the sums in chunks (reduce_scatter_swap).
+// ReduceScatter form: C is split along X by rows or by columns (dim cd, any map). p = 2 swaps
+// the sums in chunks of the split dimension (reduce_scatter_swap). p > 2 runs the ring in
+// passes over C's unsplit dimension, `w` columns (rows) at a time (Options::ring_chunk, else
+// rs_pass_width from global extents: whole tiles when their buffers fit), so its buffers hold
+// two outgoing sums, one incoming and a packed slice of a pass, with the words of whole tiles.
 template <Scalar T>
 void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& o, Timers& t) {
   const comm::WireScope sums(Wire::F32);  // partial sums of C travel as stored
   const int cd = splitting(x.C.layout(), 0).empty() ? 1 : 0;
   const DimMap& cmap = x.C.layout().map(cd);
-  const index_t other = cd == 0 ? x.C.cols() : x.C.rows(), max_tile = widest(cmap) * other;
+  const index_t other = cd == 0 ? x.C.cols() : x.C.rows();
   const index_t kl = x.opA == Op::N ? x.A.local_cols() : x.A.local_rows();
   if (ring.p == 2) {  // chunked (Options::ring_chunk wide, else rs_chunk_width from global extents)
     const double k_widest = double(widest(x.A.layout().map(x.opA == Op::N ? 1 : 0)));
@@ -140,37 +178,21 @@ void reduce_scatter_ring(const Ring& ring, const Operands<T>& x, const Options& 
                           : blocking::rs_chunk_width(double(other), k_widest, abc_share(x, 2));
     return reduce_scatter_swap(ring, x, cd, w, o, t);
   }
+  const index_t k = x.opA == Op::N ? x.A.cols() : x.A.rows();
+  const index_t w = rs_pass(x.C.layout(), cd, k, ring.p, o.ring_chunk);
   T* work[2] = {};
   T *incoming = nullptr, *pack = nullptr;
   prologue(x.C.mesh().comm(), [&] {
     const memory::Slot slots[2] = {memory::Slot::Panel0, memory::Slot::Panel1};
-    for (int w = 0; w < std::min(ring.p - 1, 2); ++w) work[w] = memory::get<T>(slots[w], max_tile);
-    if (ring.p > 1) incoming = memory::get<T>(memory::Slot::Panel2, max_tile);
+    const index_t tile = widest(cmap) * w;
+    for (int i = 0; i < std::min(ring.p - 1, 2); ++i) work[i] = memory::get<T>(slots[i], tile);
+    if (ring.p > 1) incoming = memory::get<T>(memory::Slot::Panel2, tile);
     if (scattered(cmap)) pack = memory::get<T>(memory::Slot::Partial, widest(cmap) * kl);
   });
   comm::Requests sent[2];
-  for (int s = 0; s < ring.p; ++s) {
-    const int b = ring.at(1 + s), w = s % 2;
-    const bool last = s + 1 == ring.p;  // b == r: into C
-    const index_t cb = cmap.local_extent(b);
-    T* out = last ? x.C.data() : work[w];
-    const index_t ldo = last ? x.C.ld() : std::max<index_t>(cd == 0 ? cb : other, 1);
-    comm::Requests recv;
-    t.timed(&Timers::comm, "wait", s, [&] {
-      if (!last) sent[w].wait();  // work[w] went out two steps ago
-      if (s > 0) comm::irecv(incoming, cb * other, ring.at(1), 9, ring.comm, recv);
-      if (!o.overlap) recv.wait();
-    });
-    t.timed(&Timers::gemm, "gemm", s, [&] {
-      const Polling polling(x.C.mesh(), o.overlap, {&recv, &sent[1 - w]});
-      block_product(x, cd, cmap, b, 0, cb, pack, last ? x.beta : T(0), out, ldo);
-    });
-    t.timed(&Timers::comm, "wait", s, [&] { recv.wait(); });
-    const index_t rows = cd == 0 ? cb : other, cols = cd == 0 ? other : cb;
-    // The running sum from r+1, in the block's local order (ld = rows).
-    if (s > 0) add_block(incoming, rows, rows, cols, out, ldo);
-    if (!last) comm::isend(work[w], cb * other, ring.at(-1), 9, ring.comm, sent[w]);
-  }
+  for (index_t o0 = 0, pass = 0; o0 < other; o0 += w, ++pass)
+    reduce_scatter_pass(ring, x, cd, o0, std::min(w, other - o0), pass, work, incoming, pack, sent,
+                        o, t);
   sent[0].wait();
   sent[1].wait();
 }

@@ -12,7 +12,7 @@
 namespace shardmm::algo {
 namespace {
 
-using ring_detail::splitting;
+using ring_detail::rs_pass, ring_detail::splitting;
 
 DimSpec over(const std::string& label, const std::string& axis) {
   return DimSpec{label, DimSpec::Kind::Block, {axis}, 0, 0};
@@ -131,6 +131,14 @@ Setup ring_setup(const Problem& p, const Options& o) {
   setup.A = stored_layout(p.opA, p.mesh, p.m, p.k, a);
   setup.B = stored_layout(p.opB, p.mesh, p.k, p.n, b);
   setup.C = Layout(p.mesh, p.m, p.n, c);
+  if (ring.form == RingForm::ReduceScatter && p.mesh.sizes[x] > 2) {  // the sums in passes?
+    const int cd = splitting(setup.C, 0).empty() ? 1 : 0;
+    const index_t other = cd == 0 ? p.n : p.m;
+    const index_t w = rs_pass(setup.C, cd, p.k, p.mesh.sizes[x], o.ring_chunk);
+    if (w < other)
+      setup.detail += " in " + std::to_string((other + w - 1) / w) + " passes of " +
+                      std::to_string(w) + (cd == 0 ? " columns" : " rows");
+  }
   setup.detail += axis_note(p.mesh, o.ring_axis, X);
   setup.grid = "ring over " + X + " (" + std::to_string(p.mesh.sizes[x]) + ")";
   setup.own = std::move(ring);

@@ -83,6 +83,18 @@ inline std::int64_t rs_chunk_width(double other, double kl, double abc_share) {
   return kKBlock;
 }
 
+/// The pass of the reduce-scatter ring at p > 2 (ring_reduce_scatter.cpp): how many of C's
+/// unsplit columns (rows) circulate as running sums at once. A pass's buffers are two outgoing
+/// sums and one incoming, `tile` (C's widest split extent) per unit of width: the whole
+/// `other` extent when they fit in half of a rank's share of A + B + C (`abc_share` elements),
+/// else the widest multiple of kKBlock that fits, at least kKBlock (narrower passes only add
+/// messages: p - 1 each). From global extents only, so every rank cuts the same passes.
+inline std::int64_t rs_pass_width(double tile, double other, double abc_share) {
+  const double budget = 0.5 * abc_share / std::max(3.0 * tile, 1.0);
+  if (other <= budget) return static_cast<std::int64_t>(std::max(other, 1.0));
+  return std::max<std::int64_t>(kKBlock, static_cast<std::int64_t>(budget / kKBlock) * kKBlock);
+}
+
 /// The narrowest chunk SUMMA's stationary forms stream (below it the chunks' messages and
 /// agreements, not their words, set the time).
 constexpr std::int64_t kMinChunk = 32;

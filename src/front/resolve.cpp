@@ -262,6 +262,7 @@ plan::Request request_for(const algo::Problem& p, const Mesh& mesh, Dtype dtype,
   q.allow_fast = o.allow_fast;
   q.fast_crossover = o.fast_crossover;
   q.stationary_chunk = o.stationary_chunk;
+  q.ring_chunk = o.ring_chunk;
   q.profile = MachineProfile::from_environment();
   // As the algorithms' GEMMs will (none without overlap: no next panel is in flight then).
   q.relays_in_gemm = mesh.active() && algo::polls(mesh, o.overlap);

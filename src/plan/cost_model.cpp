@@ -167,17 +167,22 @@ Costs ring(const Request& r, const Candidate& c) {
   if (c.ring_form == RingForm::ReduceScatter) {
     x.tiles = {m * up(k, p), up(k, p) * n, up(m, p) * n};
     // C's tile (rows split), then at p = 2 two outgoing and one incoming chunk of w rows and
-    // a chunk's packed slice of op(A), one message per chunk; at p > 2 two outgoing sums,
-    // one incoming and a block's packed slice.
-    const double kl = up(k, p), w = double(blocking::rs_chunk_width(n, kl, share));
+    // a chunk's packed slice of op(A), one message per chunk; at p > 2, per pass of v of C's
+    // columns, two outgoing sums, one incoming and a block's packed slice, p - 1 messages.
+    const double kl = up(k, p);
+    const double w =
+        r.ring_chunk > 0 ? double(r.ring_chunk) : double(blocking::rs_chunk_width(n, kl, share));
+    const double v = r.ring_chunk > 0 ? double(r.ring_chunk)
+                                      : double(blocking::rs_pass_width(up(m, p), n, share));
     x.words = m * n * f;
     // At p = 2 (ring_reduce_scatter.cpp, block layouts): one incoming chunk of C's rows, one
     // outgoing, two when there are several chunks.
     const double rows = std::min(w, up(m, p)), chunks = up(up(m, p), w);
     x.memory = x.tiles.sum() + (p == 2  ? rows * n * (chunks > 1 ? 3 : 2)
-                                : p > 2 ? up(m, p) * (3 * n + kl)
+                                : p > 2 ? up(m, p) * (3 * std::min(v, n) + kl)
                                         : 0.0);
     if (p == 2) x.messages = up(up(m, p), w);
+    if (p > 2) x.messages = (p - 1) * up(n, v);
     return x;
   }
   // AllGather forms (ring.cpp): the operands plus, at p = 2, the swap's k-chunks of width w
@@ -189,7 +194,10 @@ Costs ring(const Request& r, const Candidate& c) {
   x.tiles = {up(m, p) * k, k * up(n, p), ag_a ? m * up(n, p) : up(m, p) * n};
   const bool streamed = p == 2 && r.ring_streamed[static_cast<int>(c.ring_form) - 1];
   const double tile = ag_a ? up(m, p) : up(n, p), other = ag_a ? up(n, p) : up(m, p);
-  const double w = double(blocking::ring_chunk_width(tile, share, streamed ? 2.5 * other : 0.0));
+  const double w =
+      r.ring_chunk > 0
+          ? double(r.ring_chunk)
+          : double(blocking::ring_chunk_width(tile, share, streamed ? 2.5 * other : 0.0));
   if (p == 2) x.messages = (streamed ? 2 : 1) * up(k, w);
   x.words = (ag_a ? m : n) * k * f + (streamed ? up(k, p) * other : 0.0);
   // At p = 2 (ring_swap.cpp, block layouts): one incoming chunk, two when there are several,

@@ -1,8 +1,8 @@
 // One meaning per option name: Options::panel cuts SUMMA C-stationary's k-panels and nothing
 // else, Options::stationary_chunk SUMMA A/B-stationary's chunks, Options::ring_chunk the
-// two-rank ring's swap; each is seen in the messages of its own algorithm and in no other's.
-// Bad values (negative widths, a panel given to the ring, a grid given to Strassen) fail with
-// the same InvalidArgument on every rank before anything moves.
+// two-rank ring's swap and a longer reduce-scatter ring's passes; each is seen in the messages of
+// its own algorithm and in no other's. Bad values (negative widths, a panel given to the ring, a
+// grid given to Strassen) fail with the same InvalidArgument on every rank before anything moves.
 #include <gtest/gtest.h>
 
 #include "mpi/gemm_check.hpp"
@@ -83,6 +83,18 @@ TEST(OptionMeanings, RingChunkIsTheRings) {
     o.algorithm = Algorithm::Ring, o.ring_axis = "x", o.ring_form = f.form;
     expect_only_own_width(mesh, f.a, f.b, f.c, o, {.ring_chunk = 1}, {.stationary_chunk = 1});
   }
+}
+
+// A ring of more than two ranks: ring_chunk cuts the reduce-scatter form's passes over C's
+// columns (each pass p - 1 more messages); SUMMA's chunk does not reach it.
+TEST(OptionMeanings, RingChunkIsTheLongReduceScattersPass) {
+  const int P = world_size();
+  if (P < 3) GTEST_SKIP() << "a ring of two is the swap above";
+  const Mesh line(MPI_COMM_WORLD, MeshShape({"x"}, {P}));
+  Options o;
+  o.algorithm = Algorithm::Ring, o.ring_axis = "x", o.ring_form = RingForm::ReduceScatter;
+  expect_only_own_width(line, "A[I,J_X]", "B[I_X,J]", "C[I_X,J]", o, {.ring_chunk = 5},
+                        {.stationary_chunk = 1});
 }
 
 TEST(OptionMeanings, BadValuesFailOnEveryRank) {
