@@ -131,8 +131,9 @@ TYPED_TEST(OocTyped, WholeKPanelsReadOncePerRank) {
 }
 
 // Balanced streams: every block is computed and written exactly once (the ranks' written
-// bytes add up to the result), whoever takes it. Rank 0 is slowed after each of its blocks
-// (the progress callback sleeps), so the others take some of its blocks.
+// bytes add up to the result), whoever takes it. With other ranks to take them, rank 0 is
+// slowed after each of its blocks (the progress callback sleeps 30 ms, thousands of these
+// blocks' GEMMs), so the others take some of its blocks.
 TEST(Ooc, BalancedStreamWritesEveryBlockOnce) {
   const int ranks = comm::comm_size(MPI_COMM_WORLD), me = comm::comm_rank(MPI_COMM_WORLD);
   const index_t m = 96, n = 80, k = 40;
@@ -143,10 +144,11 @@ TEST(Ooc, BalancedStreamWritesEveryBlockOnce) {
       MatrixFile out = MatrixFile::npy(npy::file("c.npy"));
       FileGemmSettings s;
       s.io = io;
-      s.progress = [](const FileGemmProgress&, void*) {
-        if (comm::comm_rank(MPI_COMM_WORLD) == 0)
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      };
+      if (ranks > 1)
+        s.progress = [](const FileGemmProgress&, void*) {
+          if (comm::comm_rank(MPI_COMM_WORLD) == 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        };
       Options o;
       o.memory_limit = budget;
       const auto rep =
