@@ -69,14 +69,14 @@ void check_gemm_trace(const std::string& path, const std::vector<Row>& rows, con
     EXPECT_EQ(call.args.value("algorithm", ""), algo);
     EXPECT_GE(call.args.value("clock_error_us", -1.0), 0.0);
     // The top-level span covers the call's measured time, and its phases cover the span.
-    // (4 ms of slack each: a rank of an oversubscribed test may lose its core for a scheduler
-    // slice between the span's start and the report's clock, or between two phases, a gap no
-    // span can cover. CI once saw the span 2.2 ms longer than a 30 ms call.)
+    // (A slice of slack each: a rank of an oversubscribed test may lose its core between the
+    // span's start and the report's clock, or between two phases, a gap no span can cover. CI
+    // once saw the span 2.2 ms longer than a 30 ms call.)
     EXPECT_GE(call.seconds(), 0.95 * rows[p].total);
-    EXPECT_LE(call.seconds(), 1.05 * rows[p].total + 0.004);
+    EXPECT_LE(call.seconds(), 1.05 * rows[p].total + kSlice);
     double phases = 0;
     for (int c : call.children) phases += t.spans[c].seconds();
-    EXPECT_GE(phases, 0.95 * call.seconds() - 0.004);
+    EXPECT_GE(phases, 0.95 * call.seconds() - kSlice);
     // Exchange bytes add up to the report's counters exactly.
     EXPECT_EQ(tr::sum_arg(t, root, "comm", "bytes_sent"), rows[p].sent);
     EXPECT_EQ(tr::sum_arg(t, root, "comm", "bytes_received"), rows[p].received);
