@@ -2,6 +2,7 @@
 C gemm creates, writes through `local` seen by gemm, the report, plan / dry_run, and the GIL
 released while the library communicates."""
 
+import sys
 import threading
 import time
 
@@ -167,14 +168,32 @@ def test_plan_and_dry_run(mesh):
 def test_gil_is_released_during_gemm():
     # Rank 0 starts a gemm in a thread; the others join it only once rank 0's main thread has
     # sent them a message, which it can do only while the gemm waits with the GIL released.
+    # C is given, so the library's gemm is the worker's first call that waits for the others
+    # (without it, gemm's agreement on the new C would be).
     comm = WORLD.Dup()
     mesh = shardmm.Mesh(shape={"x": P})
     A = shardmm.DistMatrix.from_global(mesh, np.ones((64, 64)), "[I_X,J]")
+    C = shardmm.DistMatrix.from_global(mesh, np.zeros((64, 64)), "[I_X,J]")
+    native_gemm = shardmm._native.gemm
+    entered = threading.Event()
+
+    def seen(frame, event, arg):  # the profiler's hook: the worker calls into the library
+        if event == "c_call" and arg is native_gemm:
+            entered.set()
+
+    def work():
+        sys.setprofile(seen)
+        results.append(shardmm.gemm(A, A, C))
+        sys.setprofile(None)
+
     results = []
-    worker = threading.Thread(target=lambda: results.append(shardmm.gemm(A, A)))
+    worker = threading.Thread(target=work)
     if comm.Get_rank() == 0:
         worker.start()
-        time.sleep(0.2)  # the worker is inside gemm, waiting for the others
+        assert entered.wait(timeout=60), "the worker never called the library's gemm"
+        # The GIL goes back to the worker, which is a call away from the library's wait: this
+        # rank goes on only once the library lets go of the GIL again.
+        time.sleep(0.05)
         for r in range(1, P):
             comm.send("go", dest=r)
     else:

@@ -138,16 +138,19 @@ struct Timers {
     if (acc == &Timers::comm) return "wait";
     return acc == &Timers::redist ? "redistribute" : "step";
   }
-  struct Interval {  // closes on scope exit, also when f() throws
+  // Closes on scope exit, also when f() throws. The span opens before the clock starts and
+  // closes after it stops (the destructor's body runs before the members'), so a traced step
+  // always covers the time its counter got.
+  struct Interval {
     Timers& t;
     double Timers::*acc;
-    double start;
     trace::Span span;
+    double start;
     Interval(Timers& timers, double Timers::*counter, const char* name, std::int64_t index)
         : t(timers),
           acc(counter),
-          start(now()),
-          span(name_of(counter, name), trace::Cat::Step, index) {}
+          span(name_of(counter, name), trace::Cat::Step, index),
+          start(now()) {}
     Interval(const Interval&) = delete;
     Interval& operator=(const Interval&) = delete;
     Interval(Interval&&) = delete;

@@ -157,17 +157,26 @@ class WaitEnv {
   bool had_ = false;
 };
 
-// Rank 1 sends 1000 doubles 30 ms late to rank 0, which waits for them: the sleeps rank 0
-// took while waiting (rank 0 also checks the values).
+// Rank 1 sends 1000 doubles to rank 0 30 ms after rank 0 said it waits for them: the sleeps
+// rank 0 took while waiting (rank 0 also checks the values). The 30 ms count from rank 0's
+// word, not from a point the ranks pass together: a rank that lags by a scheduler slice or
+// more would otherwise find the message there when it starts to wait.
 std::int64_t late_message_sleeps() {
   std::vector<double> buf(1000, world_rank() == 1 ? 2.5 : 0.0);
+  double waiting = 1;  // rank 0 -> rank 1: "my receive is posted, I wait now"
   const std::int64_t before = comm::wait_sleeps();
-  comm::Requests q;
-  if (world_rank() == 0) comm::irecv(buf.data(), 1000, 1, 5, MPI_COMM_WORLD, q);
   if (world_rank() == 1) {
+    comm::Requests word;
+    comm::irecv(&waiting, 1, 0, 6, MPI_COMM_WORLD, word);
+    word.wait();
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    comm::isend(buf.data(), 1000, 0, 5, MPI_COMM_WORLD, q);
   }
+  comm::Requests q;
+  if (world_rank() == 0) {
+    comm::irecv(buf.data(), 1000, 1, 5, MPI_COMM_WORLD, q);
+    comm::isend(&waiting, 1, 1, 6, MPI_COMM_WORLD, q);
+  }
+  if (world_rank() == 1) comm::isend(buf.data(), 1000, 0, 5, MPI_COMM_WORLD, q);
   q.wait();
   if (world_rank() == 0) {
     EXPECT_EQ(buf[999], 2.5);

@@ -23,6 +23,9 @@ using namespace shardmm::testing;
 namespace tr = shardmm::testing::trace;
 
 constexpr index_t kN = 512;  // long enough that 5 % of a call is well above the clock's noise
+// A scheduler slice: what a rank of an oversubscribed test on a loaded machine may lose between
+// two clock readings however close (4-10 ms).
+constexpr double kSlice = 0.010;
 
 struct Operands {
   Mesh mesh = Mesh::grid2d(MPI_COMM_WORLD);
@@ -66,21 +69,25 @@ void check_gemm_trace(const std::string& path, const std::vector<Row>& rows, con
     EXPECT_EQ(call.args.value("algorithm", ""), algo);
     EXPECT_GE(call.args.value("clock_error_us", -1.0), 0.0);
     // The top-level span covers the call's measured time, and its phases cover the span.
-    // (4 ms of slack each: a rank of an oversubscribed test may lose its core for a scheduler
-    // slice between the span's start and the report's clock, or between two phases, a gap no
-    // span can cover. CI once saw the span 2.2 ms longer than a 30 ms call.)
+    // (A slice of slack each: a rank of an oversubscribed test may lose its core between the
+    // span's start and the report's clock, or between two phases, a gap no span can cover. CI
+    // once saw the span 2.2 ms longer than a 30 ms call.)
     EXPECT_GE(call.seconds(), 0.95 * rows[p].total);
-    EXPECT_LE(call.seconds(), 1.05 * rows[p].total + 0.004);
+    EXPECT_LE(call.seconds(), 1.05 * rows[p].total + kSlice);
     double phases = 0;
     for (int c : call.children) phases += t.spans[c].seconds();
-    EXPECT_GE(phases, 0.95 * call.seconds() - 0.004);
+    EXPECT_GE(phases, 0.95 * call.seconds() - kSlice);
     // Exchange bytes add up to the report's counters exactly.
     EXPECT_EQ(tr::sum_arg(t, root, "comm", "bytes_sent"), rows[p].sent);
     EXPECT_EQ(tr::sum_arg(t, root, "comm", "bytes_received"), rows[p].received);
     EXPECT_EQ(tr::sum_arg(t, root, "comm", "messages"), rows[p].messages);
-    // The "compute" steps are the report's GEMM time; every local GEMM says its rate.
-    EXPECT_NEAR(tr::seconds_in(t, root, "step", "compute"), rows[p].gemm,
-                1e-4 + 0.05 * rows[p].gemm);
+    // The "compute" steps are the report's GEMM time; every local GEMM says its rate. Each
+    // step's span encloses the interval its counter got, so a busy scheduler cannot make the
+    // trace fall short; the trace may run over by a slice lost between a span's edge and the
+    // counter's clock.
+    const double compute = tr::seconds_in(t, root, "step", "compute");
+    EXPECT_GE(compute, 0.95 * rows[p].gemm - 1e-4);
+    EXPECT_LE(compute, 1.05 * rows[p].gemm + 1e-4 + kSlice);
     EXPECT_GT(tr::count(t, root, "blas"), 0);
     for (const tr::Span& s : t.spans) {
       if (s.cat != "blas") continue;
