@@ -321,7 +321,7 @@ class Runner:
     # ---------------------------------------------------------------- cmake
     def test_cmake(self, block, opts, setups, log):
         d = self.fresh_dir(block)
-        env = dict(self.env)
+        env = dict(self.compile_env)
         for name in setups:
             if not self.setup(name, d, env, log):
                 return False, f"setup {name} failed"
@@ -336,8 +336,11 @@ class Runner:
         proj.joinpath("CMakeLists.txt").write_text(
             "cmake_minimum_required(VERSION 3.25)\nproject(snippet LANGUAGES C CXX)\n"
             f"add_executable(app {app})\n" + block.text)
-        ok, _ = self.run(["cmake", "-S", str(proj), "-B", str(d / "b"), "-DCMAKE_BUILD_TYPE=Release"],
-                         d, 300, env=env, log=log)
+        # The compiler launcher (ccache) as for the C / C++ blocks: an unchanged app is a hit.
+        launch = [f"-DCMAKE_{lang}_COMPILER_LAUNCHER={';'.join(self.a.launcher)}"
+                  for lang in ("C", "CXX") if self.a.launcher]
+        ok, _ = self.run(["cmake", "-S", str(proj), "-B", str(d / "b"), "-DCMAKE_BUILD_TYPE=Release",
+                          *launch], d, 300, env=env, log=log)
         if ok:
             ok, _ = self.run(["cmake", "--build", str(d / "b")], d, 300, env=env, log=log)
         if not ok or "ranks" not in opts:
