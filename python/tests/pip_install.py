@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """`pip install .` as a user runs it: in a venv made with --system-site-packages (Debian's
-numpy and mpi4py visible), pip installs the source tree (pyproject.toml at its root) offline
+numpy and mpi4py visible; --without-pip: the venv's interpreter runs Debian's pip from there,
+python3-pip, instead of a copy that ensurepip unpacks from python3-pip-whl, same pip, seconds
+slower), pip installs the source tree (pyproject.toml at its root) offline
 (--no-index: nothing may be downloaded, not even for the build's isolated environment), then
 the venv's interpreter imports shardmm from the venv and multiplies on 2 ranks; the same with
 `pip install --user .` (into a temporary PYTHONUSERBASE). The build reuses BUILD_DIR (a
@@ -48,7 +50,8 @@ def main():
         env["PIP_NO_INDEX"] = "1"
         venv = os.path.join(tmp, "venv")
         vpy = os.path.join(venv, "bin", "python")
-        run([python, "-m", "venv", "--system-site-packages", venv], env, "python3 -m venv", tmp)
+        run([python, "-m", "venv", "--system-site-packages", "--without-pip", venv], env,
+            "python3 -m venv", tmp)
         pip = [vpy, "-m", "pip", "install", "--no-index", "--no-cache-dir", "--config-settings",
                f"build-dir={build}"]
         run([*pip, source], env, "pip install .", tmp)

@@ -24,8 +24,11 @@ tested; a block without one fails, so a new block cannot drift untested:
                                            -e in a fresh directory that looks like the source
                                            tree (`build` -> the build directory, the source's
                                            top-level entries linked), with an `mpirun` /
-                                           `mpiexec` that oversubscribes first on PATH and
-                                           OPENBLAS_NUM_THREADS=1; the launcher is not on PATH
+                                           `mpiexec` that oversubscribes first on PATH,
+                                           OPENBLAS_NUM_THREADS=1 and no pause between Open
+                                           MPI's signals that end a failed job
+                                           (OMPI_MCA_odls_base_sigkill_timeout=0); the
+                                           launcher is not on PATH
                                            (call it build/shardmm, as a user who built it does) (with --python: a
                                            `python3` that is that interpreter, PYTHONPATH the
                                            build's package); exit 0 passes.
@@ -152,6 +155,9 @@ class Runner:
         self.env = dict(os.environ)
         self.env["PATH"] = f"{self.shims}{os.pathsep}{self.env.get('PATH', '')}"
         self.env["OPENBLAS_NUM_THREADS"] = "1"
+        # Open MPI's mpirun, once a rank fails, signals the job's ranks (SIGCONT, SIGTERM,
+        # SIGKILL) waiting 1 s after each, even when all have exited: no wait.
+        self.env["OMPI_MCA_odls_base_sigkill_timeout"] = "0"
         if args.python:  # python3 is the interpreter the package was built for
             (self.shims / "python3").symlink_to(args.python)
             paths = [args.python_path, self.env.get("PYTHONPATH")]
@@ -321,7 +327,7 @@ class Runner:
     # ---------------------------------------------------------------- cmake
     def test_cmake(self, block, opts, setups, log):
         d = self.fresh_dir(block)
-        env = dict(self.env)
+        env = dict(self.compile_env)
         for name in setups:
             if not self.setup(name, d, env, log):
                 return False, f"setup {name} failed"
@@ -336,8 +342,11 @@ class Runner:
         proj.joinpath("CMakeLists.txt").write_text(
             "cmake_minimum_required(VERSION 3.25)\nproject(snippet LANGUAGES C CXX)\n"
             f"add_executable(app {app})\n" + block.text)
-        ok, _ = self.run(["cmake", "-S", str(proj), "-B", str(d / "b"), "-DCMAKE_BUILD_TYPE=Release"],
-                         d, 300, env=env, log=log)
+        # The compiler launcher (ccache) as for the C / C++ blocks: an unchanged app is a hit.
+        launch = [f"-DCMAKE_{lang}_COMPILER_LAUNCHER={';'.join(self.a.launcher)}"
+                  for lang in ("C", "CXX") if self.a.launcher]
+        ok, _ = self.run(["cmake", "-S", str(proj), "-B", str(d / "b"), "-DCMAKE_BUILD_TYPE=Release",
+                          *launch], d, 300, env=env, log=log)
         if ok:
             ok, _ = self.run(["cmake", "--build", str(d / "b")], d, 300, env=env, log=log)
         if not ok or "ranks" not in opts:
