@@ -43,11 +43,13 @@ inline index_t packed_ld(bool k_is_col, index_t extent, index_t kw) {
 
 /// A rank's share of A + B + C in elements, (m k + k n + m n) / p, from global extents (the
 /// same on every rank, so both sides of a swap cut the same chunks).
+inline double abc_share(index_t m, index_t n, index_t k, int p) {
+  const double dm = double(m), dn = double(n), dk = double(k);
+  return (dm * dk + dk * dn + dm * dn) / p;
+}
 template <Scalar T>
 double abc_share(const Operands<T>& x, int p) {
-  const double m = double(x.C.rows()), n = double(x.C.cols());
-  const double k = double(x.opA == Op::N ? x.A.cols() : x.A.rows());
-  return (m * k + k * n + m * n) / p;
+  return abc_share(x.C.rows(), x.C.cols(), x.opA == Op::N ? x.A.cols() : x.A.rows(), p);
 }
 
 /// The reduce-scatter ring's pass at p > 2: how many of C's unsplit columns (cd = 0: C split by
@@ -55,11 +57,10 @@ double abc_share(const Operands<T>& x, int p) {
 /// from global extents (k: the product's), at most all of them.
 inline index_t rs_pass(const Layout& C, int cd, index_t k, int p, index_t ring_chunk) {
   const index_t other = cd == 0 ? C.cols() : C.rows();
-  const double m = double(C.rows()), n = double(C.cols()), kk = double(k);
-  const double share = (m * kk + kk * n + m * n) / p;
   const index_t w = ring_chunk > 0
                         ? ring_chunk
-                        : blocking::rs_pass_width(double(widest(C.map(cd))), double(other), share);
+                        : blocking::rs_pass_width(double(widest(C.map(cd))), double(other),
+                                                  abc_share(C.rows(), C.cols(), k, p));
   return std::min<index_t>(std::max<index_t>(other, 1), w);
 }
 

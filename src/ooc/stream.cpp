@@ -94,8 +94,9 @@ class Streamer {
   // the round-robin deal each tail block's strips go to the block's owner, in order.
   void split_tail() {
     strips_ = std::max<index_t>(1, job_.plan.tail_strips);
-    tail0_ = tm_ * tn_ - (strips_ > 1 ? ranks_ : 0);
-    items_ = tm_ * tn_ + (strips_ - 1) * (strips_ > 1 ? ranks_ : 0);
+    const index_t cut = strips_ > 1 ? ranks_ : 0;  // the blocks cut into strips
+    tail0_ = tm_ * tn_ - cut;
+    items_ = tm_ * tn_ + (strips_ - 1) * cut;
   }
 
   void allocate() {

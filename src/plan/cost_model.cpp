@@ -159,6 +159,11 @@ Costs cannon(const Request& r, const Candidate& c) {
   return x;
 }
 
+// The ring's chunk or pass: Options::ring_chunk when given, else the algorithm's own `rule`.
+double ring_width(const Request& r, std::int64_t rule) {
+  return double(r.ring_chunk > 0 ? r.ring_chunk : rule);
+}
+
 Costs ring(const Request& r, const Candidate& c) {
   const double m = double(r.m), n = double(r.n), k = double(r.k), p = c.pm;
   const double f = 1 - 1 / p, share = (m * k + k * n + m * n) / p;
@@ -170,10 +175,8 @@ Costs ring(const Request& r, const Candidate& c) {
     // a chunk's packed slice of op(A), one message per chunk; at p > 2, per pass of v of C's
     // columns, two outgoing sums, one incoming and a block's packed slice, p - 1 messages.
     const double kl = up(k, p);
-    const double w =
-        r.ring_chunk > 0 ? double(r.ring_chunk) : double(blocking::rs_chunk_width(n, kl, share));
-    const double v = r.ring_chunk > 0 ? double(r.ring_chunk)
-                                      : double(blocking::rs_pass_width(up(m, p), n, share));
+    const double w = ring_width(r, blocking::rs_chunk_width(n, kl, share));
+    const double v = ring_width(r, blocking::rs_pass_width(up(m, p), n, share));
     x.words = m * n * f;
     // At p = 2 (ring_reduce_scatter.cpp, block layouts): one incoming chunk of C's rows, one
     // outgoing, two when there are several chunks.
@@ -195,9 +198,7 @@ Costs ring(const Request& r, const Candidate& c) {
   const bool streamed = p == 2 && r.ring_streamed[static_cast<int>(c.ring_form) - 1];
   const double tile = ag_a ? up(m, p) : up(n, p), other = ag_a ? up(n, p) : up(m, p);
   const double w =
-      r.ring_chunk > 0
-          ? double(r.ring_chunk)
-          : double(blocking::ring_chunk_width(tile, share, streamed ? 2.5 * other : 0.0));
+      ring_width(r, blocking::ring_chunk_width(tile, share, streamed ? 2.5 * other : 0.0));
   if (p == 2) x.messages = (streamed ? 2 : 1) * up(k, w);
   x.words = (ag_a ? m : n) * k * f + (streamed ? up(k, p) * other : 0.0);
   // At p = 2 (ring_swap.cpp, block layouts): one incoming chunk, two when there are several,
