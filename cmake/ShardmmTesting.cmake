@@ -93,6 +93,19 @@ endif()
 set(SHARDMM_TEST_JOBS ${_shardmm_test_jobs} CACHE STRING
   "ctest -j of scripts/test (default: twice the cores with Open MPI, else the cores)")
 
+# shardmm_failing_mpi_job(TEST...): tests whose MPI jobs are meant to fail (aborted by the
+# watchdog, a rank exiting non-zero). Open MPI's mpirun then signals the job's ranks (SIGCONT,
+# SIGTERM, SIGKILL) with a 1 s pause after each, even when every rank has already exited: no
+# pause (OMPI_MCA_odls_base_sigkill_timeout=0; other MPIs have no such pause). Call it after
+# any set_tests_properties(... ENVIRONMENT ...) of the test: it appends.
+function(shardmm_failing_mpi_job)
+  if(SHARDMM_MPI_IS_OPENMPI)
+    foreach(test IN LISTS ARGN)
+      set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "OMPI_MCA_odls_base_sigkill_timeout=0")
+    endforeach()
+  endif()
+endfunction()
+
 # shardmm_test_processors(TEST NP): TEST keeps NP processes busy; ctest reserves
 # min(NP, cores) slots for it (more ranks than cores share those cores).
 function(shardmm_test_processors test np)

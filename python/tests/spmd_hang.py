@@ -63,11 +63,8 @@ def main():
         return 0 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help") else 2
     mpiexec, python, case = sys.argv[1:4]
     with tempfile.TemporaryDirectory(prefix="shardmm-hang-") as status:
-        # OMPI_MCA_odls_base_sigkill_timeout=0: once the job aborts, Open MPI's mpirun signals
-        # its ranks (SIGCONT, SIGTERM, SIGKILL) without a 1 s pause after each (other MPIs
-        # ignore the variable).
         env = dict(os.environ, SHARDMM_WATCHDOG=f"{WATCHDOG:g}:abort", SHARDMM_WATCHDOG_DIR=status,
-                   OPENBLAS_NUM_THREADS="1", OMPI_MCA_odls_base_sigkill_timeout="0")
+                   OPENBLAS_NUM_THREADS="1")
         cmd = [mpiexec, "-n", "2", *sys.argv[4:], python, os.path.abspath(__file__), "--child", case]
         try:
             p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -24,11 +24,8 @@ tested; a block without one fails, so a new block cannot drift untested:
                                            -e in a fresh directory that looks like the source
                                            tree (`build` -> the build directory, the source's
                                            top-level entries linked), with an `mpirun` /
-                                           `mpiexec` that oversubscribes first on PATH,
-                                           OPENBLAS_NUM_THREADS=1 and no pause between Open
-                                           MPI's signals that end a failed job
-                                           (OMPI_MCA_odls_base_sigkill_timeout=0); the
-                                           launcher is not on PATH
+                                           `mpiexec` that oversubscribes first on PATH and
+                                           OPENBLAS_NUM_THREADS=1; the launcher is not on PATH
                                            (call it build/shardmm, as a user who built it does) (with --python: a
                                            `python3` that is that interpreter, PYTHONPATH the
                                            build's package); exit 0 passes.
@@ -155,9 +152,6 @@ class Runner:
         self.env = dict(os.environ)
         self.env["PATH"] = f"{self.shims}{os.pathsep}{self.env.get('PATH', '')}"
         self.env["OPENBLAS_NUM_THREADS"] = "1"
-        # Open MPI's mpirun, once a rank fails, signals the job's ranks (SIGCONT, SIGTERM,
-        # SIGKILL) waiting 1 s after each, even when all have exited: no wait.
-        self.env["OMPI_MCA_odls_base_sigkill_timeout"] = "0"
         if args.python:  # python3 is the interpreter the package was built for
             (self.shims / "python3").symlink_to(args.python)
             paths = [args.python_path, self.env.get("PYTHONPATH")]
