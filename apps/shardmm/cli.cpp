@@ -81,7 +81,7 @@ void add_algo_options(CLI::App* s, Cfg& c) {
                 "SUMMA A/B-stationary: C's columns (rows) per owner in one chunk (0: chosen)")
       ->check(CLI::NonNegativeNumber);
   s->add_option("--ring-chunk", c.ring_chunk,
-                "the ring's chunk at p = 2, its reduce-scatter pass at p > 2 (0: chosen)")
+                "the ring's chunk at p = 2, its pass at p > 2 (0: chosen)")
       ->check(CLI::NonNegativeNumber);
   s->add_option("--strassen-step", c.strassen_step,
                 "strassen's first step: auto|breadth-first (7 groups of P/7 ranks)|depth-first")

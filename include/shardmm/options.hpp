@@ -92,8 +92,9 @@ struct Options {
   /// 4, 2 or 1 x 384, else 256) and the ReduceScatter form's chunk of C's split dimension (0:
   /// 4, 2 or 1 x 384). Longer rings: the ReduceScatter form's pass, the columns (rows) of C's
   /// unsplit dimension whose sums circulate at once (0: all of them when their buffers fit in
-  /// half the rank's A + B + C, else the widest multiple of 384 that fits); the AllGather forms
-  /// move whole tiles.
+  /// half the rank's A + B + C, else the widest multiple of 384 that fits); the AllGather
+  /// forms' pass, the k of the tiles that circulate at once (0: all of it when two arriving
+  /// tiles fit in half the rank's A + B + C, else the widest multiple of 384 that fits).
   std::int64_t ring_chunk = 0;
   /// Block size of the layouts an algorithm redistributes into (0: block layouts).
   std::int64_t block = 0;

@@ -92,8 +92,8 @@ struct PlanRequest {
   /// Options::stationary_chunk: SUMMA A/B-stationary's chunk of C's columns (rows) per owner;
   /// 0 = the algorithm's own rule (blocking::stationary_chunk_width).
   std::int64_t stationary_chunk = 0;
-  /// Options::ring_chunk: the ring's chunk at p = 2, its ReduceScatter form's pass at p > 2;
-  /// 0 = the algorithm's own rules (blocking::ring_chunk_width, rs_chunk_width, rs_pass_width).
+  /// Options::ring_chunk: the ring's chunk at p = 2, its pass at p > 2; 0 = the algorithm's
+  /// own rules (blocking::ring_chunk_width, rs_chunk_width, rs_pass_width, ag_pass_width).
   std::int64_t ring_chunk = 0;
   /// The machine the costs are for. gemm fills it once per call from SHARDMM_PROFILE
   /// (MachineProfile::from_environment); a request made by hand gets the built-in defaults.

@@ -51,8 +51,8 @@ def gemm(A, B, C=None, alpha=1, beta=0, transa="N", transb="N", algorithm="auto"
     sharded, 25d, strassen (Strassen-Winograd: a looser error bound, docs/ALGORITHMS.md).
     memory_limit: bytes per rank (int, or "512M", "2G"). allow_fast: auto may pick strassen.
     Further options (gemm's Options, one meaning each): panel (SUMMA's k-panel width),
-    stationary_chunk (SUMMA A/B-stationary's chunk), ring_chunk (the 2-rank ring's chunk),
-    block, stationary, overlap, ring_axis, ring_form, bidirectional, wire ("f32", "bf16",
+    stationary_chunk (SUMMA A/B-stationary's chunk), ring_chunk (the 2-rank ring's chunk,
+    a longer ring's pass), block, stationary, overlap, ring_axis, ring_form, bidirectional, wire ("f32", "bf16",
     "f16": float32 operands travel in 16 bits), wait ("spin", "sleep", "auto": how the ranks
     wait for messages; auto follows SHARDMM_WAIT), grid=(rows, cols, k_slices) (2.5D's),
     strassen_step ("auto", "breadth_first", "depth_first"), blas_threads, fast_crossover.

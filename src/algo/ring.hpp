@@ -64,6 +64,17 @@ inline index_t rs_pass(const Layout& C, int cd, index_t k, int p, index_t ring_c
   return std::min<index_t>(std::max<index_t>(other, 1), w);
 }
 
+/// The AllGather forms' pass at p > 2: how much of k (of an m x n x k product) the tiles of
+/// `map` carry at once; Options::ring_chunk, else blocking::ag_pass_width from global
+/// extents, at most k.
+inline index_t ag_pass(const DimMap& map, index_t m, index_t n, index_t k, int p,
+                       index_t ring_chunk) {
+  const index_t w = ring_chunk > 0 ? ring_chunk
+                                   : blocking::ag_pass_width(double(widest(map)), double(k),
+                                                             abc_share(m, n, k, p));
+  return std::min<index_t>(std::max<index_t>(k, 1), w);
+}
+
 /// The AllGather forms' local product. AG-A: a tile of op(A)'s rows (`ext` of them) times
 /// op(B)[k0 : k0+kw, :]; AG-B: op(A)[:, k0 : k0+kw] times a tile of op(B)'s columns. Into
 /// `out` (ld ldo) with beta; at(i) is C's local row (AG-A) or column (AG-B) i. The other

@@ -12,7 +12,7 @@
 namespace shardmm::algo {
 namespace {
 
-using ring_detail::rs_pass, ring_detail::splitting;
+using ring_detail::ag_pass, ring_detail::rs_pass, ring_detail::splitting;
 
 DimSpec over(const std::string& label, const std::string& axis) {
   return DimSpec{label, DimSpec::Kind::Block, {axis}, 0, 0};
@@ -53,6 +53,28 @@ std::string axis_note(const MeshShape& mesh, const std::string& asked, const std
   if (!asked.empty() || mesh.long_axes().size() < 2) return "";
   return "; axis " + axis + " chosen as the longest of mesh " + mesh.to_string() +
          " (set Options::ring_axis / --ring-axis to choose), replicated over the others";
+}
+
+// The passes a ring longer than 2 runs in, for Setup::detail ("" when one): over C's unsplit
+// columns (rows) for the reduce-scatter form's sums (rs_pass), over k for the AllGather forms'
+// tiles (ag_pass). From global extents: every rank says the same.
+std::string passes_note(const Problem& p, const Setup& setup, RingForm form, int size,
+                        index_t ring_chunk) {
+  if (size <= 2) return "";
+  auto note = [](index_t all, index_t w, const char* of) {
+    return w >= all ? std::string()
+                    : " in " + std::to_string((all + w - 1) / w) + " passes of " +
+                          std::to_string(w) + of;
+  };
+  if (form == RingForm::ReduceScatter) {
+    const int cd = splitting(setup.C, 0).empty() ? 1 : 0;
+    return note(cd == 0 ? p.n : p.m, rs_pass(setup.C, cd, p.k, size, ring_chunk),
+                cd == 0 ? " columns" : " rows");
+  }
+  const bool ag_a = form == RingForm::AllGatherA;
+  const bool k_col = ag_a ? p.opA == Op::N : p.opB != Op::N;
+  const DimMap& map = (ag_a ? setup.A : setup.B).map(k_col ? 0 : 1);
+  return note(p.k, ag_pass(map, p.m, p.n, p.k, size, ring_chunk), " of k");
 }
 
 // At p = 2 an AllGather form takes the non-circulating operand Y as the caller holds it when
@@ -131,14 +153,7 @@ Setup ring_setup(const Problem& p, const Options& o) {
   setup.A = stored_layout(p.opA, p.mesh, p.m, p.k, a);
   setup.B = stored_layout(p.opB, p.mesh, p.k, p.n, b);
   setup.C = Layout(p.mesh, p.m, p.n, c);
-  if (ring.form == RingForm::ReduceScatter && p.mesh.sizes[x] > 2) {  // the sums in passes?
-    const int cd = splitting(setup.C, 0).empty() ? 1 : 0;
-    const index_t other = cd == 0 ? p.n : p.m;
-    const index_t w = rs_pass(setup.C, cd, p.k, p.mesh.sizes[x], o.ring_chunk);
-    if (w < other)
-      setup.detail += " in " + std::to_string((other + w - 1) / w) + " passes of " +
-                      std::to_string(w) + (cd == 0 ? " columns" : " rows");
-  }
+  setup.detail += passes_note(p, setup, ring.form, p.mesh.sizes[x], o.ring_chunk);
   setup.detail += axis_note(p.mesh, o.ring_axis, X);
   setup.grid = "ring over " + X + " (" + std::to_string(p.mesh.sizes[x]) + ")";
   setup.own = std::move(ring);

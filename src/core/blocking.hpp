@@ -95,6 +95,18 @@ inline std::int64_t rs_pass_width(double tile, double other, double abc_share) {
   return std::max<std::int64_t>(kKBlock, static_cast<std::int64_t>(budget / kKBlock) * kKBlock);
 }
 
+/// The pass of the AllGather ring forms at p > 2 (ring_allgather.cpp): how much of k the
+/// circulating tiles carry at once. A pass's buffers are two arriving tiles (one multiplied,
+/// one in flight), `tile` (the circulating operand's widest non-k extent) per unit of k: all
+/// of `k` when they fit in half of a rank's share of A + B + C (`abc_share` elements), else
+/// the widest multiple of kKBlock that fits, at least kKBlock (narrower passes only add
+/// messages: p - 1 each). From global extents only, so every rank cuts the same passes.
+inline std::int64_t ag_pass_width(double tile, double k, double abc_share) {
+  const double budget = 0.5 * abc_share / std::max(2.0 * tile, 1.0);
+  if (k <= budget) return static_cast<std::int64_t>(std::max(k, 1.0));
+  return std::max<std::int64_t>(kKBlock, static_cast<std::int64_t>(budget / kKBlock) * kKBlock);
+}
+
 /// The narrowest chunk SUMMA's stationary forms stream (below it the chunks' messages and
 /// agreements, not their words, set the time).
 constexpr std::int64_t kMinChunk = 32;

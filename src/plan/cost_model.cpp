@@ -190,16 +190,19 @@ Costs ring(const Request& r, const Candidate& c) {
   }
   // AllGather forms (ring.cpp): the operands plus, at p = 2, the swap's k-chunks of width w
   // (one message each; at most 6 tiles' worth of buffers: two arriving, two packed, the
-  // whole operand's chunk); at p > 2 two arriving tiles and a cyclic block's product. A
-  // streamed other operand (p = 2, split along k) adds the peer's half of its k for this
-  // rank's C columns (AG-A) or rows (AG-B), one more message and 2.5 x `other` per chunk.
+  // whole operand's chunk); at p > 2, per pass of u of k, two arriving tiles and p - 1
+  // messages, and a cyclic block's product. A streamed other operand (p = 2, split along k)
+  // adds the peer's half of its k for this rank's C columns (AG-A) or rows (AG-B), one more
+  // message and 2.5 x `other` per chunk.
   const bool ag_a = c.ring_form == RingForm::AllGatherA;
   x.tiles = {up(m, p) * k, k * up(n, p), ag_a ? m * up(n, p) : up(m, p) * n};
   const bool streamed = p == 2 && r.ring_streamed[static_cast<int>(c.ring_form) - 1];
   const double tile = ag_a ? up(m, p) : up(n, p), other = ag_a ? up(n, p) : up(m, p);
   const double w =
       ring_width(r, blocking::ring_chunk_width(tile, share, streamed ? 2.5 * other : 0.0));
+  const double u = ring_width(r, blocking::ag_pass_width(tile, k, share));
   if (p == 2) x.messages = (streamed ? 2 : 1) * up(k, w);
+  if (p > 2) x.messages = (p - 1) * std::max(1.0, up(k, u));
   x.words = (ag_a ? m : n) * k * f + (streamed ? up(k, p) * other : 0.0);
   // At p = 2 (ring_swap.cpp, block layouts): one incoming chunk, two when there are several,
   // each with a packed outgoing one unless the circulating operand's k runs along its stored
@@ -208,7 +211,7 @@ Costs ring(const Request& r, const Candidate& c) {
   const bool k_is_col = ag_a ? r.opA == Op::N : r.opB != Op::N;
   const double swap = std::min(chunks, 2.0) * tile * wmax * (k_is_col || chunks <= 1 ? 1 : 2);
   x.memory = x.tiles.sum() + (p == 2  ? swap + (streamed ? 2.5 * other * w : 0.0)
-                              : p > 2 ? 2 * tile * k + tile * other
+                              : p > 2 ? 2 * tile * std::min(u, k) + tile * other
                                       : 0.0);
   return x;
 }

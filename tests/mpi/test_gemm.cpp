@@ -24,7 +24,7 @@ const Shape kShapes[] = {{1, 1, 1},  {7, 5, 3},    {13, 1, 17}, {1, 11, 6},
 struct Knobs {
   index_t panel = 4;             // many panels even at small k (not the ring's: rejected there)
   index_t stationary_chunk = 4;  // SUMMA A/B-stationary: many chunks
-  index_t ring_chunk = 4;        // the ring at p = 2: many chunks
+  index_t ring_chunk = 4;        // the ring: many chunks (p = 2), many passes (p > 2)
   index_t mb = 3, nb = 2;
   Stationary stationary = Stationary::Auto;
   bool bidirectional = false;

@@ -66,14 +66,17 @@ std::vector<Case> cases() {
       o.ring_form = f;
       out.push_back({"ring " + std::to_string(int(f)), o, line_shape(), std::nullopt});
     }
-  // The reduce-scatter ring's sums in pieces: chunks of C's rows at p = 2, passes over its
-  // columns at p > 2 (several, and a ragged last one).
+  // Every ring form in pieces: at p = 2 the swap's chunks (of k; of C's rows for the sums), at
+  // p > 2 passes (over k for the tiles, over C's columns for the sums): several, and a ragged
+  // last one.
   if (P > 1)
-    for (index_t chunk : {index_t(64), index_t(100)}) {
-      Options o = with(Algorithm::Ring);
-      o.ring_form = RingForm::ReduceScatter, o.ring_chunk = chunk;
-      out.push_back({"ring rs chunk " + std::to_string(chunk), o, line_shape(), std::nullopt});
-    }
+    for (RingForm f : {RingForm::AllGatherA, RingForm::AllGatherB, RingForm::ReduceScatter})
+      for (index_t chunk : {index_t(64), index_t(100)}) {
+        Options o = with(Algorithm::Ring);
+        o.ring_form = f, o.ring_chunk = chunk;
+        out.push_back({"ring " + std::to_string(int(f)) + " chunk " + std::to_string(chunk), o,
+                       line_shape(), std::nullopt});
+      }
   if (P > 1) {  // 2.5D: two k-slices when P is even, else P
     Options o = with(Algorithm::Gemm25D);
     o.grid_k = P % 2 == 0 ? 2 : P;

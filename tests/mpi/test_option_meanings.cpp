@@ -1,6 +1,6 @@
 // One meaning per option name: Options::panel cuts SUMMA C-stationary's k-panels and nothing
 // else, Options::stationary_chunk SUMMA A/B-stationary's chunks, Options::ring_chunk the
-// two-rank ring's swap and a longer reduce-scatter ring's passes; each is seen in the messages of
+// two-rank ring's swap and a longer ring's passes; each is seen in the messages of
 // its own algorithm and in no other's. Bad values (negative widths, a panel given to the ring, a
 // grid given to Strassen) fail with the same InvalidArgument on every rank before anything moves.
 #include <gtest/gtest.h>
@@ -46,6 +46,15 @@ void expect_only_own_width(const Mesh& mesh, const char* a, const char* b, const
   EXPECT_EQ(messages(mesh, a, b, c, with(base, others)), plain) << to_string(base.algorithm);
 }
 
+// Each ring form on layouts it runs in place along axis x.
+struct RingCase {
+  RingForm form;
+  const char *a, *b, *c;
+};
+constexpr RingCase kRingForms[] = {{RingForm::AllGatherA, "A[I_X,J]", "B[I,J_X]", "C[I,J_X]"},
+                                   {RingForm::AllGatherB, "A[I_X,J]", "B[I,J_X]", "C[I_X,J]"},
+                                   {RingForm::ReduceScatter, "A[I,J_X]", "B[I_X,J]", "C[I_X,J]"}};
+
 TEST(OptionMeanings, PanelIsSummasOnly) {
   if (world_size() < 2) GTEST_SKIP() << "one rank sends nothing";
   const Mesh grid = Mesh::grid2d(MPI_COMM_WORLD);
@@ -72,29 +81,25 @@ TEST(OptionMeanings, RingChunkIsTheRings) {
   const int P = world_size();
   if (P % 2 != 0) GTEST_SKIP() << "rings of two ranks need an even rank count";
   const Mesh mesh(MPI_COMM_WORLD, MeshShape({"x", "y"}, {2, P / 2}));
-  const struct {
-    RingForm form;
-    const char *a, *b, *c;
-  } forms[] = {{RingForm::AllGatherA, "A[I_X,J]", "B[I,J_X]", "C[I,J_X]"},
-               {RingForm::AllGatherB, "A[I_X,J]", "B[I,J_X]", "C[I_X,J]"},
-               {RingForm::ReduceScatter, "A[I,J_X]", "B[I_X,J]", "C[I_X,J]"}};
-  for (const auto& f : forms) {
+  for (const RingCase& f : kRingForms) {
     Options o;
     o.algorithm = Algorithm::Ring, o.ring_axis = "x", o.ring_form = f.form;
     expect_only_own_width(mesh, f.a, f.b, f.c, o, {.ring_chunk = 1}, {.stationary_chunk = 1});
   }
 }
 
-// A ring of more than two ranks: ring_chunk cuts the reduce-scatter form's passes over C's
-// columns (each pass p - 1 more messages); SUMMA's chunk does not reach it.
-TEST(OptionMeanings, RingChunkIsTheLongReduceScattersPass) {
+// A ring of more than two ranks: ring_chunk cuts every form's passes, over k for the
+// AllGather forms' tiles and over C's columns for the reduce-scatter form's sums (each pass
+// p - 1 more messages); SUMMA's chunk does not reach it.
+TEST(OptionMeanings, RingChunkIsTheLongRingsPass) {
   const int P = world_size();
   if (P < 3) GTEST_SKIP() << "a ring of two is the swap above";
   const Mesh line(MPI_COMM_WORLD, MeshShape({"x"}, {P}));
-  Options o;
-  o.algorithm = Algorithm::Ring, o.ring_axis = "x", o.ring_form = RingForm::ReduceScatter;
-  expect_only_own_width(line, "A[I,J_X]", "B[I_X,J]", "C[I_X,J]", o, {.ring_chunk = 5},
-                        {.stationary_chunk = 1});
+  for (const RingCase& f : kRingForms) {
+    Options o;
+    o.algorithm = Algorithm::Ring, o.ring_axis = "x", o.ring_form = f.form;
+    expect_only_own_width(line, f.a, f.b, f.c, o, {.ring_chunk = 5}, {.stationary_chunk = 1});
+  }
 }
 
 TEST(OptionMeanings, BadValuesFailOnEveryRank) {

@@ -130,7 +130,7 @@ typedef struct shardmm_options {
   shardmm_wire wire; /* f32 products: the operands' format between ranks (default F32) */
   int64_t stationary_chunk; /* SUMMA A/B-stationary: C's columns (rows) per owner and chunk
                                (0: default) */
-  int64_t ring_chunk;       /* ring: p = 2's swap chunk, the reduce-scatter pass (0: default) */
+  int64_t ring_chunk;       /* ring: p = 2's swap chunk, p > 2's pass (0: default) */
   shardmm_strassen_step strassen_step; /* STRASSEN: its first step (default AUTO) */
   shardmm_wait wait;                   /* how the call's ranks wait for messages (default AUTO) */
 } shardmm_options;
