@@ -223,7 +223,7 @@ Setup strassen_setup(const Problem& p, const Options& o);
 template <Scalar T>
 void summa_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 template <Scalar T>
-void summa_stationary_run(const Operands<T>& x, const Setup& setup, Timers& t);
+void summa_stationary_run(const Operands<T>& x, const Setup& setup, bool overlap, Timers& t);
 template <Scalar T>
 void cannon_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t);
 template <Scalar T>

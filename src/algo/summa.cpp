@@ -343,7 +343,8 @@ void summa_pipeline(const Operands<T>& x, const std::vector<Panel>& steps, const
 
 template <Scalar T>
 void summa_run(const Operands<T>& x, const Setup& setup, const Options& o, Timers& t) {
-  if (setup.as<SummaSetup>().stationary != Stationary::C) return summa_stationary_run(x, setup, t);
+  if (setup.as<SummaSetup>().stationary != Stationary::C)
+    return summa_stationary_run(x, setup, o.overlap, t);
   const Mesh& mesh = x.C.mesh();
   const MeshShape& shape = mesh.shape();
   const Layout& LC = x.C.layout();

@@ -18,9 +18,14 @@
 // B-stationary is the mirror image: A's chunks of rows move to [I replicated, K over R with
 // B's k map], the chunk x n_loc partial is reduce-scattered along the process column onto C's
 // rows [b, e).
-// No overlap: each chunk's phases depend on each other.
+// Overlap: where messages cross a network, chunk i + 1's alignment (step 1) runs while chunk
+// i multiplies on a worker thread (the calling thread alone calls MPI), in a second Realigned
+// buffer; the reduce-scatter (step 3) needs the chunk's product and does not overlap.
 #include <algorithm>
+#include <exception>
+#include <functional>
 #include <optional>
+#include <thread>
 
 #include "algo/algo.hpp"
 #include "algo/pack.hpp"
@@ -32,22 +37,22 @@
 #include "matrix/pooled.hpp"
 #include "memory/workspace.hpp"
 #include "shardmm/redistribute.hpp"
+#include "trace/trace.hpp"
 
 namespace shardmm::algo {
 namespace {
 
 // The moving operand M redistributed so its k dim follows the stationary operand's k map,
-// into workspace slot Realigned (allocated on every rank before anything moves).
+// into workspace slot `slot` (allocated on every rank before anything moves).
 template <Scalar T>
-DistMatrix<T> align_k(const DistMatrix<T>& M, int km, const Layout& S, int ks) {
+DistMatrix<T> align_k(const DistMatrix<T>& M, int km, const Layout& S, int ks, memory::Slot slot) {
   ShardingSpec spec;
   spec.dims[km] = S.spec().dims[ks];
   spec.dims[km].label = "K";
   spec.dims[1 - km] = DimSpec{km == 0 ? "J" : "I", DimSpec::Kind::Replicated, {}, 0, 0};
   const Layout L(M.layout().mesh(), M.rows(), M.cols(), spec);
   std::optional<DistMatrix<T>> out;
-  prologue(M.mesh().comm(),
-           [&] { out.emplace(matrix::pooled<T>(M.mesh(), L, memory::Slot::Realigned)); });
+  prologue(M.mesh().comm(), [&] { out.emplace(matrix::pooled<T>(M.mesh(), L, slot)); });
   {
     const comm::OperandMoves operand;  // M is A or B: it may travel in a 16-bit wire format
     redistribute(M, *out);
@@ -141,16 +146,48 @@ struct StationaryStream {
   index_t kl;  // the stationary operand's local k
 };
 
-// One chunk, `part` of M from local index `begin`: align it, multiply, reduce-scatter the
-// partial sums along C's `dim` axes and add this rank's share onto C from `begin` on.
+// Chunk `part` of M (from local index `begin`) aligned to S's k split, into `slot`.
+template <Scalar T>
+DistMatrix<T> align_chunk(const StationaryStream<T>& s, const Layout& part, index_t begin,
+                          std::int64_t step, memory::Slot slot, Timers& t) {
+  const DistMatrix<T> view = chunk_view(s.M, s.sd, part, begin);
+  return t.timed(&Timers::comm, "align", step,
+                 [&] { return align_k(view, s.km, s.S.layout(), s.ks, slot); });
+}
+
+// Runs `f` (a GEMM: no MPI, no trace spans) on a worker thread while this thread runs
+// `beside` (the next chunk's alignment: its messages), then waits for `f`; the wait is GEMM
+// time. Only this thread calls MPI.
+void beside_gemm(const std::function<void()>& f, const std::function<void()>& beside,
+                 std::int64_t step, Timers& t) {
+  std::exception_ptr failed;
+  std::thread worker([&] {
+    const trace::Muted muted;
+    try {
+      f();
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  try {
+    beside();
+  } catch (...) {
+    worker.join();
+    throw;
+  }
+  t.timed(&Timers::gemm, "gemm", step, [&] { worker.join(); });
+  if (failed) std::rethrow_exception(failed);
+}
+
+// One chunk, `part` of M from local index `begin`, aligned as Mc: multiply (beside `beside`,
+// when given, on a worker thread), reduce-scatter the partial sums along C's `dim` axes and add
+// this rank's share onto C from `begin` on. `beside` aligns the next chunk through the Pack and
+// Unpack slots, which may grow (and move) there: the reduction takes them after it.
 template <Scalar T>
 void run_chunk(const StationaryStream<T>& s, const Layout& part, index_t begin, std::int64_t step,
-               Timers& t) {
+               const DistMatrix<T>& Mc, const std::function<void()>& beside, Timers& t) {
   const Operands<T>& x = s.x;
   const Mesh& mesh = x.C.mesh();
-  const DistMatrix<T> view = chunk_view(s.M, s.sd, part, begin);
-  const DistMatrix<T> Mc = t.timed(&Timers::comm, "align", step,
-                                   [&] { return align_k(view, s.km, s.S.layout(), s.ks); });
   const DistMatrix<T>& A = s.a_stays ? x.A : Mc;
   const DistMatrix<T>& B = s.a_stays ? Mc : x.B;
   const DimMap& map = part.map(s.sd);
@@ -159,15 +196,24 @@ void run_chunk(const StationaryStream<T>& s, const Layout& part, index_t begin, 
   const index_t mine_w = part.map(s.sd).local_extent(x.C.layout().dim_coord(s.dim, mesh.coords()));
   const std::vector<std::int64_t> counts = owner_counts(rows, cols, map, s.dim);
   T *D = nullptr, *send = nullptr, *mine = nullptr;  // partial sums, packed by owner, my block
-  prologue(mesh.comm(), [&] {
-    D = memory::get<T>(memory::Slot::Partial, rows * cols);
+  const auto take_sums = [&] {
     send = memory::get<T>(memory::Slot::Pack, rows * cols);
     mine = memory::get<T>(memory::Slot::Unpack, *std::max_element(counts.begin(), counts.end()));
+  };
+  prologue(mesh.comm(), [&] {
+    D = memory::get<T>(memory::Slot::Partial, rows * cols);
+    if (!beside) take_sums();
   });
-  t.timed(&Timers::gemm, "gemm", step, [&] {
+  const auto multiply = [&] {
     blas::gemm(x.opA, x.opB, rows, cols, s.kl, x.alpha, A.data(), A.ld(), B.data(), B.ld(), T(0), D,
                std::max<index_t>(rows, 1));
-  });
+  };
+  if (beside) {
+    beside_gemm(multiply, beside, step, t);
+    prologue(mesh.comm(), take_sums);
+  } else {
+    t.timed(&Timers::gemm, "gemm", step, multiply);
+  }
   t.timed(&Timers::comm, "reduce", step, [&] {
     pack_by_owner(D, rows, cols, map, s.dim, send);
     const MPI_Comm comm = mesh.axis_comm(axis_names(mesh.shape(), x.C.layout().dim_axes(s.dim)));
@@ -195,7 +241,7 @@ index_t stationary_chunk(const Problem& p, const Options& o, const Setup& s, Sta
 }
 
 template <Scalar T>
-void summa_stationary_run(const Operands<T>& x, const Setup& setup, Timers& t) {
+void summa_stationary_run(const Operands<T>& x, const Setup& setup, bool overlap, Timers& t) {
   const SummaSetup& own = setup.as<SummaSetup>();
   const bool a_stays = own.stationary == Stationary::A;
   const DistMatrix<T>& S = a_stays ? x.A : x.B;
@@ -212,14 +258,33 @@ void summa_stationary_run(const Operands<T>& x, const Setup& setup, Timers& t) {
   const index_t other = a_stays ? widest(x.C.layout().row_map()) : widest(x.C.layout().col_map());
   prologue(x.C.mesh().comm(), [&] { comm::reserve_reduce_scatter<T>(other * width); });
   blas::scale(x.C.local_rows(), x.C.local_cols(), x.beta, x.C.data(), x.C.ld());
-  if (chunks.empty() && map.extent > 0) return run_chunk(s, M.layout(), 0, -1, t);
-  for (std::size_t i = 0; i < chunks.size(); ++i)
-    run_chunk(s, chunk_layout(M.layout(), s.sd, chunks[i]), chunks[i].begin,
-              static_cast<std::int64_t>(i), t);
+  if (chunks.empty()) {
+    if (map.extent == 0) return;
+    const DistMatrix<T> Mc = align_chunk(s, M.layout(), 0, -1, memory::Slot::Realigned, t);
+    return run_chunk(s, M.layout(), 0, -1, Mc, {}, t);
+  }
+  // Where messages cross a network (polls), chunk i + 1 aligns while chunk i multiplies, into
+  // the other Realigned slot; else one chunk at a time.
+  const bool pipelined = polls(x.C.mesh(), overlap) && chunks.size() > 1;
+  const memory::Slot slots[2] = {memory::Slot::Realigned, memory::Slot::Realigned1};
+  auto part = [&](std::size_t i) { return chunk_layout(M.layout(), s.sd, chunks[i]); };
+  auto align = [&](std::size_t i) {
+    const std::int64_t step = static_cast<std::int64_t>(i);
+    return align_chunk(s, part(i), chunks[i].begin, step, slots[pipelined ? i % 2 : 0], t);
+  };
+  std::optional<DistMatrix<T>> next = align(0);
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const DistMatrix<T> Mc = std::move(*next);
+    next.reset();
+    std::function<void()> beside;
+    if (pipelined && i + 1 < chunks.size()) beside = [&] { next.emplace(align(i + 1)); };
+    run_chunk(s, part(i), chunks[i].begin, static_cast<std::int64_t>(i), Mc, beside, t);
+    if (!next && i + 1 < chunks.size()) next.emplace(align(i + 1));
+  }
 }
 
 #define SHARDMM_INSTANTIATE(T) \
-  template void summa_stationary_run<T>(const Operands<T>&, const Setup&, Timers&);
+  template void summa_stationary_run<T>(const Operands<T>&, const Setup&, bool, Timers&);
 SHARDMM_FOR_EACH_SCALAR(SHARDMM_INSTANTIATE)
 #undef SHARDMM_INSTANTIATE
 

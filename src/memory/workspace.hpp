@@ -14,13 +14,14 @@ namespace shardmm::memory {
 /// Pack / Unpack: a redistribution's send and receive buffers (or an algorithm's exchange
 /// buffers outside any redistribution); Reduction0/1: a hand-written reduction's running sums
 /// (comm/collectives.cpp); OperandA/B/C: the front end's copies of the operands in the
-/// algorithm's layouts; Realigned: an operand an algorithm moves into another layout as one of
-/// its steps; StagedA0/A1/B0/B1/C0/C1: operands or results an algorithm stages in layouts of
-/// its own (two per operand: a staged one can be staged again); Pieces: an all-gather's
-/// receive buffer; Stream/StreamIn/StreamOut0/1: an operand streamed alongside a swap, its
-/// assembled chunk, one incoming and two outgoing pieces; WideA/B/C: a 16-bit product's
-/// operands widened to f32 for the f32 product (front/gemm_half.cpp); MergedX/C: a batched
-/// product's batched operand and result stacked into one matrix (front/batched_merge.cpp).
+/// algorithm's layouts; Realigned (and Realigned1, the next while one is in use): an operand an
+/// algorithm moves into another layout as one of its steps; StagedA0/A1/B0/B1/C0/C1: operands or
+/// results an algorithm stages in layouts of its own (two per operand: a staged one can be staged
+/// again); Pieces: an all-gather's receive buffer; Stream/StreamIn/StreamOut0/1: an operand
+/// streamed alongside a swap, its assembled chunk, one incoming and two outgoing pieces; WideA/B/C:
+/// a 16-bit product's operands widened to f32 for the f32 product (front/gemm_half.cpp); MergedX/C:
+/// a batched product's batched operand and result stacked into one matrix
+/// (front/batched_merge.cpp).
 enum class Slot : int {
   Panel0,
   Panel1,
@@ -35,6 +36,7 @@ enum class Slot : int {
   OperandB,
   OperandC,
   Realigned,
+  Realigned1,
   StagedA0,
   StagedA1,
   StagedB0,

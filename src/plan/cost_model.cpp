@@ -90,6 +90,18 @@ double chunk_send(bool k_down, bool split, bool narrow, double tile, double copi
   return runs ? 0.0 : tile * copies;
 }
 
+// SUMMA A/B-stationary's chunks (summa_stationary.cpp): each one's alignment, then its GEMM,
+// then its reduce-scatter, none overlapped; where messages cross a network
+// (PlanRequest::relays_in_gemm) and there are several chunks, the next chunk's alignment
+// travels during this chunk's GEMM (`aligned` words in all), into a second aligned buffer
+// (`buffer` elements).
+void pipeline(const Request& r, double chunks, double aligned, double buffer, Costs& x) {
+  x.overlapped = false;
+  if (!r.relays_in_gemm || chunks <= 1) return;
+  x.streamed = aligned * (chunks - 1) / chunks;  // the first chunk's alignment waits
+  x.memory += buffer;
+}
+
 Costs summa(const Request& r, const Candidate& c) {
   const double m = double(r.m), n = double(r.n), k = double(r.k), p = c.pm, q = c.pn;
   const double ml = up(m, p), nl = up(n, q), kq = up(k, q), kp = up(k, p);
@@ -114,7 +126,7 @@ Costs summa(const Request& r, const Candidate& c) {
           pieces > 0 ? 0.0 : chunk_send(r.opB == Op::N, std::fmod(p, q) != 0, w < nl, kp * w, p));
       x.memory = x.tiles.sum() + kq * nj + ml * nj + pack + unpack + 2 * ml * w + pieces;
       x.messages = 2 * (p + q) * up(nl, w);
-      x.overlapped = false;
+      pipeline(r, up(nl, w), kq * n * (1 - 1 / (p * q)), kq * nj, x);
       break;
     }
     case Stationary::B: {
@@ -127,7 +139,7 @@ Costs summa(const Request& r, const Candidate& c) {
           pieces > 0 ? 0.0 : chunk_send(r.opA != Op::N, std::fmod(q, p) != 0, w < ml, kq * w, q));
       x.memory = x.tiles.sum() + mj * kp + mj * nl + pack + unpack + 2 * nl * w + pieces;
       x.messages = 2 * (p + q) * up(ml, w);
-      x.overlapped = false;
+      pipeline(r, up(ml, w), kp * m * (1 - 1 / (p * q)), mj * kp, x);
       break;
     }
     default: {

@@ -24,11 +24,12 @@ enum class Cat : std::uint8_t { Call, Phase, Step, Comm, Wait, Blas, Io };
 const char* category_name(Cat c);
 
 namespace detail {
-constexpr int kRecord = 1;    // a trace is being recorded
-constexpr int kWatch = 2;     // the watchdog watches this rank
-inline int mode = 0;          // set by trace::Call for the duration of an outermost call
-constexpr int kOff = -1;      // a span that records nothing
-constexpr int kWatched = -2;  // a span the watchdog sees but no trace records
+constexpr int kRecord = 1;               // a trace is being recorded
+constexpr int kWatch = 2;                // the watchdog watches this rank
+inline int mode = 0;                     // set by trace::Call for the duration of an outermost call
+inline thread_local bool muted = false;  // this thread records nothing (trace::Muted)
+constexpr int kOff = -1;                 // a span that records nothing
+constexpr int kWatched = -2;             // a span the watchdog sees but no trace records
 int open(const char* name, Cat cat, std::int64_t step) noexcept;
 void close(int id) noexcept;
 void arg(int id, const char* key, double value, bool integral) noexcept;
@@ -38,12 +39,28 @@ void blocked(int id, const char* op, const std::string& what, MPI_Comm comm,
              const std::vector<int>& peers) noexcept;
 }  // namespace detail
 
+/// While it lives, spans opened on this thread record nothing: for a worker thread that runs
+/// a GEMM beside the call's own thread (the recorder and the watchdog follow one thread's
+/// stack of spans).
+class Muted {
+ public:
+  Muted() noexcept : was_(detail::muted) { detail::muted = true; }
+  ~Muted() { detail::muted = was_; }
+  Muted(const Muted&) = delete;
+  Muted& operator=(const Muted&) = delete;
+  Muted(Muted&&) = delete;
+  Muted& operator=(Muted&&) = delete;
+
+ private:
+  bool was_;
+};
+
 struct Flight;
 
 class Span {
  public:
   Span(const char* name, Cat cat, std::int64_t step = -1) noexcept {
-    if (detail::mode != 0) [[unlikely]]
+    if (detail::mode != 0 && !detail::muted) [[unlikely]]
       id_ = detail::open(name, cat, step);
   }
   ~Span() {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "algo/algo.hpp"
+#include "blas/blas.hpp"
 #include "front/resolve.hpp"
 #include "memory/workspace.hpp"
 #include "mpi/gemm_check.hpp"
@@ -29,6 +30,7 @@ struct Case {
   Options options;
   MeshShape mesh;
   std::optional<algo::Layouts25D> layouts;  // none: the setup's own on `mesh`
+  bool polled = false;  // as across nodes (blas::Blocking::on_node): the GEMMs poll
 };
 
 MeshShape grid_shape() { return Mesh::grid2d(MPI_COMM_WORLD).shape(); }
@@ -58,6 +60,13 @@ std::vector<Case> cases() {
       out.push_back({"summa " + std::to_string(int(s)) + " chunk " + std::to_string(chunk), o,
                      grid_shape(), std::nullopt});
     }
+  // The same chunks as across nodes: the next chunk aligns while this one multiplies.
+  for (Stationary s : {Stationary::A, Stationary::B}) {
+    Options o = with(Algorithm::Summa);
+    o.stationary = s, o.stationary_chunk = 28;
+    out.push_back({"summa " + std::to_string(int(s)) + " chunk 28 polled", o, grid_shape(),
+                   std::nullopt, true});
+  }
   const MeshShape g = grid_shape();
   if (g.sizes[0] == g.sizes[1]) out.push_back({"cannon", with(Algorithm::Cannon), g, std::nullopt});
   if (P > 1)
@@ -134,7 +143,7 @@ double measure(const DistMatrix<T>& A, const DistMatrix<T>& B, DistMatrix<T>& C,
 }
 
 template <class T>
-void check_case(const Case& c) {
+void measure_case(const Case& c) {
   const Mesh mesh(MPI_COMM_WORLD, c.mesh);
   const algo::Layouts25D l = native_layouts(c);
   DistMatrix<T> A(mesh, l.A), B(mesh, l.B), C(mesh, l.C);
@@ -172,6 +181,14 @@ void check_case(const Case& c) {
                            std::to_string(predicted.added_bytes);
   EXPECT_LE(most, estimate) << what;
   EXPECT_GE(most, 0.9 * estimate) << what;
+}
+
+template <class T>
+void check_case(const Case& c) {
+  const blas::Blocking saved = blas::blocking();
+  blas::set_blocking({saved.flops, saved.min_width, c.polled});
+  measure_case<T>(c);
+  blas::set_blocking(saved);
 }
 
 template <class T>

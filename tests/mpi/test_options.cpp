@@ -11,6 +11,7 @@
 #include "comm/collectives.hpp"
 #include "comm/exchange.hpp"
 #include "comm/wait.hpp"
+#include "memory/workspace.hpp"
 #include "mpi/gemm_check.hpp"
 #include "mpi/npy_test_util.hpp"
 
@@ -99,6 +100,36 @@ TEST(Options, OverlappedGemmsPollTheMessagesInFlight) {
       EXPECT_EQ(polls_of(cs, false), 0) << cs.name << " without overlap";
     }
   }
+  blas::set_blocking(saved);
+}
+
+// SUMMA A/B-stationary's chunks: where the GEMMs poll (a mesh across nodes, or
+// blas::Blocking::on_node), chunk i + 1 aligns into a second buffer (workspace slot
+// Realigned1) while chunk i multiplies on a worker thread, and the product is the same;
+// otherwise one chunk at a time, and the second buffer is never taken.
+TEST(Options, StationaryChunksAlignBesideTheGemm) {
+  if (world_size() < 2) GTEST_SKIP() << "one rank moves nothing";
+  const blas::Blocking saved = blas::blocking();
+  const Mesh grid = Mesh::grid2d(MPI_COMM_WORLD);
+  DistMatrix<double> A{grid, 150, 130, "bc(8,8)"}, B{grid, 130, 140, "bc(8,8)"},
+      C{grid, 150, 140, "bc(8,8)"};
+  A.fill([](index_t i, index_t j) { return entry<double>(i, j, 1); });
+  B.fill([](index_t i, index_t j) { return entry<double>(i, j, 2); });
+  C.fill([](index_t i, index_t j) { return entry<double>(i, j, 3); });
+  const auto c0 = C.gather();
+  for (Stationary st : {Stationary::A, Stationary::B})
+    for (const bool polled : {true, false}) {
+      blas::set_blocking({saved.flops, saved.min_width, polled});
+      DistMatrix<double> out = C;
+      Options o;
+      o.algorithm = Algorithm::Summa, o.stationary = st, o.stationary_chunk = 8;
+      memory::release();
+      const GemmReport r = gemm(Op::N, Op::N, 0.5, A, B, -1.0, out, o);
+      EXPECT_LE(gemm_error(Op::N, Op::N, 0.5, A, B, -1.0, c0, out), 10.0) << r.to_string();
+      double second = double(memory::held_bytes(memory::Slot::Realigned1)), most = 0;
+      ASSERT_EQ(MPI_Allreduce(&second, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), MPI_SUCCESS);
+      EXPECT_EQ(most > 0, polled) << r.to_string();
+    }
   blas::set_blocking(saved);
 }
 
