@@ -120,13 +120,15 @@ bool run_multiply_out_of_core(const MultiplyConfig& cfg) {
     c0 = describe_file(operand(cfg, cfg.c_in, cfg.shape_c, cfg.offset_c), MPI_COMM_WORLD);
   const Op opA = cfg.transa, opB = cfg.transb;
   const bool fortran = cfg.format == "raw" ? cfg.order == "F" : cfg.fortran_out;
-  const OocPlan plan = plan_files(MPI_COMM_WORLD, opA, a, opB, b, c0, fortran, o, cfg.out_of_core);
+  const IoMethod io = parse_io_method(cfg.io);
+  const OocPlan plan =
+      plan_files(MPI_COMM_WORLD, opA, a, opB, b, c0, fortran, o, cfg.out_of_core, io);
   if (!plan.out_of_core && !streams_in_core(cfg)) return false;
   MatrixFile out = cfg.format == "raw" ? MatrixFile::raw_file(cfg.output, a.dtype, 0, 0, fortran)
                                        : MatrixFile::npy(cfg.output);
   out.fortran_order = fortran;
   FileGemmSettings s;
-  s.io = parse_io_method(cfg.io);
+  s.io = io;
   s.force_out_of_core = cfg.out_of_core;
   s.direct_writes = cfg.write == "direct";
   Progress progress;
