@@ -83,7 +83,8 @@ int run_plan(const PlanConfig& cfg) {
       (void)plan_out_of_core(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r));
       if (world_rank() != 0) return 0;
       std::printf("in core: %s\n", e.what());
-      print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile);
+      print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile,
+                             parse_io_method(cfg.io));
       return 0;
     }
   }
@@ -96,7 +97,8 @@ int run_plan(const PlanConfig& cfg) {
       throw IoError("cannot write the plan to stdout");
     if (memory_limit(r) > 0 &&  // streamed from files (docs/OUT_OF_CORE.md)
         plan_out_of_core(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r)).out_of_core)
-      print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile);
+      print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile,
+                             parse_io_method(cfg.io));
     return 0;
   }
   auto candidate = [](const Candidate& c) {
