@@ -1,11 +1,12 @@
-// measure_read_copy_rates: what each read path copies out of the page cache per second per
-// rank, every rank reading at once. One probe file in the directory holds a C-order f64 matrix
-// of kProbeCols columns (32 KiB rows), `bytes_per_rank` of rows per rank; each rank writes its
+// measure_read_copy_rates: what each read path costs per byte it reads from the page cache,
+// every rank reading at once. One probe file in the directory holds a C-order f64 matrix of
+// kProbeCols columns (128 KiB rows), `bytes_per_rank` of rows per rank; each rank writes its
 // rows through the page cache (pwrite), then reads them back through each path's reader
-// (ooc/panel_reader.hpp, the stream's own) in panels of kPanelRows x kPanelCols: 512 runs of
-// 8 KiB, 32 KiB apart, as the stream reads a k-panel of a C-order operand. One panel at a time,
-// so that a rank's time is its reader's copying. Per path the slowest rank's time, median of
-// three after a warm-up; the file is removed whatever happens.
+// (ooc/panel_reader.hpp, the stream's own) in panels of kPanelRows x kPanelCols: 256 runs of
+// 16 KiB, 128 KiB apart, as the stream reads a panel of a C-order operand (the first product of
+// docs/OUT_OF_CORE.md reads runs of 3-19 KiB, 16-128 KiB apart; a 4 MiB mmap window then holds
+// 32 runs). One panel at a time. Per path the slowest rank's cost, median of kProbeReps after
+// a warm-up; the file is removed whatever happens.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -29,8 +30,8 @@
 namespace shardmm {
 namespace {
 
-constexpr index_t kProbeCols = 4096, kPanelRows = 512, kPanelCols = 1024;
-constexpr int kProbeReps = 3;
+constexpr index_t kProbeCols = 16384, kPanelRows = 256, kPanelCols = 2048;
+constexpr int kProbeReps = 5;
 
 // Rank 0 removes the probe file when this leaves scope (after the readers, declared later).
 struct ProbeFile {
@@ -107,7 +108,7 @@ double read_cost(IoMethod io, ooc::PanelReader& reader, index_t row0, index_t ro
     if (err.empty()) err = e;
     return MPI_Wtime() - t0;
   }
-  constexpr int kAlone = 16;
+  constexpr int kAlone = 48;
   double t0 = MPI_Wtime();
   for (int g = 0; g < kAlone; ++g) load.run();
   const double one = (MPI_Wtime() - t0) / kAlone;
