@@ -190,6 +190,10 @@ void add_plan(CLI::App& app, PlanConfig& c) {
   p->add_option("--memory-limit", c.memory_limit, kBytesHelp)->check(bytes_check());
   p->add_option("--memory-growth", c.memory_growth, kGrowthHelp)->check(growth_check());
   p->add_option("--profile", c.profile, "machine profile JSON from `shardmm calibrate`");
+  p->add_option("--io", c.io,
+                "with --memory-limit, out of core: the read path (posix, mpiio, mmap) the "
+                "streamed plan is priced for")
+      ->check(CLI::IsMember({"posix", "mpiio", "mmap"}));
   p->add_option("--rows", c.rows, "candidates to list")->check(CLI::PositiveNumber);
   p->add_option("--grid", c.grid,
                 "PxQ: inputs already block-cyclic on this grid (as bench's defaults); PxQxR "

@@ -4,7 +4,8 @@
 // around a ring across hosts while it receives from the previous one (the profile's: what a
 // rank gets in a ring or chain broadcast while the ranks of a host share its link), about
 // 1 GFLOP of 512^3 local GEMMs per type on every rank at once (the slowest), and Strassen's
-// crossover (one Winograd step against one GEMM, f64, growing n).
+// crossover (one Winograd step against one GEMM, f64, growing n), the disk of the profile's
+// directory and each read path's page-cache copy rate there (measure_read_copy_rates).
 #include "commands.hpp"
 
 #include <mpi.h>
@@ -82,7 +83,8 @@ int run_plan(const PlanConfig& cfg) {
       (void)plan_out_of_core(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r));
       if (world_rank() != 0) return 0;
       std::printf("in core: %s\n", e.what());
-      print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile);
+      print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile,
+                             parse_io_method(cfg.io));
       return 0;
     }
   }
@@ -95,7 +97,8 @@ int run_plan(const PlanConfig& cfg) {
       throw IoError("cannot write the plan to stdout");
     if (memory_limit(r) > 0 &&  // streamed from files (docs/OUT_OF_CORE.md)
         plan_out_of_core(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r)).out_of_core)
-      print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile);
+      print_out_of_core_plan(r.m, r.n, r.k, r.dtype, r.ranks, memory_limit(r), r.profile,
+                             parse_io_method(cfg.io));
     return 0;
   }
   auto candidate = [](const Candidate& c) {
@@ -334,14 +337,17 @@ int run_calibrate(const CalibrateConfig& cfg) {
   const std::string dir = std::filesystem::path(cfg.output).parent_path().string();
   if (const double d = measure_disk_bandwidth(dir.empty() ? "." : dir); d > 0)
     p.disk_bytes_per_s = d;  // the disk of the profile's directory (docs/OUT_OF_CORE.md)
+  p.read_copy_bytes_per_s = measure_read_copy_rates(MPI_COMM_WORLD, dir.empty() ? "." : dir);
   p.source = cfg.output.empty() ? "calibrate" : cfg.output;
   if (rank == 0)
     std::printf("calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s per rank in a ring "
                 "shift across hosts (%.3g GB/s one pair alone), GEMM GFLOP/s per rank f32 %.1f "
-                "f64 %.1f c64 %.1f c128 %.1f, Strassen crossover %lld, disk %.3g GB/s\n",
+                "f64 %.1f c64 %.1f c128 %.1f, Strassen crossover %lld, disk %.3g GB/s, "
+                "page-cache reads per rank posix %.3g mpiio %.3g mmap %.3g GB/s\n",
                 size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, pair_bytes_per_s * 1e-9, p.gflops[0],
                 p.gflops[1], p.gflops[2], p.gflops[3], static_cast<long long>(p.strassen_crossover),
-                p.disk_bytes_per_s * 1e-9);
+                p.disk_bytes_per_s * 1e-9, p.read_copy_bytes_per_s.posix * 1e-9,
+                p.read_copy_bytes_per_s.mpiio * 1e-9, p.read_copy_bytes_per_s.mmap * 1e-9);
   if (cfg.output.empty()) return 0;
   int failed = 0;  // rank 0 writes (temporary file, then rename); every rank reports the outcome
   if (rank == 0) {

@@ -14,6 +14,7 @@ struct PlanConfig {
   std::string memory_limit;   ///< bytes, or with K/M/G suffix
   std::string memory_growth;  ///< Auto's cap on added memory, e.g. 2 or unlimited
   std::string profile;        ///< JSON from `calibrate`; default SHARDMM_PROFILE or built-ins
+  std::string io = "posix";   ///< out of core: the read path the streamed plan is priced for
   int rows = 12;
   bool json = false;                  ///< one JSON object instead of the table
   bool allow_fast = false;            ///< price Strassen too

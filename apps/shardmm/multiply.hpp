@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "shardmm/ooc.hpp"
 #include "shardmm/plan.hpp"
 #include "shardmm/types.hpp"
 
@@ -55,9 +56,11 @@ struct MultiplyConfig {
 bool run_multiply_out_of_core(const MultiplyConfig& cfg);
 
 /// `plan --memory-limit`: in-core vs out-of-core for an m x n x k product, bytes read and
-/// written per rank, passes over A and B and the predicted time (rank 0 prints).
+/// written per rank, passes over A and B and the predicted time with panels read through `io`,
+/// and each read path's own plan's predicted time (rank 0 prints).
 void print_out_of_core_plan(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
-                            std::int64_t budget, const MachineProfile& profile);
+                            std::int64_t budget, const MachineProfile& profile,
+                            IoMethod io = IoMethod::Posix);
 
 /// Collective: bytes per second a rank writes (then reads back, its pages dropped from the
 /// page cache with posix_fadvise) a 32 MiB file in `dir`; the slowest rank's figure.

@@ -120,13 +120,15 @@ bool run_multiply_out_of_core(const MultiplyConfig& cfg) {
     c0 = describe_file(operand(cfg, cfg.c_in, cfg.shape_c, cfg.offset_c), MPI_COMM_WORLD);
   const Op opA = cfg.transa, opB = cfg.transb;
   const bool fortran = cfg.format == "raw" ? cfg.order == "F" : cfg.fortran_out;
-  const OocPlan plan = plan_files(MPI_COMM_WORLD, opA, a, opB, b, c0, fortran, o, cfg.out_of_core);
+  const IoMethod io = parse_io_method(cfg.io);
+  const OocPlan plan =
+      plan_files(MPI_COMM_WORLD, opA, a, opB, b, c0, fortran, o, cfg.out_of_core, io);
   if (!plan.out_of_core && !streams_in_core(cfg)) return false;
   MatrixFile out = cfg.format == "raw" ? MatrixFile::raw_file(cfg.output, a.dtype, 0, 0, fortran)
                                        : MatrixFile::npy(cfg.output);
   out.fortran_order = fortran;
   FileGemmSettings s;
-  s.io = parse_io_method(cfg.io);
+  s.io = io;
   s.force_out_of_core = cfg.out_of_core;
   s.direct_writes = cfg.write == "direct";
   Progress progress;
@@ -141,15 +143,32 @@ bool run_multiply_out_of_core(const MultiplyConfig& cfg) {
 namespace shardmm::cli {
 
 void print_out_of_core_plan(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
-                            std::int64_t budget, const MachineProfile& profile) {
-  const OocPlan p = plan_out_of_core(m, n, k, dtype, ranks, budget);
+                            std::int64_t budget, const MachineProfile& profile, IoMethod io) {
+  auto plan = [&](IoMethod via) {
+    return plan_out_of_core(m, n, k, dtype, ranks, budget, false, false, false, true, 0, via);
+  };
+  const OocPlan p = plan(io);
   std::printf("\nmemory: %s\n", p.out_of_core ? "out of core" : "in core");
   std::printf("  %s\n", p.to_string().c_str());
   std::printf("  per rank: read %.1f MiB, write %.1f MiB; passes over A %d, over B %d\n",
               mib(double(p.bytes_read)), mib(double(p.bytes_written)), p.passes_a, p.passes_b);
-  std::printf("  predicted %.3g s at %.3g GB/s disk (%s)\n",
+  const MachineProfile::ReadCopyRates& r = profile.read_copy_bytes_per_s;
+  std::printf("  predicted %.3g s at %.3g GB/s disk, page-cache reads posix %.3g, mpiio %.3g, "
+              "mmap %.3g GB/s (%s)\n",
               predict_out_of_core_seconds(p, dtype, profile), profile.disk_bytes_per_s * 1e-9,
-              profile.source.c_str());
+              r.posix * 1e-9, r.mpiio * 1e-9, r.mmap * 1e-9, profile.source.c_str());
+  std::string each = "  each read path's own plan (--io):";
+  for (const IoMethod via : {IoMethod::Posix, IoMethod::MpiIo, IoMethod::Mmap}) {
+    const OocPlan q = plan(via);
+    char part[160];
+    const int w =
+        std::snprintf(part, sizeof part, " %s %.3g s (%lldx%lld, k-panels %lld)%s",
+                      to_string(via).c_str(), predict_out_of_core_seconds(q, dtype, profile),
+                      static_cast<long long>(q.bm), static_cast<long long>(q.bn),
+                      static_cast<long long>(q.kb), via == IoMethod::Mmap ? "" : ";");
+    if (w > 0) each += part;
+  }
+  std::printf("%s\n", each.c_str());
 }
 
 double measure_disk_bandwidth(const std::string& dir) {

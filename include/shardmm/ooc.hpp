@@ -78,6 +78,9 @@ struct OocPlan {
   /// The last `ranks` blocks (one per rank) are each cut into this many strips of the computed
   /// result's columns (1: not cut), so the ranks end a strip's GEMM apart, not a block's.
   index_t tail_strips = 1;
+  /// The read path the schedule is priced for: its copies out of the page cache cost the
+  /// profile's read_copy_bytes_per_s for it, and MPI-IO's reads do not overlap the GEMMs.
+  IoMethod io = IoMethod::Posix;
   int passes_a = 0, passes_b = 0;                  ///< times op(A) / op(B) is read whole
   std::int64_t bytes_read = 0, bytes_written = 0;  ///< by the busiest rank
   std::string to_string() const;
@@ -135,24 +138,36 @@ struct FileGemmSettings {
 /// The plan of an m x n x k product of `dtype` on `ranks` ranks under `budget` bytes per rank
 /// (0: Options/SHARDMM_MEMORY_LIMIT): in core when there is no budget or in_core_bytes fits
 /// it, else out of core; either way the streamed schedule's shape, for an output in
-/// `out_fortran_order`, with `cached` (0-1) of the operands' bytes in the page cache. Pure, no
-/// files. Throws OutOfMemory when the budget cannot hold one panel.
+/// `out_fortran_order`, with `cached` (0-1) of the operands' bytes in the page cache, its
+/// panels read through `io` (SHARDMM_PROFILE's rates). Pure, no files. Throws OutOfMemory when
+/// the budget cannot hold one panel.
 OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
                          std::int64_t budget, bool with_c0 = false, bool c0_staging = false,
                          bool force_out_of_core = false, bool out_fortran_order = true,
-                         double cached = 0);
+                         double cached = 0, IoMethod io = IoMethod::Posix);
 
-/// Predicted seconds of a plan's out-of-core run: reads and writes at the profile's
-/// disk_bytes_per_s, the local GEMMs at its rate for `dtype`, overlapped.
+/// Predicted seconds of a plan's out-of-core run with `profile`'s rates: the local GEMMs at its
+/// rate for `dtype` and the copies of plan.io's reads and of the writes, against the disk time
+/// at its disk_bytes_per_s, overlapped.
 double predict_out_of_core_seconds(const OocPlan& plan, Dtype dtype, const MachineProfile& profile);
 
 /// Collective: the plan gemm_files would follow (no data moves; the files described). `c0`
 /// with an empty path: no C0. `out_fortran_order`: the result's order (a C0 in the other
 /// order needs a staging block). Throws InvalidArgument / DimensionMismatch on a bad
 /// product, OutOfMemory when the budget cannot hold one panel (the message says the minimum).
+/// `io`: the read path the schedule is priced for (FileGemmSettings::io).
 OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,
                    const MatrixFile& c0, bool out_fortran_order, const Options& options = {},
-                   bool force_out_of_core = false);
+                   bool force_out_of_core = false, IoMethod io = IoMethod::Posix);
+
+/// Collective: what each read path copies out of the page cache per second per rank, every
+/// rank reading at once (the slowest rank's rate): a probe file in `dir` holds about
+/// `bytes_per_rank` per rank, written through the page cache, and each rank reads its part
+/// through each IoMethod's reader in panels of short runs, as the stream reads a k-panel of a
+/// C-order operand. The probe file is removed whatever happens. Throws IoError (the same on
+/// every rank) when it cannot be written or read.
+MachineProfile::ReadCopyRates measure_read_copy_rates(MPI_Comm comm, const std::string& dir,
+                                                      std::int64_t bytes_per_rank = 64 << 20);
 
 /// Collective over `comm`: out <- alpha op(A) op(B) + beta C0 (C0: `c0`, read when
 /// beta != 0; it must not be `out`). `out` is written as .npy (raw = false) or raw, in its

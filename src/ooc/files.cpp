@@ -151,28 +151,34 @@ std::string OocPlan::to_string() const {
   }
   (void)std::snprintf(buf, sizeof buf,
                       "%s, streamed: %lld blocks of %lldx%lld, k-panels %lld, passes A %d B %d, "
-                      "read %lld B, written %lld B per rank (budget %lld, minimum %lld; "
+                      "read (%s) %lld B, written %lld B per rank (budget %lld, minimum %lld; "
                       "in core needs %lld); predicted %.3g s = max(GEMM+copies %.3g s, disk "
                       "%.3g s) + first read, last write and end wait %.3g s; operands %.0f%% in "
                       "the page cache; last blocks in %lld strips",
                       path, static_cast<long long>(blocks), static_cast<long long>(bm),
                       static_cast<long long>(bn), static_cast<long long>(kb), passes_a, passes_b,
-                      static_cast<long long>(bytes_read), static_cast<long long>(bytes_written),
-                      static_cast<long long>(budget), static_cast<long long>(min_budget),
-                      static_cast<long long>(in_core_bytes), predicted_seconds, predicted_compute,
-                      predicted_disk, predicted_edges, 100.0 * cached,
-                      static_cast<long long>(tail_strips));
+                      shardmm::to_string(io).c_str(), static_cast<long long>(bytes_read),
+                      static_cast<long long>(bytes_written), static_cast<long long>(budget),
+                      static_cast<long long>(min_budget), static_cast<long long>(in_core_bytes),
+                      predicted_seconds, predicted_compute, predicted_disk, predicted_edges,
+                      100.0 * cached, static_cast<long long>(tail_strips));
   return buf;
 }
 
 namespace {
 
+// The product's sizes and the profile's rates for it, its reads through `io`.
 plan::OocProblem ooc_problem(index_t m, index_t n, index_t k, Dtype dtype, int ranks, bool with_c0,
-                             bool c0_staging, const MachineProfile& profile) {
+                             bool c0_staging, const MachineProfile& profile, IoMethod io) {
   plan::OocProblem q{m,     n, k,       static_cast<std::int64_t>(dtype_size(dtype)),
                      ranks, 0, with_c0, with_c0 && c0_staging};
   q.flops_per_s = profile.flops_per_s(dtype);
   q.disk_bytes_per_s = profile.disk_bytes_per_s;
+  const MachineProfile::ReadCopyRates& r = profile.read_copy_bytes_per_s;
+  q.read_copy_bytes_per_s = io == IoMethod::Mmap    ? r.mmap
+                            : io == IoMethod::MpiIo ? r.mpiio
+                                                    : r.posix;
+  q.reads_block = io == IoMethod::MpiIo;  // Open MPI completes them inside the call
   return q;
 }
 
@@ -195,11 +201,11 @@ double cached_share(MPI_Comm comm, const std::vector<const MatrixFile*>& files) 
 
 OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
                          std::int64_t budget, bool with_c0, bool c0_staging, bool force_out_of_core,
-                         bool out_fortran_order, double cached) {
+                         bool out_fortran_order, double cached, IoMethod io) {
   OocPlan p;
-  p.m = m, p.n = n, p.k = k, p.ranks = ranks;
-  plan::OocProblem q =
-      ooc_problem(m, n, k, dtype, ranks, with_c0, c0_staging, MachineProfile::from_environment());
+  p.m = m, p.n = n, p.k = k, p.ranks = ranks, p.io = io;
+  plan::OocProblem q = ooc_problem(m, n, k, dtype, ranks, with_c0, c0_staging,
+                                   MachineProfile::from_environment(), io);
   q.d_is_c = out_fortran_order;
   q.cached = cached;
   PlanRequest r;
@@ -222,7 +228,7 @@ OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks
     q.budget = std::max(p.min_budget,
                         q.budget == 0 ? p.in_core_bytes : std::min(q.budget, p.in_core_bytes));
   OocPlan s = plan::ooc_schedule(q);
-  s.cached = q.cached;
+  s.cached = q.cached, s.io = io;
   s.budget = p.budget;
   s.in_core_bytes = p.in_core_bytes;
   s.out_of_core = !fits;
@@ -232,7 +238,7 @@ OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks
 double predict_out_of_core_seconds(const OocPlan& plan, Dtype dtype,
                                    const MachineProfile& profile) {
   plan::OocProblem q =
-      ooc_problem(plan.m, plan.n, plan.k, dtype, plan.ranks, false, false, profile);
+      ooc_problem(plan.m, plan.n, plan.k, dtype, plan.ranks, false, false, profile, plan.io);
   q.cached = plan.cached;
   OocPlan s = plan;
   if (s.bm == 0) return 0;  // an empty product
@@ -242,13 +248,13 @@ double predict_out_of_core_seconds(const OocPlan& plan, Dtype dtype,
 
 OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,
                    const MatrixFile& c0, bool out_fortran_order, const Options& options,
-                   bool force_out_of_core) {
+                   bool force_out_of_core, IoMethod io) {
   OocPlan p;
   product_dims(opA, A, opB, B, p);
   const double cached = cached_share(comm, {&A, &B, &c0});
   return plan_out_of_core(p.m, p.n, p.k, A.dtype, comm::comm_size(comm), options.memory_limit,
                           !c0.path.empty(), c0.fortran_order != out_fortran_order,
-                          force_out_of_core, out_fortran_order, cached);
+                          force_out_of_core, out_fortran_order, cached, io);
 }
 
 FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,
@@ -268,7 +274,7 @@ FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, co
   job.B = describe_file(B, comm);
   if (job.with_c0) job.C0 = describe_file(c0, comm);
   job.plan = plan_files(comm, opA, job.A, opB, job.B, job.C0, out.fortran_order, options,
-                        settings.force_out_of_core);
+                        settings.force_out_of_core, settings.io);
   if (job.with_c0 &&
       (job.C0.rows != job.plan.m || job.C0.cols != job.plan.n || job.C0.dtype != job.A.dtype))
     throw DimensionMismatch("C0 ('" + job.C0.path + "') is " + dims(job.C0.rows, job.C0.cols) +

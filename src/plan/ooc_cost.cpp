@@ -22,10 +22,10 @@ namespace {
 
 constexpr index_t kMinSide = 16;                      // smallest block side / panel width
 constexpr index_t kMaxPanelElems = index_t{1} << 30;  // one MPI read's count stays an int
-// A rank copies what it reads and writes between the page cache and its buffers on the core its
-// GEMM runs on (the kernel's read/write copy and writeback, or the mmap reader's): bytes
-// per second (the system time of a 2.5 GiB product from page-cached files: 1.4 GB/s per core).
-constexpr double kCopyBytesPerS = 1.5e9;
+// A rank copies what it writes from its buffers into the page cache, and the kernel writes it
+// back, on the cores its GEMMs run on: bytes per second (the system time of a 2.5 GiB product
+// from page-cached files: 1.4 GB/s per core). Reads cost the read path's rate (OocProblem).
+constexpr double kWriteCopyBytesPerS = 1.5e9;
 // Each step (a block x k-panel) costs two reads' set-up (views, requests): seconds.
 constexpr double kStepSeconds = 100e-6;
 // The buffers are touched once (huge pages, zeroed by the kernel): bytes per second.
@@ -107,26 +107,30 @@ double panel_efficiency(index_t kb, index_t k) {
   return kb >= 32 ? 0.55 : 0.35;
 }
 
-// The reads of cached bytes cost their copies (in the GEMM's term), the others the disk too.
-// Edges: the first panels' read, the last block's write and sync, the first touch of the
-// buffers, and on several ranks the wait for the others' last item (half of it: the ranks take
-// items as they finish, so they end at most one apart).
+// Every byte read costs the read path's copy and every byte written the write's (in the GEMM's
+// term); the bytes read that the page cache does not hold cost the disk too, overlapped with
+// the GEMMs unless the reads block. Edges: the first panels' read, the last block's write and
+// sync, the first touch of the buffers, and on several ranks the wait for the others' last item
+// (half of it: the ranks take items as they finish, so they end at most one apart).
 void ooc_predict(const OocProblem& p, OocPlan& s) {
   const double disk = std::max(p.disk_bytes_per_s, 1.0), elem = static_cast<double>(p.elem);
+  const double copy = std::max(p.read_copy_bytes_per_s, 1.0);
   const double c = std::clamp(p.cached, 0.0, 1.0);   // the share of reads the page cache serves
   const index_t mine = ceil_div(s.blocks, p.ranks);  // the busiest rank's blocks
-  const double moved = static_cast<double>(s.bytes_read + s.bytes_written);
-  s.predicted_compute = static_cast<double>(mine) * block_seconds(p, s) + moved / kCopyBytesPerS +
-                        static_cast<double>(mine * ceil_div(p.k, s.kb)) * kStepSeconds;
-  s.predicted_disk =
-      (static_cast<double>(s.bytes_read) * (1.0 - c) + static_cast<double>(s.bytes_written)) / disk;
+  const auto read = static_cast<double>(s.bytes_read),
+             written = static_cast<double>(s.bytes_written);
+  const double read_disk = read * (1.0 - c) / disk;
+  s.predicted_compute = static_cast<double>(mine) * block_seconds(p, s) + read / copy +
+                        written / kWriteCopyBytesPerS +
+                        static_cast<double>(mine * ceil_div(p.k, s.kb)) * kStepSeconds +
+                        (p.reads_block ? read_disk : 0);
+  s.predicted_disk = (p.reads_block ? 0 : read_disk) + written / disk;
   const double first = static_cast<double>((s.bm + s.bn) * s.kb) * elem;
   const double wait =
       p.ranks > 1 ? 0.5 * block_seconds(p, s) / static_cast<double>(s.tail_strips) : 0;
-  s.predicted_edges = first * ((1.0 - c) / disk + c / kCopyBytesPerS) +
-                      static_cast<double>(s.bm * s.bn) * elem / disk +
-                      static_cast<double>(ooc_buffer_bytes(p, s.bm, s.bn, s.kb)) / kTouchBytesPerS +
-                      wait;
+  s.predicted_edges =
+      first * ((1.0 - c) / disk + 1.0 / copy) + static_cast<double>(s.bm * s.bn) * elem / disk +
+      static_cast<double>(ooc_buffer_bytes(p, s.bm, s.bn, s.kb)) / kTouchBytesPerS + wait;
   s.predicted_seconds = std::max(s.predicted_compute, s.predicted_disk) + s.predicted_edges;
 }
 

@@ -20,6 +20,12 @@ struct OocProblem {
   bool d_is_c = true;       ///< the output is in Fortran order (the stream computes C, not C^T)
   double flops_per_s = 30e9, disk_bytes_per_s = 1e9;
   double cached = 0;  ///< the share of the operands' bytes in the page cache (0-1)
+  /// What a rank's read path copies out of the page cache per second (the profile's
+  /// read_copy_bytes_per_s of the I/O method), on the cores the GEMMs run on.
+  double read_copy_bytes_per_s = 1.5e9;
+  /// The reads complete inside the call that starts them (MPI-IO: Open MPI's collective reads),
+  /// so they do not overlap the GEMMs: their disk time adds to the GEMMs' instead.
+  bool reads_block = false;
 };
 
 /// How many strips the stream cuts each of its last `ranks` blocks into (OocPlan::tail_strips).
@@ -49,9 +55,10 @@ double panel_efficiency(index_t kb, index_t k);
 OocPlan ooc_schedule(const OocProblem& p);
 
 /// Fills in the predicted seconds of a schedule's shape (bm, bn, kb, blocks, bytes): the
-/// busiest rank's GEMMs at the panel width's efficiency plus the copies that share its core,
-/// against the disk time of its bytes not in the page cache and of its writes (the larger of
-/// the two: they overlap), plus what cannot overlap (the first panels' read, the last block's
+/// busiest rank's GEMMs at the panel width's efficiency plus the copies that share its core
+/// (reads at the read path's rate), against the disk time of its bytes not in the page cache
+/// and of its writes (the larger of the two: they overlap; reads that block add to the GEMMs
+/// instead), plus what cannot overlap (the first panels' read, the last block's
 /// write, the wait for the other ranks' last strips).
 void ooc_predict(const OocProblem& p, OocPlan& s);
 

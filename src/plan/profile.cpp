@@ -23,6 +23,13 @@ MachineProfile MachineProfile::from_json_file(const std::string& path) {
     p.strassen_crossover = j.value("strassen_crossover", p.strassen_crossover);
     p.disk_bytes_per_s = j.value("disk_bytes_per_s", p.disk_bytes_per_s);
     p.overlap_exposed = j.value("overlap_exposed", p.overlap_exposed);
+    if (j.contains("read_copy_bytes_per_s")) {
+      const auto& r = j.at("read_copy_bytes_per_s");
+      auto& rates = p.read_copy_bytes_per_s;
+      rates.posix = r.value("posix", rates.posix);
+      rates.mpiio = r.value("mpiio", rates.mpiio);
+      rates.mmap = r.value("mmap", rates.mmap);
+    }
   } catch (const nlohmann::json::exception& e) {
     throw IoError("machine profile '" + path + "' is malformed: " + e.what());
   }
@@ -33,6 +40,11 @@ MachineProfile MachineProfile::from_json_file(const std::string& path) {
   // NOLINTNEXTLINE(readability-simplify-boolean-expr): De Morgan's form would let NaN through
   if (!(p.overlap_exposed >= 0 && p.overlap_exposed <= 1))
     throw IoError("machine profile '" + path + "' has an overlap_exposed outside 0 .. 1");
+  const auto& r = p.read_copy_bytes_per_s;
+  // NOLINTNEXTLINE(readability-simplify-boolean-expr): De Morgan's form would let NaN through
+  if (!(r.posix > 0 && r.mpiio > 0 && r.mmap > 0))
+    throw IoError("machine profile '" + path +
+                  "' has a read_copy_bytes_per_s that is not positive");
   p.source = path;
   return p;
 }
@@ -49,6 +61,10 @@ std::string MachineProfile::to_json() const {
       {"strassen_crossover", strassen_crossover},
       {"disk_bytes_per_s", disk_bytes_per_s},
       {"overlap_exposed", overlap_exposed},
+      {"read_copy_bytes_per_s",
+       {{"posix", read_copy_bytes_per_s.posix},
+        {"mpiio", read_copy_bytes_per_s.mpiio},
+        {"mmap", read_copy_bytes_per_s.mmap}}},
       {"gemm_gflops",
        {{"f32", gflops[0]}, {"f64", gflops[1]}, {"c64", gflops[2]}, {"c128", gflops[3]}}}};
   return j.dump(2);

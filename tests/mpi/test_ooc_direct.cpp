@@ -91,9 +91,9 @@ TEST(OocDirect, DirectAndBufferedWritesAreByteIdentical) {
         if (d.bytes_written > 0) {
           EXPECT_GT(d.bytes_written_direct, 0) << what;
         }
-      } else {
-        EXPECT_EQ(all, 0) << what;  // refused at open, or no whole page: all buffered
-      }
+      } else if (!direct_ok || run * 8 < 4096) {  // refused at open, or no whole page
+        EXPECT_EQ(all, 0) << what << " " << d.plan.to_string();  // all buffered
+      }  // else 1-2 pages a run (the read path's plan): a whole page or none, by where it starts
       EXPECT_LE(d.bytes_written_direct, d.bytes_written) << what;
       EXPECT_EQ(b.bytes_written_direct, 0) << what;
       npy::expect_bytes(npy::file("direct.npy"), npy::get_file(npy::file("buffered.npy")), what);

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 
 #include "commands.hpp"
@@ -110,6 +111,34 @@ TEST(OocLimits, PlanPrintsTheOutOfCoreSchedule) {
   EXPECT_TRUE(p.out_of_core);
   EXPECT_GT(p.passes_a, 1);
   EXPECT_LE((p.bm * p.bn + 2 * p.kb * (p.bm + p.bn)) * 8, p.budget);
+}
+
+// `plan --io mmap` prices the streamed schedule for mmap's reads and prints each read path's
+// own plan and prediction, mmap's above posix's (its page-cache copies cost more).
+TEST(OocLimits, PlanIoPricesThatReadPath) {
+  cli::PlanConfig cfg;
+  cfg.m = cfg.n = cfg.k = 100000, cfg.ranks = 4, cfg.memory_limit = "1G", cfg.io = "mmap";
+  ::testing::internal::CaptureStdout();
+  cli::run_plan(cfg);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  if (world_rank() != 0) return;
+  EXPECT_NE(out.find("read (mmap)"), std::string::npos) << out;
+  const std::int64_t budget = std::int64_t{1} << 30;
+  double seconds[3] = {};
+  for (const IoMethod io : {IoMethod::Posix, IoMethod::MpiIo, IoMethod::Mmap}) {
+    const OocPlan p = plan_out_of_core(100000, 100000, 100000, Dtype::F64, 4, budget, false, false,
+                                       false, true, 0, io);
+    seconds[static_cast<int>(io)] = p.predicted_seconds;
+    char said[96];
+    (void)std::snprintf(said, sizeof said, " %s %.3g s (%lldx%lld", to_string(io).c_str(),
+                        p.predicted_seconds, static_cast<long long>(p.bm),
+                        static_cast<long long>(p.bn));
+    EXPECT_NE(out.find(std::string("own plan (--io):") + (io == IoMethod::Posix ? said : "")),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find(said), std::string::npos) << said << "\n" << out;
+  }
+  EXPECT_GT(seconds[static_cast<int>(IoMethod::Mmap)], seconds[static_cast<int>(IoMethod::Posix)]);
 }
 
 }  // namespace
