@@ -5,7 +5,7 @@
 // rank gets in a ring or chain broadcast while the ranks of a host share its link), about
 // 1 GFLOP of 512^3 local GEMMs per type on every rank at once (the slowest), and Strassen's
 // crossover (one Winograd step against one GEMM, f64, growing n), the disk of the profile's
-// directory and each read path's page-cache copy rate there (measure_read_copy_rates).
+// directory and MPI-IO's page-cache read rate there (measure_mpiio_read_rate).
 #include "commands.hpp"
 
 #include <mpi.h>
@@ -337,7 +337,7 @@ int run_calibrate(const CalibrateConfig& cfg) {
   const std::string dir = std::filesystem::path(cfg.output).parent_path().string();
   if (const double d = measure_disk_bandwidth(dir.empty() ? "." : dir); d > 0)
     p.disk_bytes_per_s = d;  // the disk of the profile's directory (docs/OUT_OF_CORE.md)
-  p.read_copy_bytes_per_s = measure_read_copy_rates(MPI_COMM_WORLD, dir.empty() ? "." : dir);
+  p.read_copy_bytes_per_s.mpiio = measure_mpiio_read_rate(MPI_COMM_WORLD, dir.empty() ? "." : dir);
   p.source = cfg.output.empty() ? "calibrate" : cfg.output;
   if (rank == 0)
     std::printf("calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s per rank in a ring "

@@ -160,14 +160,15 @@ OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const Mat
                    const MatrixFile& c0, bool out_fortran_order, const Options& options = {},
                    bool force_out_of_core = false, IoMethod io = IoMethod::Posix);
 
-/// Collective: what each read path copies out of the page cache per second per rank, every
-/// rank reading at once (the slowest rank's rate): a probe file in `dir` holds about
-/// `bytes_per_rank` per rank, written through the page cache, and each rank reads its part
-/// through each IoMethod's reader in panels of short runs, as the stream reads a k-panel of a
-/// C-order operand. The probe file is removed whatever happens. Throws IoError (the same on
-/// every rank) when it cannot be written or read.
-MachineProfile::ReadCopyRates measure_read_copy_rates(MPI_Comm comm, const std::string& dir,
-                                                      std::int64_t bytes_per_rank = 64 << 20);
+/// Collective: the bytes per second per rank MPI-IO's collective reads take from the page
+/// cache, every rank reading at once (the slowest rank's rate; MachineProfile's
+/// read_copy_bytes_per_s.mpiio): a probe file in `dir` holds about `bytes_per_rank` per rank,
+/// written through the page cache, and each rank reads its part through the stream's MPI-IO
+/// reader in panels of short runs, as the stream reads a k-panel of a C-order operand. The
+/// probe file is removed whatever happens. Throws IoError (the same on every rank) when it
+/// cannot be written or read.
+double measure_mpiio_read_rate(MPI_Comm comm, const std::string& dir,
+                               std::int64_t bytes_per_rank = 64 << 20);
 
 /// Collective over `comm`: out <- alpha op(A) op(B) + beta C0 (C0: `c0`, read when
 /// beta != 0; it must not be `out`). `out` is written as .npy (raw = false) or raw, in its

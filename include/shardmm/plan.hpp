@@ -39,11 +39,11 @@ struct MachineProfile {
   /// Out of core: bytes of a matrix file in the page cache one rank reads per second of what
   /// the reading costs its GEMMs, by read path (IoMethod), every rank reading (JSON
   /// "read_copy_bytes_per_s": {"posix", "mpiio", "mmap"}, each optional; calibrate measures
-  /// them; docs/OUT_OF_CORE.md). The defaults were measured on the development machine.
+  /// mpiio's; docs/OUT_OF_CORE.md). The defaults were measured on the development machine.
   struct ReadCopyRates {
-    double posix = 5e9;     ///< a reader thread's preads beside the GEMMs
-    double mpiio = 0.98e9;  ///< collective MPI-IO reads, which block (the GEMMs wait)
-    double mmap = 0.37e9;   ///< a reader thread's copies out of fresh mappings beside the GEMMs
+    double posix = 1.5e9;   ///< a reader thread's preads beside the GEMMs
+    double mpiio = 0.75e9;  ///< collective MPI-IO reads, which block (the GEMMs wait)
+    double mmap = 0.25e9;   ///< a reader thread's copies out of fresh mappings beside the GEMMs
   } read_copy_bytes_per_s;
   /// Of communication that runs during the local GEMM, the share of the smaller of the two
   /// that is not hidden (JSON "overlap_exposed", optional, 0 .. 1): 0 is perfect overlap, 1

@@ -1,22 +1,21 @@
-// measure_read_copy_rates: what each read path costs per byte it reads from the page cache,
+// measure_mpiio_read_rate: what MPI-IO's collective reads of page-cached bytes cost a rank,
 // every rank reading at once. One probe file in the directory holds a C-order f64 matrix of
 // kProbeCols columns (128 KiB rows), `bytes_per_rank` of rows per rank; each rank writes its
-// rows through the page cache (pwrite), then reads them back through each path's reader
-// (ooc/panel_reader.hpp, the stream's own) in panels of kPanelRows x kPanelCols: 256 runs of
-// 16 KiB, 128 KiB apart, as the stream reads a panel of a C-order operand (the first product of
-// docs/OUT_OF_CORE.md reads runs of 3-19 KiB, 16-128 KiB apart; a 4 MiB mmap window then holds
-// 32 runs). One panel at a time. Per path the slowest rank's cost, median of kProbeReps after
-// a warm-up; the file is removed whatever happens.
+// rows through the page cache (pwrite), then reads them back through the stream's own MPI-IO
+// reader (ooc/panel_reader.hpp) in panels of kPanelRows x kPanelCols: 256 runs of 16 KiB,
+// 128 KiB apart, as the stream reads a panel of a C-order operand. Open MPI completes these
+// reads inside the call, so their time is what they cost the run. The slowest rank's time,
+// median of kProbeReps after a warm-up; the file is removed whatever happens. (posix's and
+// mmap's reader threads run beside the GEMMs; what they cost a stream is 3-4 x what such a
+// probe shows, so their rates are the profile's: docs/OUT_OF_CORE.md.)
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "comm/mpi_check.hpp"
@@ -25,7 +24,6 @@
 #include "ooc/run_io.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/ooc.hpp"
-#include "shardmm/runtime.hpp"
 
 namespace shardmm {
 namespace {
@@ -85,56 +83,24 @@ std::string read_rows(ooc::PanelReader& reader, index_t row0, index_t rows,
   return err;
 }
 
-// One kGemmSide^3 GEMM on this rank's operands: what the copies share the cores with.
-constexpr index_t kGemmSide = 256;
-struct GemmLoad {
-  std::vector<double> a, b, c;
-  GemmLoad() : a(static_cast<std::size_t>(kGemmSide * kGemmSide), 1.0), b(a), c(a.size(), 0.0) {}
-  void run() {
-    local_gemm(Op::N, Op::N, kGemmSide, kGemmSide, kGemmSide, 1.0, a.data(), kGemmSide, b.data(),
-               kGemmSide, 0.0, c.data(), kGemmSide);
-  }
-};
-
-// The seconds this rank's reads take (MPI-IO, whose reads block: alone) or add to GEMMs running
-// on its main thread while a thread reads (posix and mmap, whose reader threads share the cores
-// with the GEMMs in a stream): the time of both less the GEMMs done at one GEMM's time alone
-// (timed just before, every rank at once).
-double read_cost(IoMethod io, ooc::PanelReader& reader, index_t row0, index_t rows,
-                 std::vector<double>& buf, GemmLoad& load, std::string& err) {
-  if (io == IoMethod::MpiIo) {
-    const double t0 = MPI_Wtime();
-    const std::string e = read_rows(reader, row0, rows, buf);
-    if (err.empty()) err = e;
-    return MPI_Wtime() - t0;
-  }
-  constexpr int kAlone = 48;
-  double t0 = MPI_Wtime();
-  for (int g = 0; g < kAlone; ++g) load.run();
-  const double one = (MPI_Wtime() - t0) / kAlone;
-  std::atomic<bool> done{false};
-  std::string e;
-  t0 = MPI_Wtime();
-  std::thread reading([&] {
-    e = read_rows(reader, row0, rows, buf);
-    done = true;
-  });
-  int gemms = 0;
-  for (; !done; ++gemms) load.run();
-  reading.join();
+// The seconds this rank's reads through `reader` take.
+double read_cost(ooc::PanelReader& reader, index_t row0, index_t rows, std::vector<double>& buf,
+                 std::string& err) {
+  const double t0 = MPI_Wtime();
+  const std::string e = read_rows(reader, row0, rows, buf);
   if (err.empty()) err = e;
-  return MPI_Wtime() - t0 - gemms * one;
+  return MPI_Wtime() - t0;
 }
 
 // Collective: the slowest rank's read_cost through `io`, median of kProbeReps after a warm-up.
 double read_seconds(MPI_Comm comm, IoMethod io, const MatrixFile& f, index_t row0, index_t rows,
-                    std::vector<double>& buf, GemmLoad& load) {
+                    std::vector<double>& buf) {
   const std::unique_ptr<ooc::PanelReader> reader = ooc::make_reader(io, f, comm);
   std::vector<double> times;
   std::string err;
   for (int rep = 0; rep <= kProbeReps; ++rep) {
     SHARDMM_MPI(MPI_Barrier(comm));
-    double t = read_cost(io, *reader, row0, rows, buf, load, err), worst = 0;
+    double t = read_cost(*reader, row0, rows, buf, err), worst = 0;
     SHARDMM_MPI(MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, comm));
     if (rep > 0) times.push_back(worst);
   }
@@ -147,8 +113,7 @@ double read_seconds(MPI_Comm comm, IoMethod io, const MatrixFile& f, index_t row
 
 }  // namespace
 
-MachineProfile::ReadCopyRates measure_read_copy_rates(MPI_Comm comm, const std::string& dir,
-                                                      std::int64_t bytes_per_rank) {
+double measure_mpiio_read_rate(MPI_Comm comm, const std::string& dir, std::int64_t bytes_per_rank) {
   int rank = 0, size = 1;
   SHARDMM_MPI(MPI_Comm_rank(comm, &rank));
   SHARDMM_MPI(MPI_Comm_size(comm, &size));
@@ -160,16 +125,11 @@ MachineProfile::ReadCopyRates measure_read_copy_rates(MPI_Comm comm, const std::
   write_probe(comm, file, rows, buf);
   const MatrixFile f = MatrixFile::raw_file(file.path, Dtype::F64, rows * size, kProbeCols, false);
   const auto bytes = static_cast<double>(rows * row_bytes);
-  GemmLoad load;
-  auto rate = [&](IoMethod io) {  // a cost under 0.1 ms (spare cores): 0.1 ms
-    return bytes / std::max(read_seconds(comm, io, f, rank * rows, rows, buf, load), 1e-4);
-  };
-  MachineProfile::ReadCopyRates r;
-  r.posix = rate(IoMethod::Posix);
-  r.mpiio = rate(IoMethod::MpiIo);
-  r.mmap = rate(IoMethod::Mmap);
-  SHARDMM_MPI(MPI_Barrier(comm));  // every rank's readers closed before rank 0 removes the file
-  return r;
+  // A cost under 0.1 ms: 0.1 ms.
+  const double rate =
+      bytes / std::max(read_seconds(comm, IoMethod::MpiIo, f, rank * rows, rows, buf), 1e-4);
+  SHARDMM_MPI(MPI_Barrier(comm));  // every rank's reader closed before rank 0 removes the file
+  return rate;
 }
 
 }  // namespace shardmm

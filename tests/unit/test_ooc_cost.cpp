@@ -92,7 +92,7 @@ TEST(OocCost, BlockingReadsAddTheirDiskTime) {
 TEST(OocCost, PlanOutOfCoreTakesTheProfilesRateOfItsIoMethod) {
   const std::string path = ::testing::TempDir() + "/shardmm_ooc_cost_profile.json";
   MachineProfile slow_mmap;
-  slow_mmap.read_copy_bytes_per_s = {3e9, 1.5e9, 0.25e9};
+  slow_mmap.read_copy_bytes_per_s = {3e9, 1.5e9, 0.1e9};
   put(path, slow_mmap.to_json());
   ASSERT_EQ(setenv("SHARDMM_PROFILE", path.c_str(), 1), 0);
   const std::int64_t budget = std::int64_t{128} << 20;
