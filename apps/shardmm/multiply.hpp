@@ -31,7 +31,7 @@ struct MultiplyConfig {
   std::string grid;                    ///< "PxQ" operand mesh, or "PxQxC" 2.5D grid
   index_t panel = 0;                   ///< SUMMA C-stationary's panel width
   index_t stationary_chunk = 0;        ///< SUMMA A/B-stationary's chunk per owner
-  index_t ring_chunk = 0;              ///< the ring's chunk at p = 2, reduce-scatter pass at p > 2
+  index_t ring_chunk = 0;              ///< the ring's chunk at p = 2, its pass at p > 2
   std::string strassen_step = "auto";  ///< auto|breadth-first|depth-first
   std::string stationary = "auto";     ///< SUMMA variant: auto|A|B|C
   std::string ring_axis;

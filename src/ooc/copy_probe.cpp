@@ -70,43 +70,34 @@ void write_probe(MPI_Comm comm, const ProbeFile& f, index_t rows, std::vector<do
 }
 
 // Reads this rank's rows (from row `row0`) of the probe through `reader`, panel by panel, one
-// at a time: "" or the first error.
-std::string read_rows(ooc::PanelReader& reader, index_t row0, index_t rows,
-                      std::vector<double>& buf) {
-  std::string err;
+// at a time: the seconds that took; the first error into `err` (when it is still empty).
+double read_rows(ooc::PanelReader& reader, index_t row0, index_t rows, std::vector<double>& buf,
+                 std::string& err) {
+  const double t0 = MPI_Wtime();
   for (index_t c = 0; c < kProbeCols; c += kPanelCols)
     for (index_t r = row0; r < row0 + rows; r += kPanelRows) {
       reader.start(0, ooc::Sub{r, r + kPanelRows, c, c + kPanelCols}, buf.data());
       const std::string e = reader.wait(0);
       if (err.empty()) err = e;
     }
-  return err;
-}
-
-// The seconds this rank's reads through `reader` take.
-double read_cost(ooc::PanelReader& reader, index_t row0, index_t rows, std::vector<double>& buf,
-                 std::string& err) {
-  const double t0 = MPI_Wtime();
-  const std::string e = read_rows(reader, row0, rows, buf);
-  if (err.empty()) err = e;
   return MPI_Wtime() - t0;
 }
 
-// Collective: the slowest rank's read_cost through `io`, median of kProbeReps after a warm-up.
-double read_seconds(MPI_Comm comm, IoMethod io, const MatrixFile& f, index_t row0, index_t rows,
+// Collective: the slowest rank's read_rows through MPI-IO, median of kProbeReps after a
+// warm-up.
+double read_seconds(MPI_Comm comm, const MatrixFile& f, index_t row0, index_t rows,
                     std::vector<double>& buf) {
-  const std::unique_ptr<ooc::PanelReader> reader = ooc::make_reader(io, f, comm);
+  const std::unique_ptr<ooc::PanelReader> reader = ooc::make_reader(IoMethod::MpiIo, f, comm);
   std::vector<double> times;
   std::string err;
   for (int rep = 0; rep <= kProbeReps; ++rep) {
     SHARDMM_MPI(MPI_Barrier(comm));
-    double t = read_cost(*reader, row0, rows, buf, err), worst = 0;
+    double t = read_rows(*reader, row0, rows, buf, err), worst = 0;
     SHARDMM_MPI(MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, comm));
     if (rep > 0) times.push_back(worst);
   }
   err = io::first_error(comm, err);
-  if (!err.empty())
-    throw IoError("read copy probe '" + f.path + "' (" + to_string(io) + "): " + err);
+  if (!err.empty()) throw IoError("read copy probe '" + f.path + "' (mpiio): " + err);
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
 }
@@ -126,8 +117,7 @@ double measure_mpiio_read_rate(MPI_Comm comm, const std::string& dir, std::int64
   const MatrixFile f = MatrixFile::raw_file(file.path, Dtype::F64, rows * size, kProbeCols, false);
   const auto bytes = static_cast<double>(rows * row_bytes);
   // A cost under 0.1 ms: 0.1 ms.
-  const double rate =
-      bytes / std::max(read_seconds(comm, IoMethod::MpiIo, f, rank * rows, rows, buf), 1e-4);
+  const double rate = bytes / std::max(read_seconds(comm, f, rank * rows, rows, buf), 1e-4);
   SHARDMM_MPI(MPI_Barrier(comm));  // every rank's reader closed before rank 0 removes the file
   return rate;
 }

@@ -5,19 +5,14 @@
 #include <cstdlib>
 
 #include "plan/request.hpp"
+#include "plan_request.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/plan.hpp"
 
 using namespace shardmm;
+using shardmm::testing::request;
 
 namespace {
-
-PlanRequest request(std::int64_t m, std::int64_t n, std::int64_t k, int P) {
-  PlanRequest r;
-  r.m = m, r.n = n, r.k = k, r.ranks = P;
-  r.profile = MachineProfile{};
-  return r;
-}
 
 // Lean by default: the same product, operands to be moved (no caller layouts): no plan adds
 // 1.3 x the operands or less (their copies alone are 1 x), so the leanest runs, and the plan

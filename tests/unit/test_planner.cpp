@@ -6,20 +6,15 @@
 #include "core/blocking.hpp"
 #include "front/resolve.hpp"
 #include "plan/request.hpp"
+#include "plan_request.hpp"
 #include "shardmm/error.hpp"
 #include "shardmm/gemm.hpp"
 #include "shardmm/plan.hpp"
 
 using namespace shardmm;
+using shardmm::testing::request;
 
 namespace {
-
-PlanRequest request(std::int64_t m, std::int64_t n, std::int64_t k, int P, std::int64_t limit = 0) {
-  PlanRequest r;
-  r.m = m, r.n = n, r.k = k, r.ranks = P, r.memory_limit = limit;
-  r.profile = MachineProfile{};
-  return r;
-}
 
 const Candidate& find(const GemmPlan& p, const std::string& name) {
   for (const Candidate& c : p.candidates)

@@ -2,22 +2,15 @@
 // the memory and messages the planner prices for them.
 #include <gtest/gtest.h>
 
-#include <cstdint>
-
 #include "core/blocking.hpp"
 #include "plan/request.hpp"
+#include "plan_request.hpp"
 #include "shardmm/plan.hpp"
 
 using namespace shardmm;
+using shardmm::testing::request;
 
 namespace {
-
-PlanRequest ring_request(std::int64_t m, std::int64_t n, std::int64_t k, int P) {
-  PlanRequest r;
-  r.m = m, r.n = n, r.k = k, r.ranks = P;
-  r.profile = MachineProfile{};
-  return r;
-}
 
 // The reduce-scatter ring at p > 2 circulates its sums in passes over C's columns when two
 // outgoing sums and one incoming, whole, would not fit in half the rank's A + B + C: the widest
@@ -28,7 +21,7 @@ TEST(PanelWidth, RingReduceScatterPasses) {
   EXPECT_EQ(rs_pass_width(100, 1000, 1e6), 1000);  // 3 x 100 x 1000 fits in 5e5: whole
   EXPECT_EQ(rs_pass_width(1024, 4096, 3.0 * 4096 * 4096 / 4), 1920);  // 2048 fit: 5 x 384
   EXPECT_EQ(rs_pass_width(1000, 100000, 1e6), 384);                   // not even 384 fits: 384
-  plan::Request r(ring_request(4096, 4096, 512, 4));
+  plan::Request r(request(4096, 4096, 512, 4));
   r.ring_in_place[2] = {true, true, true};  // nothing to redistribute first
   const double share = (2.0 * 4096 * 512 + 4096.0 * 4096) / 4;
   EXPECT_EQ(rs_pass_width(1024, 4096, share), 768);  // 0.5 x share / (3 x 1024) = 853
@@ -48,7 +41,7 @@ TEST(PanelWidth, RingAllGatherPasses) {
   using blocking::ag_pass_width;
   EXPECT_EQ(ag_pass_width(100, 1000, 1e6), 1000);    // 2 x 100 x 1000 fits in 5e5: whole k
   EXPECT_EQ(ag_pass_width(1000, 100000, 1e6), 384);  // not even 384 fits: 384
-  plan::Request r(ring_request(4096, 512, 16384, 4));
+  plan::Request r(request(4096, 512, 16384, 4));
   r.ring_in_place[0] = {true, true, true};  // AG-A's layouts: nothing to redistribute first
   const double share = (4096.0 * 16384 + 16384.0 * 512 + 4096.0 * 512) / 4;
   EXPECT_EQ(ag_pass_width(1024, 16384, share), 4608);  // 0.5 x share / (2 x 1024) = 4736

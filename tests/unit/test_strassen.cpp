@@ -14,11 +14,13 @@
 #include "algo/strassen_winograd.hpp"
 #include "blas/blas.hpp"
 #include "core/winograd.hpp"
+#include "plan_request.hpp"
 #include "shardmm/plan.hpp"
 #include "winograd_bound.hpp"  // max_abs, winograd_bound
 
 using namespace shardmm;
 using shardmm::testing::max_abs;
+using shardmm::testing::request;
 using shardmm::testing::winograd_bound;
 
 namespace {
@@ -153,12 +155,6 @@ TEST(Winograd, LevelsHalveWhileTheSmallestDimensionReachesTheCrossover) {
   EXPECT_EQ(winograd::overwriting_scratch(8, 8, 8, 1), 0);
   // At most a third of A + B + C, whatever the levels.
   EXPECT_LE(winograd::scratch(4096, 8192, 8192, 6) * 3, 4096 * 8192 + 8192 * 8192 + 4096 * 8192);
-}
-
-PlanRequest request(std::int64_t m, std::int64_t n, std::int64_t k, int P) {
-  PlanRequest r;
-  r.m = m, r.n = n, r.k = k, r.ranks = P;
-  return r;
 }
 
 TEST(PlannerStrassen, AutoNeverPicksItUnlessAllowed) {
