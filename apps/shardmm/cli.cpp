@@ -230,6 +230,10 @@ void add_calibrate(CLI::App& app, CalibrateConfig& c) {
   p->add_option("--crossover-max", c.crossover_max,
                 "largest size tried for Strassen's crossover (0: keep the default)")
       ->check(CLI::NonNegativeNumber);
+  p->add_option("--read-probe", c.read_probe,
+                "bytes per rank of MPI-IO's page-cache read probe, in the profile's directory, "
+                "in whole 32 MiB blocks (0: not measured, the default rate stays)")
+      ->check(CLI::IsMember({"0"}) | bytes_check());
 }
 
 void add_multiply(CLI::App& app, MultiplyConfig& c) {

@@ -337,7 +337,9 @@ int run_calibrate(const CalibrateConfig& cfg) {
   const std::string dir = std::filesystem::path(cfg.output).parent_path().string();
   if (const double d = measure_disk_bandwidth(dir.empty() ? "." : dir); d > 0)
     p.disk_bytes_per_s = d;  // the disk of the profile's directory (docs/OUT_OF_CORE.md)
-  p.read_copy_bytes_per_s.mpiio = measure_mpiio_read_rate(MPI_COMM_WORLD, dir.empty() ? "." : dir);
+  if (cfg.read_probe != "0")
+    p.read_copy_bytes_per_s.mpiio = measure_mpiio_read_rate(MPI_COMM_WORLD, dir.empty() ? "." : dir,
+                                                            parse_bytes(cfg.read_probe));
   p.source = cfg.output.empty() ? "calibrate" : cfg.output;
   if (rank == 0)
     std::printf("calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s per rank in a ring "

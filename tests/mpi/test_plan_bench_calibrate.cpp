@@ -214,6 +214,7 @@ TEST(Bench, BadOptionsSameErrorEverywhere) {
 TEST(Calibrate, WritesAReadableProfile) {
   cli::CalibrateConfig cfg;
   cfg.output = file("calibrated.json"), cfg.reps = 2, cfg.crossover_max = 256;
+  cfg.read_probe = "32M";  // the smallest probe (one block of rows), still measured
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(returns([&cfg] { return cli::run_calibrate(cfg); }), 0);
   const std::string printed = ::testing::internal::GetCapturedStdout();
@@ -242,6 +243,19 @@ TEST(Calibrate, WritesAReadableProfile) {
   const std::string dir = std::filesystem::path(cfg.output).parent_path().string();
   for (const auto& e : std::filesystem::directory_iterator(dir))
     EXPECT_EQ(e.path().filename().string().rfind(".shardmm-", 0), std::string::npos) << e.path();
+}
+
+// --read-probe 0: MPI-IO's read rate is not measured, the profile keeps the default's, and
+// no probe file is left.
+TEST(Calibrate, ReadProbeZeroKeepsTheDefaultRate) {
+  cli::CalibrateConfig cfg;
+  cfg.output = file("unprobed.json"), cfg.reps = 1, cfg.crossover_max = 0, cfg.read_probe = "0";
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(returns([&cfg] { return cli::run_calibrate(cfg); }), 0);
+  (void)::testing::internal::GetCapturedStdout();
+  if (world_rank() != 0) return;
+  EXPECT_EQ(MachineProfile::from_json_file(cfg.output).read_copy_bytes_per_s.mpiio,
+            MachineProfile{}.read_copy_bytes_per_s.mpiio);
 }
 
 // An unwritable profile fails on every rank, not on rank 0 alone, and before measuring: no

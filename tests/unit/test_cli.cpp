@@ -243,10 +243,13 @@ TEST(CliCalibrate, DefaultsAndOptions) {
   const CalibrateConfig d = Cli().parse({"calibrate"}).c.calibrate;
   EXPECT_EQ(d.output, "");
   EXPECT_EQ(d.reps, 20);
+  EXPECT_EQ(d.read_probe, "64M");
   const CalibrateConfig s =
-      Cli().parse({"calibrate", "-o", "prof.json", "--reps", "5"}).c.calibrate;
+      Cli().parse({"calibrate", "-o", "prof.json", "--reps", "5", "--read-probe", "0"}).c.calibrate;
   EXPECT_EQ(s.output, "prof.json");
   EXPECT_EQ(s.reps, 5);
+  EXPECT_EQ(s.read_probe, "0");
+  expect_rejected({"calibrate", "--read-probe", "lots"});
   EXPECT_EQ(Cli().parse({"calibrate", "--output", "x.json"}).c.calibrate.output, "x.json");
   expect_rejected({"calibrate", "--reps", "0"});
   expect_rejected({"calibrate", "--size", "3"});
