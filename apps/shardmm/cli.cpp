@@ -232,7 +232,7 @@ void add_calibrate(CLI::App& app, CalibrateConfig& c) {
       ->check(CLI::NonNegativeNumber);
   p->add_option("--read-probe", c.read_probe,
                 "bytes per rank of MPI-IO's page-cache read probe, in the profile's directory, "
-                "in whole 32 MiB blocks (0: not measured, the default rate stays)")
+                "in whole 64 MiB blocks (0: not measured, the defaults stay)")
       ->check(CLI::IsMember({"0"}) | bytes_check());
 }
 

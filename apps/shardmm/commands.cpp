@@ -5,7 +5,7 @@
 // rank gets in a ring or chain broadcast while the ranks of a host share its link), about
 // 1 GFLOP of 512^3 local GEMMs per type on every rank at once (the slowest), and Strassen's
 // crossover (one Winograd step against one GEMM, f64, growing n), the disk of the profile's
-// directory and MPI-IO's page-cache read rate there (measure_mpiio_read_rate).
+// directory and MPI-IO's page-cache read cost there, per byte and per run (measure_mpiio_reads).
 #include "commands.hpp"
 
 #include <mpi.h>
@@ -337,19 +337,23 @@ int run_calibrate(const CalibrateConfig& cfg) {
   const std::string dir = std::filesystem::path(cfg.output).parent_path().string();
   if (const double d = measure_disk_bandwidth(dir.empty() ? "." : dir); d > 0)
     p.disk_bytes_per_s = d;  // the disk of the profile's directory (docs/OUT_OF_CORE.md)
-  if (cfg.read_probe != "0")
-    p.read_copy_bytes_per_s.mpiio = measure_mpiio_read_rate(MPI_COMM_WORLD, dir.empty() ? "." : dir,
-                                                            parse_bytes(cfg.read_probe));
+  if (cfg.read_probe != "0") {
+    const MpiioReadCost c =
+        measure_mpiio_reads(MPI_COMM_WORLD, dir.empty() ? "." : dir, parse_bytes(cfg.read_probe));
+    p.read_copy_bytes_per_s.mpiio = c.bytes_per_s, p.read_run_seconds.mpiio = c.run_seconds;
+  }
   p.source = cfg.output.empty() ? "calibrate" : cfg.output;
   if (rank == 0)
     std::printf("calibrated on %d ranks: latency %.3g us, bandwidth %.3g GB/s per rank in a ring "
                 "shift across hosts (%.3g GB/s one pair alone), GEMM GFLOP/s per rank f32 %.1f "
                 "f64 %.1f c64 %.1f c128 %.1f, Strassen crossover %lld, disk %.3g GB/s, "
-                "page-cache reads per rank posix %.3g mpiio %.3g mmap %.3g GB/s\n",
+                "page-cache reads per rank posix %.3g mpiio %.3g mmap %.3g GB/s (mpiio %.3g us "
+                "a run)\n",
                 size, p.latency_s * 1e6, p.bytes_per_s * 1e-9, pair_bytes_per_s * 1e-9, p.gflops[0],
                 p.gflops[1], p.gflops[2], p.gflops[3], static_cast<long long>(p.strassen_crossover),
                 p.disk_bytes_per_s * 1e-9, p.read_copy_bytes_per_s.posix * 1e-9,
-                p.read_copy_bytes_per_s.mpiio * 1e-9, p.read_copy_bytes_per_s.mmap * 1e-9);
+                p.read_copy_bytes_per_s.mpiio * 1e-9, p.read_copy_bytes_per_s.mmap * 1e-9,
+                p.read_run_seconds.mpiio * 1e6);
   if (cfg.output.empty()) return 0;
   int failed = 0;  // rank 0 writes (temporary file, then rename); every rank reports the outcome
   if (rank == 0) {

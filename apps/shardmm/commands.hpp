@@ -45,7 +45,7 @@ struct CalibrateConfig {
   /// Strassen's crossover: one Winograd step against one GEMM at n = 256, 384, 512, 768, ...
   /// up to this; the first n where the step wins (0: not measured, the default stays).
   index_t crossover_max = 3072;
-  /// Bytes per rank of MPI-IO's page-cache read probe (measure_mpiio_read_rate), as
+  /// Bytes per rank of MPI-IO's page-cache read probe (measure_mpiio_reads), as
   /// parse_bytes reads them; "0": not measured, the profile keeps the default rate.
   std::string read_probe = "64M";
 };

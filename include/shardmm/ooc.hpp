@@ -54,6 +54,13 @@ struct MatrixFile {
 /// every rank when unusable; a negative data_offset is an InvalidArgument.
 MatrixFile describe_file(MatrixFile f, MPI_Comm comm);
 
+/// How the operands' files lie, for the runs a panel's read takes: true where op(X)'s rows are
+/// contiguous in X's file (C order and not transposed, or Fortran order and transposed), so a
+/// panel's read is a run per row (one run when its rows are whole), else a run per column.
+struct FileOrders {
+  bool a_rows = true, b_rows = true, c0_rows = true;
+};
+
 /// The schedule of a product under a budget (the same on every rank).
 struct OocPlan {
   bool out_of_core = false;
@@ -83,6 +90,10 @@ struct OocPlan {
   IoMethod io = IoMethod::Posix;
   int passes_a = 0, passes_b = 0;                  ///< times op(A) / op(B) is read whole
   std::int64_t bytes_read = 0, bytes_written = 0;  ///< by the busiest rank
+  /// The contiguous runs of the files the busiest rank's reads take (a panel of a C-order
+  /// operand: one per row, unless its rows are whole): each costs the profile's
+  /// read_run_seconds for the read path on top of its bytes.
+  std::int64_t runs_read = 0;
   std::string to_string() const;
 };
 
@@ -141,10 +152,12 @@ struct FileGemmSettings {
 /// `out_fortran_order`, with `cached` (0-1) of the operands' bytes in the page cache, its
 /// panels read through `io` (SHARDMM_PROFILE's rates). Pure, no files. Throws OutOfMemory when
 /// the budget cannot hold one panel.
+/// `orders`: how the operands' files lie (the runs their panels' reads take).
 OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
                          std::int64_t budget, bool with_c0 = false, bool c0_staging = false,
                          bool force_out_of_core = false, bool out_fortran_order = true,
-                         double cached = 0, IoMethod io = IoMethod::Posix);
+                         double cached = 0, IoMethod io = IoMethod::Posix,
+                         const FileOrders& orders = {});
 
 /// Predicted seconds of a plan's out-of-core run with `profile`'s rates: the local GEMMs at its
 /// rate for `dtype` and the copies of plan.io's reads and of the writes, against the disk time
@@ -160,15 +173,21 @@ OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const Mat
                    const MatrixFile& c0, bool out_fortran_order, const Options& options = {},
                    bool force_out_of_core = false, IoMethod io = IoMethod::Posix);
 
-/// Collective: the bytes per second per rank MPI-IO's collective reads take from the page
-/// cache, every rank reading at once (the slowest rank's rate; MachineProfile's
-/// read_copy_bytes_per_s.mpiio): a probe file in `dir` holds about `bytes_per_rank` per rank,
-/// written through the page cache, and each rank reads its part through the stream's MPI-IO
-/// reader in panels of short runs, as the stream reads a k-panel of a C-order operand. The
-/// probe file is removed whatever happens. Throws IoError (the same on every rank) when it
-/// cannot be written or read.
-double measure_mpiio_read_rate(MPI_Comm comm, const std::string& dir,
-                               std::int64_t bytes_per_rank = 64 << 20);
+/// What MPI-IO's collective reads of page-cached bytes cost a rank, every rank reading at once
+/// (the slowest rank's): seconds = bytes / bytes_per_s + runs * run_seconds.
+struct MpiioReadCost {
+  double bytes_per_s = 0;  ///< MachineProfile::read_copy_bytes_per_s.mpiio
+  double run_seconds = 0;  ///< MachineProfile::read_run_seconds.mpiio
+};
+
+/// Collective: measures MpiioReadCost. A probe file in `dir` holds about `bytes_per_rank` per
+/// rank (whole 64 MiB blocks of 128 KiB rows, at least one), written through the page cache;
+/// each rank reads its part through the stream's MPI-IO reader in 1 MiB panels of 64 KiB runs
+/// and again of 2 KiB runs, as the stream reads k-panels of a C-order operand; the two times
+/// give the cost per byte and per run. The probe file is removed whatever happens. Throws
+/// IoError (the same on every rank) when it cannot be written or read.
+MpiioReadCost measure_mpiio_reads(MPI_Comm comm, const std::string& dir,
+                                  std::int64_t bytes_per_rank = 64 << 20);
 
 /// Collective over `comm`: out <- alpha op(A) op(B) + beta C0 (C0: `c0`, read when
 /// beta != 0; it must not be `out`). `out` is written as .npy (raw = false) or raw, in its

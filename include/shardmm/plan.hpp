@@ -41,10 +41,19 @@ struct MachineProfile {
   /// "read_copy_bytes_per_s": {"posix", "mpiio", "mmap"}, each optional; calibrate measures
   /// mpiio's; docs/OUT_OF_CORE.md). The defaults were measured on the development machine.
   struct ReadCopyRates {
-    double posix = 1.5e9;   ///< a reader thread's preads beside the GEMMs
-    double mpiio = 0.75e9;  ///< collective MPI-IO reads, which block (the GEMMs wait)
-    double mmap = 0.25e9;   ///< a reader thread's copies out of fresh mappings beside the GEMMs
+    double posix = 1.5e9;  ///< a reader thread's preads beside the GEMMs
+    double mpiio = 2e9;    ///< collective MPI-IO reads, which block (the GEMMs wait)
+    double mmap = 0.25e9;  ///< a reader thread's copies out of fresh mappings beside the GEMMs
   } read_copy_bytes_per_s;
+  /// Out of core: seconds each contiguous run of a read costs on top of its bytes, by read
+  /// path (JSON "read_run_seconds": {"posix", "mpiio", "mmap"}, each optional, >= 0; calibrate
+  /// measures mpiio's). posix's and mmap's are 0: their rates above were measured on whole
+  /// runs of products, runs included.
+  struct ReadRunSeconds {
+    double posix = 0;
+    double mpiio = 6.5e-6;  ///< Open MPI's collective reads, per run of a panel's file view
+    double mmap = 0;
+  } read_run_seconds;
   /// Of communication that runs during the local GEMM, the share of the smaller of the two
   /// that is not hidden (JSON "overlap_exposed", optional, 0 .. 1): 0 is perfect overlap, 1
   /// none (ranks that share cores with others' progress and TCP stacks come close to that).

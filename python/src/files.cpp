@@ -24,6 +24,8 @@ py::dict plan_dict(const OocPlan& p) {
   d["passes"] = py::make_tuple(p.passes_a, p.passes_b);
   d["bytes_read"] = p.bytes_read;
   d["bytes_written"] = p.bytes_written;
+  d["runs_read"] = p.runs_read;
+  d["io"] = shardmm::to_string(p.io);
   d["text"] = p.to_string();
   d["predicted_seconds"] = p.predicted_seconds;
   return d;

@@ -126,6 +126,7 @@ def test_multiply_files(shared_dir, out_of_core):
     report = shardmm.multiply_files(pa, pb, out, c0=pc, alpha=2.0, out_of_core=out_of_core,
                                     memory_limit="64KiB" if out_of_core else None)
     assert report["plan"]["out_of_core"] == out_of_core and report["bytes_written"] >= 0
+    assert report["plan"]["io"] == "posix" and report["plan"]["runs_read"] > 0
     got = np.load(out)
     assert not np.isfortran(got)
     assert_close(got, 2 * a @ b + c0, 40.0, "float64")

@@ -1,13 +1,16 @@
-// measure_mpiio_read_rate: what MPI-IO's collective reads of page-cached bytes cost a rank,
-// every rank reading at once. One probe file in the directory holds a C-order f64 matrix of
-// kProbeCols columns (128 KiB rows), `bytes_per_rank` of rows per rank; each rank writes its
-// rows through the page cache (pwrite), then reads them back through the stream's own MPI-IO
-// reader (ooc/panel_reader.hpp) in panels of kPanelRows x kPanelCols: 256 runs of 16 KiB,
-// 128 KiB apart, as the stream reads a panel of a C-order operand. Open MPI completes these
-// reads inside the call, so their time is what they cost the run. The slowest rank's time,
-// median of kProbeReps after a warm-up; the file is removed whatever happens. (posix's and
-// mmap's reader threads run beside the GEMMs; what they cost a stream is 3-4 x what such a
-// probe shows, so their rates are the profile's: docs/OUT_OF_CORE.md.)
+// measure_mpiio_reads: what MPI-IO's collective reads of page-cached bytes cost a rank, every
+// rank reading at once, per byte and per contiguous run. One probe file in the directory holds
+// a C-order f64 matrix of kProbeCols columns (128 KiB rows), `bytes_per_rank` of rows per rank
+// (whole blocks of kBlockRows); each rank writes its rows through the page cache (pwrite), then
+// reads them back through the stream's own MPI-IO reader (ooc/panel_reader.hpp) in 1 MiB
+// panels, as the stream reads k-panels of a C-order operand: first 16 rows x 8192 columns
+// (runs of 64 KiB, 128 KiB apart), then 512 x 256 (runs of 2 KiB). Open MPI completes these
+// reads inside the call, so their time is what they cost the run. The same bytes in as many
+// reads, in 32 x the runs, give the cost per run and per byte (the two ends of the runs the
+// stream reads: a line through them was within 25 % at 8-32 KiB here). The slowest rank's time, median
+// of kProbeReps after a warm-up; the file is removed whatever happens. (posix's and mmap's
+// reader threads run beside the GEMMs; what they cost a stream is 3-4 x what such a probe
+// shows, so their rates are the profile's: docs/OUT_OF_CORE.md.)
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -28,7 +31,9 @@
 namespace shardmm {
 namespace {
 
-constexpr index_t kProbeCols = 16384, kPanelRows = 256, kPanelCols = 2048;
+// Both panel shapes hold 1 MiB (the same reads, calls and bytes); the narrow one 32 x the runs.
+constexpr index_t kProbeCols = 16384, kBlockRows = 512;
+constexpr index_t kWideRows = 16, kWideCols = 8192, kNarrowRows = 512, kNarrowCols = 256;
 constexpr int kProbeReps = 5;
 
 // Rank 0 removes the probe file when this leaves scope (after the readers, declared later).
@@ -69,30 +74,31 @@ void write_probe(MPI_Comm comm, const ProbeFile& f, index_t rows, std::vector<do
   if (!err.empty()) throw IoError("read copy probe '" + f.path + "': " + err);
 }
 
-// Reads this rank's rows (from row `row0`) of the probe through `reader`, panel by panel, one
-// at a time: the seconds that took; the first error into `err` (when it is still empty).
-double read_rows(ooc::PanelReader& reader, index_t row0, index_t rows, std::vector<double>& buf,
-                 std::string& err) {
+// Reads this rank's rows (from row `row0`) of the probe through `reader`, in panels of
+// `prows` x `pcols`, one at a time: the seconds that took; the first error into `err` (when it
+// is still empty).
+double read_rows(ooc::PanelReader& reader, index_t row0, index_t rows, index_t prows, index_t pcols,
+                 std::vector<double>& buf, std::string& err) {
   const double t0 = MPI_Wtime();
-  for (index_t c = 0; c < kProbeCols; c += kPanelCols)
-    for (index_t r = row0; r < row0 + rows; r += kPanelRows) {
-      reader.start(0, ooc::Sub{r, r + kPanelRows, c, c + kPanelCols}, buf.data());
+  for (index_t c = 0; c < kProbeCols; c += pcols)
+    for (index_t r = row0; r < row0 + rows; r += prows) {
+      reader.start(0, ooc::Sub{r, r + prows, c, c + pcols}, buf.data());
       const std::string e = reader.wait(0);
       if (err.empty()) err = e;
     }
   return MPI_Wtime() - t0;
 }
 
-// Collective: the slowest rank's read_rows through MPI-IO, median of kProbeReps after a
-// warm-up.
-double read_seconds(MPI_Comm comm, const MatrixFile& f, index_t row0, index_t rows,
-                    std::vector<double>& buf) {
+// Collective: the slowest rank's read_rows through MPI-IO in panels of `prows` x `pcols`,
+// median of kProbeReps after a warm-up.
+double read_seconds(MPI_Comm comm, const MatrixFile& f, index_t row0, index_t rows, index_t prows,
+                    index_t pcols, std::vector<double>& buf) {
   const std::unique_ptr<ooc::PanelReader> reader = ooc::make_reader(IoMethod::MpiIo, f, comm);
   std::vector<double> times;
   std::string err;
   for (int rep = 0; rep <= kProbeReps; ++rep) {
     SHARDMM_MPI(MPI_Barrier(comm));
-    double t = read_rows(*reader, row0, rows, buf, err), worst = 0;
+    double t = read_rows(*reader, row0, rows, prows, pcols, buf, err), worst = 0;
     SHARDMM_MPI(MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, comm));
     if (rep > 0) times.push_back(worst);
   }
@@ -102,24 +108,39 @@ double read_seconds(MPI_Comm comm, const MatrixFile& f, index_t row0, index_t ro
   return times[times.size() / 2];
 }
 
+// The cost per byte and per run from the seconds of the same bytes read in `wide` runs and in
+// `narrow` runs (more of them): a noisy difference below 0 is no run cost, one above the wide
+// read's whole time leaves it 5 % for the bytes; each time at least 0.1 ms.
+MpiioReadCost fit(double bytes, double wide_runs, double wide_s, double narrow_runs,
+                  double narrow_s) {
+  wide_s = std::max(wide_s, 1e-4), narrow_s = std::max(narrow_s, 1e-4);
+  MpiioReadCost c;
+  c.run_seconds =
+      std::clamp((narrow_s - wide_s) / (narrow_runs - wide_runs), 0.0, 0.95 * wide_s / wide_runs);
+  c.bytes_per_s = bytes / (wide_s - wide_runs * c.run_seconds);
+  return c;
+}
+
 }  // namespace
 
-double measure_mpiio_read_rate(MPI_Comm comm, const std::string& dir, std::int64_t bytes_per_rank) {
+MpiioReadCost measure_mpiio_reads(MPI_Comm comm, const std::string& dir,
+                                  std::int64_t bytes_per_rank) {
   int rank = 0, size = 1;
   SHARDMM_MPI(MPI_Comm_rank(comm, &rank));
   SHARDMM_MPI(MPI_Comm_size(comm, &size));
   const index_t row_bytes = kProbeCols * 8;
-  const index_t rows = std::max<index_t>(1, bytes_per_rank / (row_bytes * kPanelRows)) * kPanelRows;
+  const index_t rows = std::max<index_t>(1, bytes_per_rank / (row_bytes * kBlockRows)) * kBlockRows;
   const ProbeFile file(io::temp_name(comm, (dir.empty() ? "." : dir) + "/.shardmm-copy-probe"),
                        rank);
-  std::vector<double> buf(static_cast<std::size_t>(kPanelRows * kPanelCols), 1.0);
+  std::vector<double> buf(static_cast<std::size_t>(kWideRows * kWideCols), 1.0);
   write_probe(comm, file, rows, buf);
   const MatrixFile f = MatrixFile::raw_file(file.path, Dtype::F64, rows * size, kProbeCols, false);
-  const auto bytes = static_cast<double>(rows * row_bytes);
-  // A cost under 0.1 ms: 0.1 ms.
-  const double rate = bytes / std::max(read_seconds(comm, f, rank * rows, rows, buf), 1e-4);
+  const double wide = read_seconds(comm, f, rank * rows, rows, kWideRows, kWideCols, buf);
+  const double narrow = read_seconds(comm, f, rank * rows, rows, kNarrowRows, kNarrowCols, buf);
   SHARDMM_MPI(MPI_Barrier(comm));  // every rank's reader closed before rank 0 removes the file
-  return rate;
+  const auto runs_per_col = static_cast<double>(rows * kProbeCols);  // runs x their width
+  return fit(static_cast<double>(rows * row_bytes), runs_per_col / kWideCols, wide,
+             runs_per_col / kNarrowCols, narrow);
 }
 
 }  // namespace shardmm

@@ -151,17 +151,18 @@ std::string OocPlan::to_string() const {
   }
   (void)std::snprintf(buf, sizeof buf,
                       "%s, streamed: %lld blocks of %lldx%lld, k-panels %lld, passes A %d B %d, "
-                      "read (%s) %lld B, written %lld B per rank (budget %lld, minimum %lld; "
-                      "in core needs %lld); predicted %.3g s = max(GEMM+copies %.3g s, disk "
-                      "%.3g s) + first read, last write and end wait %.3g s; operands %.0f%% in "
+                      "read (%s) %lld B in %lld runs, written %lld B per rank (budget %lld, "
+                      "minimum %lld; in core needs %lld); predicted %.3g s = max(GEMM+copies "
+                      "%.3g s, disk %.3g s) + first read and last write %.3g s; operands %.0f%% in "
                       "the page cache; last blocks in %lld strips",
                       path, static_cast<long long>(blocks), static_cast<long long>(bm),
                       static_cast<long long>(bn), static_cast<long long>(kb), passes_a, passes_b,
                       shardmm::to_string(io).c_str(), static_cast<long long>(bytes_read),
-                      static_cast<long long>(bytes_written), static_cast<long long>(budget),
-                      static_cast<long long>(min_budget), static_cast<long long>(in_core_bytes),
-                      predicted_seconds, predicted_compute, predicted_disk, predicted_edges,
-                      100.0 * cached, static_cast<long long>(tail_strips));
+                      static_cast<long long>(runs_read), static_cast<long long>(bytes_written),
+                      static_cast<long long>(budget), static_cast<long long>(min_budget),
+                      static_cast<long long>(in_core_bytes), predicted_seconds, predicted_compute,
+                      predicted_disk, predicted_edges, 100.0 * cached,
+                      static_cast<long long>(tail_strips));
   return buf;
 }
 
@@ -178,6 +179,8 @@ plan::OocProblem ooc_problem(index_t m, index_t n, index_t k, Dtype dtype, int r
   q.read_copy_bytes_per_s = io == IoMethod::Mmap    ? r.mmap
                             : io == IoMethod::MpiIo ? r.mpiio
                                                     : r.posix;
+  const MachineProfile::ReadRunSeconds& t = profile.read_run_seconds;
+  q.read_run_seconds = io == IoMethod::Mmap ? t.mmap : io == IoMethod::MpiIo ? t.mpiio : t.posix;
   q.reads_block = io == IoMethod::MpiIo;  // Open MPI completes them inside the call
   return q;
 }
@@ -201,13 +204,15 @@ double cached_share(MPI_Comm comm, const std::vector<const MatrixFile*>& files) 
 
 OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
                          std::int64_t budget, bool with_c0, bool c0_staging, bool force_out_of_core,
-                         bool out_fortran_order, double cached, IoMethod io) {
+                         bool out_fortran_order, double cached, IoMethod io,
+                         const FileOrders& orders) {
   OocPlan p;
   p.m = m, p.n = n, p.k = k, p.ranks = ranks, p.io = io;
   plan::OocProblem q = ooc_problem(m, n, k, dtype, ranks, with_c0, c0_staging,
                                    MachineProfile::from_environment(), io);
   q.d_is_c = out_fortran_order;
   q.cached = cached;
+  q.orders = orders;
   PlanRequest r;
   r.memory_limit = budget;
   q.budget = memory_limit(r);
@@ -252,9 +257,12 @@ OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const Mat
   OocPlan p;
   product_dims(opA, A, opB, B, p);
   const double cached = cached_share(comm, {&A, &B, &c0});
+  // op(X)'s rows lie contiguous where X is in C order and not transposed, or the other way.
+  const FileOrders orders{A.fortran_order == (opA != Op::N), B.fortran_order == (opB != Op::N),
+                          !c0.fortran_order};
   return plan_out_of_core(p.m, p.n, p.k, A.dtype, comm::comm_size(comm), options.memory_limit,
                           !c0.path.empty(), c0.fortran_order != out_fortran_order,
-                          force_out_of_core, out_fortran_order, cached, io);
+                          force_out_of_core, out_fortran_order, cached, io, orders);
 }
 
 FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,

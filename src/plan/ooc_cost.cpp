@@ -52,7 +52,22 @@ index_t tail_strips(const OocProblem& p, const OocPlan& s) {
   return cut ? kTailStrips : 1;
 }
 
-// Fills in blocks, passes, tail strips and bytes of a shape.
+// The contiguous runs of a rows x cols sub-block of a matrix of `all_rows` x `all_cols` whose
+// rows are contiguous in its file (`by_rows`; else its columns are): one per row (per column)
+// unless those are whole, then one.
+index_t runs(index_t rows, index_t cols, index_t all_rows, index_t all_cols, bool by_rows) {
+  if (by_rows) return cols >= all_cols ? 1 : rows;
+  return rows >= all_rows ? 1 : cols;
+}
+
+// The runs of one bm x bn block's panels (op(A) bm x kb, op(B) kb x bn, k / kb of each).
+index_t block_panel_runs(const OocProblem& p, const OocPlan& s, bool a, bool b) {
+  const index_t panels = ceil_div(p.k, s.kb);
+  return panels * ((a ? runs(s.bm, s.kb, p.m, p.k, p.orders.a_rows) : 0) +
+                   (b ? runs(s.kb, s.bn, p.k, p.n, p.orders.b_rows) : 0));
+}
+
+// Fills in blocks, passes, tail strips, bytes and runs of a shape.
 void account(const OocProblem& p, OocPlan& s) {
   const index_t tm = ceil_div(p.m, s.bm), tn = ceil_div(p.n, s.bn);
   s.blocks = tm * tn;
@@ -70,6 +85,11 @@ void account(const OocProblem& p, OocPlan& s) {
   s.bytes_read =
       ((left_reads * left + mine * right) * p.k + (p.with_c0 ? mine * s.bm * s.bn : 0)) * p.elem;
   s.bytes_written = mine * s.bm * s.bn * p.elem;
+  // The left operand's panels are read left_reads times, the right one's for every block.
+  const index_t a_reads = p.d_is_c ? left_reads : mine, b_reads = p.d_is_c ? mine : left_reads;
+  s.runs_read = a_reads * block_panel_runs(p, s, true, false) +
+                b_reads * block_panel_runs(p, s, false, true) +
+                (p.with_c0 ? mine * runs(s.bm, s.bn, p.m, p.n, p.orders.c0_rows) : 0);
 }
 
 }  // namespace
@@ -107,30 +127,38 @@ double panel_efficiency(index_t kb, index_t k) {
   return kb >= 32 ? 0.55 : 0.35;
 }
 
-// Every byte read costs the read path's copy and every byte written the write's (in the GEMM's
-// term); the bytes read that the page cache does not hold cost the disk too, overlapped with
-// the GEMMs unless the reads block. Edges: the first panels' read, the last block's write and
-// sync, the first touch of the buffers, and on several ranks the wait for the others' last item
-// (half of it: the ranks take items as they finish, so they end at most one apart).
+// Every byte read costs the read path's copy, and every run its set-up, and every byte written
+// the write's (in the GEMM's term); the bytes read that the page cache does not hold cost the
+// disk too, overlapped with the GEMMs unless the reads block. The busiest rank computes
+// ceil(blocks / ranks) blocks; when the last blocks are cut into strips the ranks share those,
+// and it computes its share of all blocks and half a strip more (they take items as they
+// finish, so they end at most one strip apart). Edges: the first panels' read, the last
+// block's write and sync, the first touch of the buffers.
 void ooc_predict(const OocProblem& p, OocPlan& s) {
   const double disk = std::max(p.disk_bytes_per_s, 1.0), elem = static_cast<double>(p.elem);
   const double copy = std::max(p.read_copy_bytes_per_s, 1.0);
   const double c = std::clamp(p.cached, 0.0, 1.0);   // the share of reads the page cache serves
   const index_t mine = ceil_div(s.blocks, p.ranks);  // the busiest rank's blocks
+  const double strips = static_cast<double>(s.tail_strips);
+  const double gemm_blocks =
+      s.tail_strips > 1
+          ? static_cast<double>(s.blocks) / static_cast<double>(p.ranks) + 0.5 / strips
+          : static_cast<double>(mine);
   const auto read = static_cast<double>(s.bytes_read),
              written = static_cast<double>(s.bytes_written);
   const double read_disk = read * (1.0 - c) / disk;
-  s.predicted_compute = static_cast<double>(mine) * block_seconds(p, s) + read / copy +
+  s.predicted_compute = gemm_blocks * block_seconds(p, s) + read / copy +
+                        static_cast<double>(s.runs_read) * p.read_run_seconds +
                         written / kWriteCopyBytesPerS +
                         static_cast<double>(mine * ceil_div(p.k, s.kb)) * kStepSeconds +
                         (p.reads_block ? read_disk : 0);
   s.predicted_disk = (p.reads_block ? 0 : read_disk) + written / disk;
   const double first = static_cast<double>((s.bm + s.bn) * s.kb) * elem;
-  const double wait =
-      p.ranks > 1 ? 0.5 * block_seconds(p, s) / static_cast<double>(s.tail_strips) : 0;
-  s.predicted_edges =
-      first * ((1.0 - c) / disk + 1.0 / copy) + static_cast<double>(s.bm * s.bn) * elem / disk +
-      static_cast<double>(ooc_buffer_bytes(p, s.bm, s.bn, s.kb)) / kTouchBytesPerS + wait;
+  const double first_runs = static_cast<double>(block_panel_runs(p, s, true, true)) /
+                            static_cast<double>(ceil_div(p.k, s.kb));
+  s.predicted_edges = first * ((1.0 - c) / disk + 1.0 / copy) + first_runs * p.read_run_seconds +
+                      static_cast<double>(s.bm * s.bn) * elem / disk +
+                      static_cast<double>(ooc_buffer_bytes(p, s.bm, s.bn, s.kb)) / kTouchBytesPerS;
   s.predicted_seconds = std::max(s.predicted_compute, s.predicted_disk) + s.predicted_edges;
 }
 

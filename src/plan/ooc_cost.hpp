@@ -23,6 +23,10 @@ struct OocProblem {
   /// What a rank's read path copies out of the page cache per second (the profile's
   /// read_copy_bytes_per_s of the I/O method), on the cores the GEMMs run on.
   double read_copy_bytes_per_s = 1.5e9;
+  /// What each contiguous run a read takes costs on top of its bytes (the profile's
+  /// read_run_seconds of the I/O method), and how the files lie (the runs of a panel's read).
+  double read_run_seconds = 0;
+  FileOrders orders{};
   /// The reads complete inside the call that starts them (MPI-IO: Open MPI's collective reads),
   /// so they do not overlap the GEMMs: their disk time adds to the GEMMs' instead.
   bool reads_block = false;
@@ -59,7 +63,7 @@ OocPlan ooc_schedule(const OocProblem& p);
 /// (reads at the read path's rate), against the disk time of its bytes not in the page cache
 /// and of its writes (the larger of the two: they overlap; reads that block add to the GEMMs
 /// instead), plus what cannot overlap (the first panels' read, the last block's
-/// write, the wait for the other ranks' last strips).
+/// write, half a strip's wait for the other ranks when the last blocks are cut).
 void ooc_predict(const OocProblem& p, OocPlan& s);
 
 }  // namespace shardmm::plan

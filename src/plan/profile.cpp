@@ -30,6 +30,13 @@ MachineProfile MachineProfile::from_json_file(const std::string& path) {
       rates.mpiio = r.value("mpiio", rates.mpiio);
       rates.mmap = r.value("mmap", rates.mmap);
     }
+    if (j.contains("read_run_seconds")) {
+      const auto& r = j.at("read_run_seconds");
+      auto& runs = p.read_run_seconds;
+      runs.posix = r.value("posix", runs.posix);
+      runs.mpiio = r.value("mpiio", runs.mpiio);
+      runs.mmap = r.value("mmap", runs.mmap);
+    }
   } catch (const nlohmann::json::exception& e) {
     throw IoError("machine profile '" + path + "' is malformed: " + e.what());
   }
@@ -45,6 +52,10 @@ MachineProfile MachineProfile::from_json_file(const std::string& path) {
   if (!(r.posix > 0 && r.mpiio > 0 && r.mmap > 0))
     throw IoError("machine profile '" + path +
                   "' has a read_copy_bytes_per_s that is not positive");
+  const auto& t = p.read_run_seconds;
+  // NOLINTNEXTLINE(readability-simplify-boolean-expr): De Morgan's form would let NaN through
+  if (!(t.posix >= 0 && t.mpiio >= 0 && t.mmap >= 0 && t.posix < 1 && t.mpiio < 1 && t.mmap < 1))
+    throw IoError("machine profile '" + path + "' has a read_run_seconds outside 0 .. 1");
   p.source = path;
   return p;
 }
@@ -65,6 +76,10 @@ std::string MachineProfile::to_json() const {
        {{"posix", read_copy_bytes_per_s.posix},
         {"mpiio", read_copy_bytes_per_s.mpiio},
         {"mmap", read_copy_bytes_per_s.mmap}}},
+      {"read_run_seconds",
+       {{"posix", read_run_seconds.posix},
+        {"mpiio", read_run_seconds.mpiio},
+        {"mmap", read_run_seconds.mmap}}},
       {"gemm_gflops",
        {{"f32", gflops[0]}, {"f64", gflops[1]}, {"c64", gflops[2]}, {"c128", gflops[3]}}}};
   return j.dump(2);

@@ -214,7 +214,7 @@ TEST(Bench, BadOptionsSameErrorEverywhere) {
 TEST(Calibrate, WritesAReadableProfile) {
   cli::CalibrateConfig cfg;
   cfg.output = file("calibrated.json"), cfg.reps = 2, cfg.crossover_max = 256;
-  cfg.read_probe = "32M";  // the smallest probe (one block of rows), still measured
+  cfg.read_probe = "1M";  // rounded up to one block of rows: measured
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(returns([&cfg] { return cli::run_calibrate(cfg); }), 0);
   const std::string printed = ::testing::internal::GetCapturedStdout();
@@ -235,6 +235,8 @@ TEST(Calibrate, WritesAReadableProfile) {
     ASSERT_TRUE(j.at("read_copy_bytes_per_s").contains(io)) << io;
     EXPECT_GT(j["read_copy_bytes_per_s"][io].get<double>(), 0.0) << io;
   }
+  ASSERT_TRUE(j.contains("read_run_seconds") && j["read_run_seconds"].contains("mpiio"));
+  EXPECT_GE(p.read_run_seconds.mpiio, 0.0);  // MPI-IO's cost per run, measured (0 when none)
   const MachineProfile defaults;
   EXPECT_NE(p.read_copy_bytes_per_s.mpiio, defaults.read_copy_bytes_per_s.mpiio);
   EXPECT_EQ(p.read_copy_bytes_per_s.posix, defaults.read_copy_bytes_per_s.posix);

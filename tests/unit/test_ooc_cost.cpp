@@ -1,5 +1,6 @@
 // The out-of-core schedule's price of each read path (plan/ooc_cost.hpp): the read copy rate
-// of the I/O method, MPI-IO's blocking reads, and the profile keys that carry the rates.
+// of the I/O method, the cost of each run a read takes (the files' orders), MPI-IO's blocking
+// reads, and the profile keys that carry the rates.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -46,30 +47,23 @@ TEST(OocCost, ReadCopyRateChargesEveryByteRead) {
   EXPECT_NEAR(slow.predicted_edges - s.predicted_edges, first / 0.5e9 - first / 3e9, 1e-9);
 }
 
-// A slower mmap copy raises mmap's predicted time, and the schedule it picks reads no more bytes
-// than posix's (its bytes cost more): fewer on the long-k product (wider blocks, narrower
-// panels), as many on the first product (whose blocks are already the widest the budget holds).
+// A slower copy raises the predicted time, and the schedule it picks reads fewer bytes than
+// the one a nearly free copy (50 GB/s) picks, which spends bytes on smaller blocks (the last
+// block's write, the panels' efficiency): on both products.
 TEST(OocCost, SlowerCopyRaisesThePredictionAndReadsFewerBytes) {
   for (const index_t m : {index_t{4096}, index_t{16384}}) {
     const index_t k = m == 4096 ? 32768 : 2048;
-    const OocPlan pread = plan::ooc_schedule(problem(m, m, k, 3e9));
+    const OocPlan cheap = plan::ooc_schedule(problem(m, m, k, 50e9));
     const OocPlan mapped = plan::ooc_schedule(problem(m, m, k, 0.5e9));
     const std::string shapes = std::to_string(mapped.bm) + "x" + std::to_string(mapped.bn) +
                                " kb " + std::to_string(mapped.kb) + " vs " +
-                               std::to_string(pread.bm) + "x" + std::to_string(pread.bn) + " kb " +
-                               std::to_string(pread.kb);
-    EXPECT_GT(mapped.predicted_seconds, pread.predicted_seconds + 1.0) << shapes;
-    if (m == 4096) {
-      EXPECT_LT(mapped.bytes_read, pread.bytes_read) << shapes;
-    } else {
-      EXPECT_EQ(mapped.bytes_read, pread.bytes_read) << shapes;
-    }
-    OocPlan same = pread;  // posix's shape at mmap's rate: no better than mmap's own
+                               std::to_string(cheap.bm) + "x" + std::to_string(cheap.bn) + " kb " +
+                               std::to_string(cheap.kb);
+    EXPECT_GT(mapped.predicted_seconds, cheap.predicted_seconds + 1.0) << shapes;
+    EXPECT_LT(mapped.bytes_read, cheap.bytes_read) << shapes;
+    OocPlan same = cheap;  // the cheap copy's shape at the slow rate: worse than its own
     plan::ooc_predict(problem(m, m, k, 0.5e9), same);
-    EXPECT_GE(same.predicted_seconds, mapped.predicted_seconds) << shapes;
-    if (m == 4096) {
-      EXPECT_GT(same.predicted_seconds, 1.01 * mapped.predicted_seconds) << shapes;
-    }
+    EXPECT_GT(same.predicted_seconds, 1.01 * mapped.predicted_seconds) << shapes;
   }
 }
 
@@ -86,6 +80,47 @@ TEST(OocCost, BlockingReadsAddTheirDiskTime) {
   EXPECT_NEAR(blocking.predicted_compute - overlapped.predicted_compute, read_disk, 1e-6);
   EXPECT_NEAR(overlapped.predicted_disk - blocking.predicted_disk, read_disk, 1e-6);
   EXPECT_GT(blocking.predicted_seconds, overlapped.predicted_seconds);
+}
+
+// The runs a schedule reads follow the files' orders. Without a run cost the shape does not
+// depend on them, so on one shape: op(A)'s panels (bm x kb) take bm runs in C order, kb in
+// Fortran order; op(B)'s (kb x bn) kb and bn. The differences give how many panels of each the
+// busiest rank reads, and those must account for its bytes.
+TEST(OocCost, RunsFollowTheFilesOrders) {
+  plan::OocProblem q = problem(16384, 16384, 2048, 1.5e9);
+  auto runs = [&q](bool a_rows, bool b_rows) {
+    q.orders = {a_rows, b_rows, true};
+    return plan::ooc_schedule(q);
+  };
+  const OocPlan cc = runs(true, true), fc = runs(false, true), cf = runs(true, false);
+  ASSERT_TRUE(cc.bm == fc.bm && cc.bn == cf.bn && cc.kb == fc.kb && cc.kb == cf.kb);
+  ASSERT_TRUE(cc.kb < q.k && cc.bm != cc.kb && cc.bn != cc.kb) << cc.to_string();
+  const std::int64_t a_panels = (cc.runs_read - fc.runs_read) / (cc.bm - cc.kb);
+  const std::int64_t b_panels = (cc.runs_read - cf.runs_read) / (cc.kb - cc.bn);
+  EXPECT_EQ(cc.runs_read, a_panels * cc.bm + b_panels * cc.kb) << cc.to_string();
+  const index_t panels_per_block = (q.k + cc.kb - 1) / cc.kb;
+  EXPECT_EQ(cc.bytes_read, (a_panels * cc.bm + b_panels * cc.bn) * q.k * 8 / panels_per_block)
+      << cc.to_string();
+  EXPECT_GT(a_panels, 0);
+  EXPECT_GT(b_panels, 0);
+}
+
+// Each run costs read_run_seconds in the GEMM term (the first panels' runs in the edges); a
+// costly run steers the schedule to fewer runs, and to a shorter time than the run-blind one.
+TEST(OocCost, RunCostChargesEveryRunAndSteersTheShape) {
+  plan::OocProblem q = problem(16384, 16384, 2048, 2e9);
+  q.reads_block = true;
+  const OocPlan blind = plan::ooc_schedule(q);
+  q.read_run_seconds = 6.5e-6;
+  OocPlan priced = blind;
+  plan::ooc_predict(q, priced);
+  const double first_runs = static_cast<double>(blind.bm + blind.kb);  // C order: bm + kb
+  EXPECT_NEAR(priced.predicted_compute - blind.predicted_compute,
+              static_cast<double>(blind.runs_read) * 6.5e-6, 1e-9);
+  EXPECT_NEAR(priced.predicted_edges - blind.predicted_edges, first_runs * 6.5e-6, 1e-9);
+  const OocPlan chosen = plan::ooc_schedule(q);
+  EXPECT_LT(chosen.runs_read, blind.runs_read) << chosen.to_string();
+  EXPECT_LT(chosen.predicted_seconds, priced.predicted_seconds) << chosen.to_string();
 }
 
 // plan_out_of_core prices the I/O method it is given, with the profile's rate for it.
@@ -136,6 +171,28 @@ TEST(Profile, ReadCopyRatesRoundTripAndAreOptional) {
   EXPECT_DOUBLE_EQ(some.read_copy_bytes_per_s.posix, defaults.read_copy_bytes_per_s.posix);
   for (const char* bad : {R"({"mmap": 0})", R"({"posix": -1})", R"({"mpiio": "fast"})"}) {
     put(path, base + ", \"read_copy_bytes_per_s\": " + bad + "}");
+    EXPECT_THROW(MachineProfile::from_json_file(path), IoError) << bad;
+  }
+}
+
+// The run costs go through JSON too, optional, each at least 0 (and under a second).
+TEST(Profile, ReadRunSecondsRoundTripAndAreOptional) {
+  const std::string path = ::testing::TempDir() + "/shardmm_profile_runs.json";
+  MachineProfile a;
+  a.read_run_seconds = {1e-6, 8e-6, 0};
+  put(path, a.to_json());
+  const MachineProfile b = MachineProfile::from_json_file(path);
+  EXPECT_DOUBLE_EQ(b.read_run_seconds.posix, 1e-6);
+  EXPECT_DOUBLE_EQ(b.read_run_seconds.mpiio, 8e-6);
+  EXPECT_DOUBLE_EQ(b.read_run_seconds.mmap, 0);
+  const std::string base = R"({"latency_s": 1e-6, "bytes_per_s": 1e9,
+      "gemm_gflops": {"f32": 1, "f64": 1, "c64": 1, "c128": 1})";
+  put(path, base + R"(, "read_run_seconds": {"mmap": 2e-6}})");
+  const MachineProfile some = MachineProfile::from_json_file(path);
+  EXPECT_DOUBLE_EQ(some.read_run_seconds.mmap, 2e-6);
+  EXPECT_DOUBLE_EQ(some.read_run_seconds.mpiio, MachineProfile{}.read_run_seconds.mpiio);
+  for (const char* bad : {R"({"mmap": -1e-6})", R"({"posix": 2})", R"({"mpiio": "slow"})"}) {
+    put(path, base + ", \"read_run_seconds\": " + bad + "}");
     EXPECT_THROW(MachineProfile::from_json_file(path), IoError) << bad;
   }
 }
