@@ -8,6 +8,25 @@
 #include "shardmm/plan.hpp"
 
 namespace shardmm {
+namespace {
+
+// A per-read-path entry {"posix", "mpiio", "mmap"} of the profile, each key optional (the
+// fields keep what they hold).
+template <class Paths>
+void read_paths(const nlohmann::json& j, const char* key, Paths& out) {
+  if (!j.contains(key)) return;
+  const auto& r = j.at(key);
+  out.posix = r.value("posix", out.posix);
+  out.mpiio = r.value("mpiio", out.mpiio);
+  out.mmap = r.value("mmap", out.mmap);
+}
+
+template <class Paths>
+nlohmann::json paths_json(const Paths& in) {
+  return {{"posix", in.posix}, {"mpiio", in.mpiio}, {"mmap", in.mmap}};
+}
+
+}  // namespace
 
 MachineProfile MachineProfile::from_json_file(const std::string& path) {
   std::ifstream in(path);
@@ -23,20 +42,8 @@ MachineProfile MachineProfile::from_json_file(const std::string& path) {
     p.strassen_crossover = j.value("strassen_crossover", p.strassen_crossover);
     p.disk_bytes_per_s = j.value("disk_bytes_per_s", p.disk_bytes_per_s);
     p.overlap_exposed = j.value("overlap_exposed", p.overlap_exposed);
-    if (j.contains("read_copy_bytes_per_s")) {
-      const auto& r = j.at("read_copy_bytes_per_s");
-      auto& rates = p.read_copy_bytes_per_s;
-      rates.posix = r.value("posix", rates.posix);
-      rates.mpiio = r.value("mpiio", rates.mpiio);
-      rates.mmap = r.value("mmap", rates.mmap);
-    }
-    if (j.contains("read_run_seconds")) {
-      const auto& r = j.at("read_run_seconds");
-      auto& runs = p.read_run_seconds;
-      runs.posix = r.value("posix", runs.posix);
-      runs.mpiio = r.value("mpiio", runs.mpiio);
-      runs.mmap = r.value("mmap", runs.mmap);
-    }
+    read_paths(j, "read_copy_bytes_per_s", p.read_copy_bytes_per_s);
+    read_paths(j, "read_run_seconds", p.read_run_seconds);
   } catch (const nlohmann::json::exception& e) {
     throw IoError("machine profile '" + path + "' is malformed: " + e.what());
   }
@@ -72,14 +79,8 @@ std::string MachineProfile::to_json() const {
       {"strassen_crossover", strassen_crossover},
       {"disk_bytes_per_s", disk_bytes_per_s},
       {"overlap_exposed", overlap_exposed},
-      {"read_copy_bytes_per_s",
-       {{"posix", read_copy_bytes_per_s.posix},
-        {"mpiio", read_copy_bytes_per_s.mpiio},
-        {"mmap", read_copy_bytes_per_s.mmap}}},
-      {"read_run_seconds",
-       {{"posix", read_run_seconds.posix},
-        {"mpiio", read_run_seconds.mpiio},
-        {"mmap", read_run_seconds.mmap}}},
+      {"read_copy_bytes_per_s", paths_json(read_copy_bytes_per_s)},
+      {"read_run_seconds", paths_json(read_run_seconds)},
       {"gemm_gflops",
        {{"f32", gflops[0]}, {"f64", gflops[1]}, {"c64", gflops[2]}, {"c128", gflops[3]}}}};
   return j.dump(2);
