@@ -7,10 +7,10 @@
 // (runs of 64 KiB, 128 KiB apart), then 512 x 256 (runs of 2 KiB). Open MPI completes these
 // reads inside the call, so their time is what they cost the run. The same bytes in as many
 // reads, in 32 x the runs, give the cost per run and per byte (the two ends of the runs the
-// stream reads: a line through them was within 25 % at 8-32 KiB here). The slowest rank's time, median
-// of kProbeReps after a warm-up; the file is removed whatever happens. (posix's and mmap's
-// reader threads run beside the GEMMs; what they cost a stream is 3-4 x what such a probe
-// shows, so their rates are the profile's: docs/OUT_OF_CORE.md.)
+// stream reads; between them the line ran up to 40 % low here, at 16 KiB). The slowest rank's
+// time, median of kProbeReps after a warm-up; the file is removed whatever happens. (posix's
+// and mmap's reader threads run beside the GEMMs; what they cost a stream is 3-4 x what such a
+// probe shows, so their rates are the profile's: docs/OUT_OF_CORE.md.)
 #include <fcntl.h>
 #include <unistd.h>
 
