@@ -334,12 +334,11 @@ int run_calibrate(const CalibrateConfig& cfg) {
   p.gflops[2] = gemm_gflops<std::complex<float>>();
   p.gflops[3] = gemm_gflops<std::complex<double>>();
   if (cfg.crossover_max > 0) p.strassen_crossover = strassen_crossover(cfg.crossover_max);
-  const std::string dir = std::filesystem::path(cfg.output).parent_path().string();
-  if (const double d = measure_disk_bandwidth(dir.empty() ? "." : dir); d > 0)
-    p.disk_bytes_per_s = d;  // the disk of the profile's directory (docs/OUT_OF_CORE.md)
+  std::string dir = std::filesystem::path(cfg.output).parent_path().string();
+  if (dir.empty()) dir = ".";  // the profile's directory: its disk (docs/OUT_OF_CORE.md)
+  if (const double d = measure_disk_bandwidth(dir); d > 0) p.disk_bytes_per_s = d;
   if (cfg.read_probe != "0") {
-    const MpiioReadCost c =
-        measure_mpiio_reads(MPI_COMM_WORLD, dir.empty() ? "." : dir, parse_bytes(cfg.read_probe));
+    const MpiioReadCost c = measure_mpiio_reads(MPI_COMM_WORLD, dir, parse_bytes(cfg.read_probe));
     p.read_copy_bytes_per_s.mpiio = c.bytes_per_s, p.read_run_seconds.mpiio = c.run_seconds;
   }
   p.source = cfg.output.empty() ? "calibrate" : cfg.output;

@@ -168,6 +168,12 @@ std::string OocPlan::to_string() const {
 
 namespace {
 
+// A per-read-path entry of the profile (read_copy_bytes_per_s, read_run_seconds): `io`'s.
+template <class Paths>
+double of_path(const Paths& paths, IoMethod io) {
+  return io == IoMethod::Mmap ? paths.mmap : io == IoMethod::MpiIo ? paths.mpiio : paths.posix;
+}
+
 // The product's sizes and the profile's rates for it, its reads through `io`.
 plan::OocProblem ooc_problem(index_t m, index_t n, index_t k, Dtype dtype, int ranks, bool with_c0,
                              bool c0_staging, const MachineProfile& profile, IoMethod io) {
@@ -175,12 +181,8 @@ plan::OocProblem ooc_problem(index_t m, index_t n, index_t k, Dtype dtype, int r
                      ranks, 0, with_c0, with_c0 && c0_staging};
   q.flops_per_s = profile.flops_per_s(dtype);
   q.disk_bytes_per_s = profile.disk_bytes_per_s;
-  const MachineProfile::ReadCopyRates& r = profile.read_copy_bytes_per_s;
-  q.read_copy_bytes_per_s = io == IoMethod::Mmap    ? r.mmap
-                            : io == IoMethod::MpiIo ? r.mpiio
-                                                    : r.posix;
-  const MachineProfile::ReadRunSeconds& t = profile.read_run_seconds;
-  q.read_run_seconds = io == IoMethod::Mmap ? t.mmap : io == IoMethod::MpiIo ? t.mpiio : t.posix;
+  q.read_copy_bytes_per_s = of_path(profile.read_copy_bytes_per_s, io);
+  q.read_run_seconds = of_path(profile.read_run_seconds, io);
   q.reads_block = io == IoMethod::MpiIo;  // Open MPI completes them inside the call
   return q;
 }

@@ -60,11 +60,11 @@ index_t runs(index_t rows, index_t cols, index_t all_rows, index_t all_cols, boo
   return rows >= all_rows ? 1 : cols;
 }
 
-// The runs of one bm x bn block's panels (op(A) bm x kb, op(B) kb x bn, k / kb of each).
-index_t block_panel_runs(const OocProblem& p, const OocPlan& s, bool a, bool b) {
-  const index_t panels = ceil_div(p.k, s.kb);
-  return panels * ((a ? runs(s.bm, s.kb, p.m, p.k, p.orders.a_rows) : 0) +
-                   (b ? runs(s.kb, s.bn, p.k, p.n, p.orders.b_rows) : 0));
+// The runs of one k-panel of op(A) (bm x kb) and of op(B) (kb x bn), as asked; a block reads
+// k / kb of each.
+index_t panel_runs(const OocProblem& p, const OocPlan& s, bool a, bool b) {
+  return (a ? runs(s.bm, s.kb, p.m, p.k, p.orders.a_rows) : 0) +
+         (b ? runs(s.kb, s.bn, p.k, p.n, p.orders.b_rows) : 0);
 }
 
 // Fills in blocks, passes, tail strips, bytes and runs of a shape.
@@ -87,9 +87,10 @@ void account(const OocProblem& p, OocPlan& s) {
   s.bytes_written = mine * s.bm * s.bn * p.elem;
   // The left operand's panels are read left_reads times, the right one's for every block.
   const index_t a_reads = p.d_is_c ? left_reads : mine, b_reads = p.d_is_c ? mine : left_reads;
-  s.runs_read = a_reads * block_panel_runs(p, s, true, false) +
-                b_reads * block_panel_runs(p, s, false, true) +
-                (p.with_c0 ? mine * runs(s.bm, s.bn, p.m, p.n, p.orders.c0_rows) : 0);
+  const index_t panels = ceil_div(p.k, s.kb);
+  s.runs_read =
+      panels * (a_reads * panel_runs(p, s, true, false) + b_reads * panel_runs(p, s, false, true)) +
+      (p.with_c0 ? mine * runs(s.bm, s.bn, p.m, p.n, p.orders.c0_rows) : 0);
 }
 
 }  // namespace
@@ -154,8 +155,7 @@ void ooc_predict(const OocProblem& p, OocPlan& s) {
                         (p.reads_block ? read_disk : 0);
   s.predicted_disk = (p.reads_block ? 0 : read_disk) + written / disk;
   const double first = static_cast<double>((s.bm + s.bn) * s.kb) * elem;
-  const double first_runs = static_cast<double>(block_panel_runs(p, s, true, true)) /
-                            static_cast<double>(ceil_div(p.k, s.kb));
+  const auto first_runs = static_cast<double>(panel_runs(p, s, true, true));
   s.predicted_edges = first * ((1.0 - c) / disk + 1.0 / copy) + first_runs * p.read_run_seconds +
                       static_cast<double>(s.bm * s.bn) * elem / disk +
                       static_cast<double>(ooc_buffer_bytes(p, s.bm, s.bn, s.kb)) / kTouchBytesPerS;

@@ -247,8 +247,7 @@ TEST(Calibrate, WritesAReadableProfile) {
     EXPECT_EQ(e.path().filename().string().rfind(".shardmm-", 0), std::string::npos) << e.path();
 }
 
-// --read-probe 0: MPI-IO's read rate is not measured, the profile keeps the default's, and
-// no probe file is left.
+// --read-probe 0: MPI-IO's read rate is not measured, and the profile keeps the default's.
 TEST(Calibrate, ReadProbeZeroKeepsTheDefaultRate) {
   cli::CalibrateConfig cfg;
   cfg.output = file("unprobed.json"), cfg.reps = 1, cfg.crossover_max = 0, cfg.read_probe = "0";
