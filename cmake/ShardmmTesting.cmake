@@ -7,7 +7,13 @@
 #
 # What a new test does so that the suite stays fast on 2 cores (scripts/test: ctest -j4 with
 # Open MPI, SHARDMM_TEST_JOBS below; the suite's budget is 5 minutes):
-# - gtest programs: shardmm_add_unit_test / shardmm_add_mpi_test. RANKS: only the counts where
+# - gtest programs: shardmm_add_unit_test / shardmm_add_mpi_test. One program per area, not per
+#   file: a program's start-up at 1, 2, 3, 4 and 6 ranks costs about 2.5 CPU seconds whatever
+#   it tests, so a new file that runs at the same counts joins its area's program
+#   (tests/CMakeLists.txt: mpi_core, mpi_gemm, mpi_blas3, mpi_files, mpi_words; tests/scalapack:
+#   scalapack_pblas3). Such a program's files share one process: each test suite works in its
+#   own directory (tests/mpi/npy_test_util.hpp's SuiteDir), and a test restores any
+#   environment variable it sets. RANKS: only the counts where
 #   the behaviour differs (1: no communication; 2: a line, the p = 2 paths; 3: a prime count,
 #   1-D; 4: 2 x 2; 6: 2 x 3), not every count by habit: each extra oversubscribed run costs
 #   ranks x startup (about 0.2 CPU seconds a rank) plus the waits' polling. A sweep of many

@@ -1,5 +1,5 @@
 // Helpers of the launcher's tests (test_multiply.cpp, test_multiply_checks.cpp,
-// test_plan_bench_calibrate.cpp).
+// test_plan_bench.cpp, test_calibrate.cpp).
 #pragma once
 
 #include <gtest/gtest.h>

@@ -21,7 +21,8 @@ namespace shardmm::testing::npy {
 
 namespace fs = std::filesystem;
 
-inline std::string g_dir;  // per-run temporary directory (same on every rank)
+inline std::string g_root;  // per-run temporary directory (same on every rank)
+inline std::string g_dir;   // the running test suite's own directory under g_root
 
 inline void bcast(std::string& s) {
   long long n = static_cast<long long>(s.size());
@@ -30,23 +31,58 @@ inline void bcast(std::string& s) {
   MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD);
 }
 
-/// Rank 0 creates g_dir under /tmp (name broadcast); removed again after all tests. Register
-/// it once per executable with ::testing::AddGlobalTestEnvironment.
+/// Rank 0 creates g_root under /tmp (name broadcast); removed again after all tests. Each
+/// test file registers one with ::testing::AddGlobalTestEnvironment; in a program of several
+/// files the first one makes the directory and the others do nothing.
 class TempDir : public ::testing::Environment {
  public:
   void SetUp() override {
+    if (!g_root.empty()) return;  // another file's TempDir made it
+    owner_ = true;
     if (world_rank() == 0) {
       std::string templ = "/tmp/shardmm_npy_XXXXXX";
-      if (mkdtemp(templ.data()) != nullptr) g_dir = templ;
+      if (mkdtemp(templ.data()) != nullptr) g_root = templ;
     }
-    bcast(g_dir);
-    ASSERT_FALSE(g_dir.empty()) << "mkdtemp failed";
+    bcast(g_root);
+    ASSERT_FALSE(g_root.empty()) << "mkdtemp failed";
+    g_dir = g_root;
   }
   void TearDown() override {
+    if (!owner_) return;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) fs::remove_all(g_root);
+    g_root.clear(), g_dir.clear();
+  }
+
+ private:
+  bool owner_ = false;
+};
+
+/// Each test suite works in a fresh directory of its own (g_dir = g_root/<suite>), removed
+/// when the suite ends: a suite's snapshots and leftover checks see only its own files, and a
+/// program of many files holds one suite's operands at a time. Every rank runs every suite.
+class SuiteDir : public ::testing::EmptyTestEventListener {
+ public:
+  void OnTestSuiteStart(const ::testing::TestSuite& suite) override {
+    if (g_root.empty()) return;  // no TempDir in this program
+    std::string name = suite.name();
+    for (char& c : name)
+      if (c == '/') c = '_';  // typed suites: "Multiply/0"
+    g_dir = g_root + "/" + name;
+    if (world_rank() == 0) fs::create_directories(g_dir);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  void OnTestSuiteEnd(const ::testing::TestSuite& /*suite*/) override {
+    if (g_root.empty() || g_dir == g_root) return;
     MPI_Barrier(MPI_COMM_WORLD);
     if (world_rank() == 0) fs::remove_all(g_dir);
+    g_dir = g_root;
   }
 };
+inline const bool g_suite_dirs = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new SuiteDir);
+  return true;
+}();
 
 inline std::string file(const std::string& name) { return g_dir + "/" + name; }
 

@@ -1,8 +1,8 @@
 // `shardmm multiply` end to end: argv parsed by the launcher's parse(), then run_multiply on
 // every rank (what main() does) on files rank 0 writes from the format definition; the output
 // file is read back byte-wise and compared with a serial BLAS product. Bad inputs fail with the
-// same error on every rank and leave the directory byte for byte. (plan, bench, calibrate:
-// test_plan_bench_calibrate.cpp.)
+// same error on every rank and leave the directory byte for byte. (plan, bench:
+// test_plan_bench.cpp; calibrate: test_calibrate.cpp.)
 #include <map>
 #include <tuple>
 
