@@ -105,11 +105,7 @@ set(SHARDMM_TEST_JOBS ${_shardmm_test_jobs} CACHE STRING
 # pause (OMPI_MCA_odls_base_sigkill_timeout=0; other MPIs have no such pause). Call it after
 # any set_tests_properties(... ENVIRONMENT ...) of the test: it appends.
 function(shardmm_failing_mpi_job)
-  if(SHARDMM_MPI_IS_OPENMPI)
-    foreach(test IN LISTS ARGN)
-      set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "OMPI_MCA_odls_base_sigkill_timeout=0")
-    endforeach()
-  endif()
+  _shardmm_openmpi_env("OMPI_MCA_odls_base_sigkill_timeout=0" ${ARGN})
 endfunction()
 
 # shardmm_stalled_mpi_job(TEST...): jobs where ranks wait seconds for one that never comes (the
@@ -117,9 +113,15 @@ endfunction()
 # watchdog ends the job (OMPI_MCA_mpi_yield_when_idle=1, what Open MPI does by itself only when
 # oversubscribed). Appends, as shardmm_failing_mpi_job.
 function(shardmm_stalled_mpi_job)
+  _shardmm_openmpi_env("OMPI_MCA_mpi_yield_when_idle=1" ${ARGN})
+endfunction()
+
+# _shardmm_openmpi_env(ASSIGNMENT TEST...): with Open MPI, appends ASSIGNMENT (VAR=VALUE) to
+# each TEST's ENVIRONMENT; other MPIs ignore Open MPI's variables.
+function(_shardmm_openmpi_env assignment)
   if(SHARDMM_MPI_IS_OPENMPI)
     foreach(test IN LISTS ARGN)
-      set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "OMPI_MCA_mpi_yield_when_idle=1")
+      set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT "${assignment}")
     endforeach()
   endif()
 endfunction()
