@@ -31,14 +31,11 @@ inline void bcast(std::string& s) {
   MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD);
 }
 
-/// Rank 0 creates g_root under /tmp (name broadcast); removed again after all tests. Each
-/// test file registers one with ::testing::AddGlobalTestEnvironment; in a program of several
-/// files the first one makes the directory and the others do nothing.
+/// Rank 0 creates g_root under /tmp (name broadcast); removed again after all tests. Registered
+/// once per program by this header (g_temp_dirs below), never by a test file.
 class TempDir : public ::testing::Environment {
  public:
   void SetUp() override {
-    if (!g_root.empty()) return;  // another file's TempDir made it
-    owner_ = true;
     if (world_rank() == 0) {
       std::string templ = "/tmp/shardmm_npy_XXXXXX";
       if (mkdtemp(templ.data()) != nullptr) g_root = templ;
@@ -48,14 +45,10 @@ class TempDir : public ::testing::Environment {
     g_dir = g_root;
   }
   void TearDown() override {
-    if (!owner_) return;
     MPI_Barrier(MPI_COMM_WORLD);
     if (world_rank() == 0) fs::remove_all(g_root);
     g_root.clear(), g_dir.clear();
   }
-
- private:
-  bool owner_ = false;
 };
 
 /// Each test suite works in a fresh directory of its own (g_dir = g_root/<suite>), removed
@@ -64,7 +57,7 @@ class TempDir : public ::testing::Environment {
 class SuiteDir : public ::testing::EmptyTestEventListener {
  public:
   void OnTestSuiteStart(const ::testing::TestSuite& suite) override {
-    if (g_root.empty()) return;  // no TempDir in this program
+    if (g_root.empty()) return;  // TempDir failed: the tests do not run
     std::string name = suite.name();
     for (char& c : name)
       if (c == '/') c = '_';  // typed suites: "Multiply/0"
@@ -79,7 +72,9 @@ class SuiteDir : public ::testing::EmptyTestEventListener {
     g_dir = g_root;
   }
 };
-inline const bool g_suite_dirs = [] {
+// Every program that includes this header gets the run's directory and the suites' ones.
+inline const bool g_temp_dirs = [] {
+  ::testing::AddGlobalTestEnvironment(new TempDir);
   ::testing::UnitTest::GetInstance()->listeners().Append(new SuiteDir);
   return true;
 }();

@@ -18,8 +18,6 @@ namespace {
 
 using namespace npy;
 
-[[maybe_unused]] auto* const g_env = ::testing::AddGlobalTestEnvironment(new TempDir);
-
 // `shardmm bench ARGS` parsed by the launcher.
 cli::BenchConfig parse_bench(const std::vector<std::string>& args) {
   std::vector<std::string> line{"bench"};

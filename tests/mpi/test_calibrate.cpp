@@ -17,7 +17,6 @@ namespace {
 
 using namespace npy;
 
-// calibrate writes a profile the planner reads back; only rank 0 prints.
 // calibrate writes a profile the planner reads, with Strassen's crossover measured (here only
 // at n = 256: there, or "none up to 256") and printed.
 TEST(Calibrate, WritesAReadableProfile) {

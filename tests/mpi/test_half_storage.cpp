@@ -10,9 +10,6 @@ namespace {
 
 using namespace npy;
 
-[[maybe_unused]] ::testing::Environment* const g_env =
-    ::testing::AddGlobalTestEnvironment(new TempDir);
-
 template <class H>
 class HalfStorage : public ::testing::Test {};
 using HalfTypes = ::testing::Types<bf16, f16>;

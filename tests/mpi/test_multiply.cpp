@@ -19,8 +19,6 @@ namespace {
 using namespace npy;
 using Args = std::vector<std::string>;
 
-[[maybe_unused]] auto* const g_env = ::testing::AddGlobalTestEnvironment(new TempDir);
-
 std::string joined(const Args& args) {
   std::string s;
   for (const auto& a : args) s += " " + a;

@@ -21,8 +21,6 @@ namespace {
 using namespace npy;
 using Args = std::vector<std::string>;
 
-[[maybe_unused]] auto* const g_env = ::testing::AddGlobalTestEnvironment(new TempDir);
-
 // run_multiply's exit code on `args`; an exception is a failure (and -1).
 int multiply(const Args& args) {
   const cli::MultiplyConfig cfg = parse_multiply(args);

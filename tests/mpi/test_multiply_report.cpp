@@ -19,8 +19,6 @@ namespace {
 using namespace npy;
 using Args = std::vector<std::string>;
 
-[[maybe_unused]] auto* const g_env = ::testing::AddGlobalTestEnvironment(new TempDir);
-
 // `shardmm multiply ARGS` (not quiet) -> its configuration.
 cli::MultiplyConfig parse_loud(const Args& args) {
   Args line{"multiply"};

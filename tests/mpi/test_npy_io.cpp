@@ -12,9 +12,6 @@ namespace {
 
 using namespace npy;
 
-[[maybe_unused]] ::testing::Environment* const g_env =
-    ::testing::AddGlobalTestEnvironment(new TempDir);
-
 template <class T>
 class NpyIoTyped : public ::testing::Test {};
 using Scalars = ::testing::Types<SHARDMM_SCALAR_TYPES>;

@@ -19,9 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 using ooc::Stored;
 
-[[maybe_unused]] ::testing::Environment* const g_env =
-    ::testing::AddGlobalTestEnvironment(new npy::TempDir);
-
 // A budget of `words` elements of T.
 template <class T>
 Options budget(index_t words) {

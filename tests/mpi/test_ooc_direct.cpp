@@ -24,9 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using ooc::Stored;
 
-[[maybe_unused]] ::testing::Environment* const g_env =
-    ::testing::AddGlobalTestEnvironment(new npy::TempDir);
-
 constexpr double kBound = 20;  // normwise error, units of eps
 
 // Whether the test directory's file system takes an aligned O_DIRECT write (every rank asks).

@@ -17,9 +17,6 @@ namespace {
 
 using ooc::Stored;
 
-[[maybe_unused]] ::testing::Environment* const g_env =
-    ::testing::AddGlobalTestEnvironment(new npy::TempDir);
-
 constexpr std::int64_t kOverhead = std::int64_t{64} << 20;  // MPI, OpenBLAS, gtest, the binary
 #if defined(__SANITIZE_ADDRESS__)
 // AddressSanitizer's shadow memory and freed-block quarantine count in VmHWM: the peak says

@@ -321,6 +321,4 @@ TEST(Options, WaitOptionWinsOverTheEnvironment) {
   EXPECT_GT(pointwise_gemm(m, o, "sleep"), 0);
 }
 
-const auto* const kTempDir = ::testing::AddGlobalTestEnvironment(new npy::TempDir);
-
 }  // namespace

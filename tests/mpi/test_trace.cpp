@@ -211,6 +211,4 @@ TEST(Trace, ReportToJson) {
   EXPECT_EQ(j.size(), 13U);
 }
 
-const auto* const kTempDir = ::testing::AddGlobalTestEnvironment(new npy::TempDir);
-
 }  // namespace
