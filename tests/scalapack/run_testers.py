@@ -170,28 +170,42 @@ def check_lu(out):
     return ok
 
 
-def check_bindings(logdir, mode, symbol, from_lib, dropin):
+BINDING = re.compile(rb"binding file (\S+) \[\d+\] to (\S+) \[\d+\]: normal symbol `(\w+)'")
+
+
+def read_bindings(logdir):
+    """{log name: [(from file, to file, symbol), ...]} of the PBLAS-like (p..._) and PB_Cabort
+    bindings in each rank's dynamic-linker log. A log holds every binding the rank made (~4 MB):
+    it is read once, and only the few lines naming such a symbol go through the regex."""
+    parsed = {}
+    for log in glob.glob(os.path.join(logdir, "ld.*")):
+        with open(log, "rb") as f:
+            lines = [line for line in f if b"symbol `p" in line or b"`PB_Cabort'" in line]
+        parsed[os.path.basename(log)] = [
+            tuple(os.path.basename(x.decode(errors="replace")) for x in m.groups())
+            for m in map(BINDING.search, lines) if m]
+    return parsed
+
+
+def check_bindings(bindings, mode, symbol, from_lib, dropin):
     """Every rank's dynamic linker bound `symbol` (referenced by a file matching from_lib) to the
-    drop-in (plain: to libscalapack); with the drop-in, its PB_Cabort to the tester binary."""
-    logs = glob.glob(os.path.join(logdir, "ld.*"))
-    if not logs:
-        return fail("no dynamic-linker log in " + logdir)
+    drop-in (plain: to libscalapack); with the drop-in, its PB_Cabort to the tester binary.
+    bindings: read_bindings' result for the run."""
+    if not bindings:
+        return fail("no dynamic-linker log")
     ok = True
-    want = "libscalapack" if mode == "plain" else os.path.basename(dropin)
-    pat = re.compile(r"binding file (\S+) \[\d+\] to (\S+) \[\d+\]: normal symbol `%s'" % symbol)
-    for log in logs:
-        text = open(log, errors="replace").read()
-        hits = [(f, t) for f, t in pat.findall(text) if from_lib in os.path.basename(f)]
-        if not hits or any(want not in os.path.basename(t) for _, t in hits):
+    dropin = os.path.basename(dropin)
+    want = "libscalapack" if mode == "plain" else dropin
+    for log, found in sorted(bindings.items()):
+        hits = [t for f, t, s in found if s == symbol and from_lib in f]
+        if not hits or any(want not in t for t in hits):
             ok = fail("%s: %s from %s bound to %s, expected %s"
-                      % (os.path.basename(log), symbol, from_lib, [t for _, t in hits] or "nothing",
-                         want))
+                      % (log, symbol, from_lib, hits or "nothing", want))
         if mode != "plain" and from_lib != "libscalapack":
-            aborts = re.findall(r"binding file \S*%s \[\d+\] to (\S+) \[\d+\]: normal symbol "
-                                r"`PB_Cabort'" % re.escape(os.path.basename(dropin)), text)
-            if not aborts or any(from_lib not in os.path.basename(t) for t in aborts):
+            aborts = [t for f, t, s in found if s == "PB_Cabort" and f == dropin]
+            if not aborts or any(from_lib not in t for t in aborts):
                 ok = fail("%s: the drop-in's PB_Cabort bound to %s, expected the tester's"
-                          % (os.path.basename(log), aborts or "nothing"))
+                          % (log, aborts or "nothing"))
     return ok
 
 
@@ -236,8 +250,9 @@ def pblas(args, work, input_name):
     ok = rc == 0 or fail("exit code %d" % rc)
     skips = {r: expected_skips(lines, r, args.ranks) for r in routines}
     ok &= check_pblas(out, routines, expected_tests(lines, args.ranks), skips)
+    bindings = read_bindings(logdir)
     for routine in routines:
-        ok &= check_bindings(logdir, args.mode, routine.lower() + "_", args.tester, args.dropin)
+        ok &= check_bindings(bindings, args.mode, routine.lower() + "_", args.tester, args.dropin)
     return ok, out
 
 
@@ -246,7 +261,7 @@ def lu(args, work):
     rc, out, logdir = run(args, work, binary(args, work, "xdlu"))
     ok = rc == 0 or fail("exit code %d" % rc)
     ok &= check_lu(out)
-    ok &= check_bindings(logdir, args.mode, "pdgemm_", "libscalapack", args.dropin)
+    ok &= check_bindings(read_bindings(logdir), args.mode, "pdgemm_", "libscalapack", args.dropin)
     return ok, out
 
 
