@@ -49,11 +49,11 @@ kill_after() {
   local victim
   victim=$(ranks_of "$job" | tail -n 1)
   if [ -z "$victim" ] || ! kill -9 "$victim" 2>/dev/null; then wait "$job"; return 99; fi
-  local waited=0
+  local waited=0  # tenths of a second
   while kill -0 "$job" 2>/dev/null; do
-    sleep 1
+    sleep 0.1
     waited=$((waited + 1))
-    if [ $waited -gt 60 ]; then
+    if [ $waited -gt 600 ]; then
       echo "FAIL: mpirun still running 60 s after the kill (hang)"
       kill -9 "$job"
       exit 1
