@@ -1,6 +1,6 @@
 /* The SPMD mistake through the drop-in: on a 1 x 2 BLACS grid, rank 0 alone calls pdgemm_ (its
  * first call, which makes the drop-in's mesh) while rank 1 goes on to the end of the program.
- * Under SHARDMM_WATCHDOG=3:abort the job must end, rank 0 naming rank 1 (dropin_hang.sh).
+ * Under SHARDMM_WATCHDOG=1:abort the job must end, rank 0 naming rank 1 (dropin_hang.sh).
  * Written against ScaLAPACK's API only, as an unchanged ScaLAPACK program would be. */
 #include <mpi.h>
 #include <stdio.h>

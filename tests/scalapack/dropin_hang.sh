@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs dropin_hang on 2 ranks under SHARDMM_WATCHDOG=3:abort: passes when the job ends with a
+# Runs dropin_hang on 2 ranks under SHARDMM_WATCHDOG=1:abort: passes when the job ends with a
 # non-zero status within 60 s and rank 0's report names rank 1 as the rank it waits for.
 # usage: dropin_hang.sh MPIEXEC PROGRAM [MPIEXEC_FLAG...]
 set -u
@@ -11,7 +11,7 @@ shift 2
 status=$(mktemp -d)
 trap 'rm -rf "$status"' EXIT
 start=$SECONDS
-out=$(SHARDMM_WATCHDOG=3:abort SHARDMM_WATCHDOG_DIR=$status OPENBLAS_NUM_THREADS=1 \
+out=$(SHARDMM_WATCHDOG=1:abort SHARDMM_WATCHDOG_DIR=$status OPENBLAS_NUM_THREADS=1 \
   timeout 60 "$MPIEXEC" -n 2 "$@" "$PROGRAM" 2>&1)
 rc=$?  # the watchdog ends the job with 124 too: the time tells a hang apart
 echo "$out"
