@@ -41,12 +41,21 @@ configure_and_build() {
   else
     launcher=(-UCMAKE_C_COMPILER_LAUNCHER -UCMAKE_CXX_COMPILER_LAUNCHER)
   fi
+  # Ninja, where installed (scripts/setup-deps test), for a new build folder: from ccache hits
+  # the whole build took 35 s instead of make's 43 s on 2 cores. A folder keeps its generator.
+  local generator=() make_flags=()
+  if [ ! -e "$BUILD_DIR/CMakeCache.txt" ] && command -v ninja >/dev/null; then
+    generator=(-G Ninja)
+  fi
   run_with_progress "configure" "$log" "$retry" \
-    cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DSHARDMM_WERROR=ON "${launcher[@]}" "$@"
+    cmake -S "$ROOT" -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DSHARDMM_WERROR=ON \
+    "${launcher[@]}" "$@"
+  grep -q '^CMAKE_GENERATOR:INTERNAL=Unix Makefiles$' "$BUILD_DIR/CMakeCache.txt" &&
+    make_flags=(-- --no-print-directory)
   local targets=()
   [ ${#BUILD_TARGETS[@]} -eq 0 ] || targets=(--target "${BUILD_TARGETS[@]}")
   run_with_progress "build${BUILD_TARGETS[*]:+ ${BUILD_TARGETS[*]}}" "$log" "$retry" \
-    cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}" -- --no-print-directory
+    cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}" "${make_flags[@]}"
   set_mpirun_flags
 }
 
@@ -77,10 +86,12 @@ run_with_progress() {
 }
 
 # progress_line LOG: the log's last line that says what is happening, shortened (a make step's
-# percentage and source, apt's package being fetched, unpacked or set up).
+# percentage or a Ninja step's count, and its source; apt's package being fetched, unpacked or
+# set up).
 progress_line() {
-  grep -E '^\[ *[0-9]+%\]|^(Get|Hit):|^(Unpacking|Setting up|Selecting) |^-- ' "$1" 2>/dev/null | tail -n 1 |
+  grep -E '^\[ *[0-9]+%\]|^\[[0-9]+/[0-9]+\] |^(Get|Hit):|^(Unpacking|Setting up|Selecting) |^-- ' "$1" 2>/dev/null | tail -n 1 |
     sed -E -e 's#^\[ *([0-9]+%)\] (Building|Linking) [A-Z+]+ (object|shared library|static library|executable) #\1 \2 #' \
+      -e 's#^\[([0-9]+/[0-9]+)\] (Building|Linking) [A-Z+]+ (object|shared library|shared module|static library|executable) #\1 \2 #' \
       -e 's#CMakeFiles/[^ ]*\.dir/##; s#\.o$##' \
       -e 's#^Get:[0-9]+ [^ ]+ [^ ]+ [^ ]+ ([^ ]+) .*#downloading \1#' \
       -e 's#^(Unpacking|Setting up|Selecting previously unselected package) ([^ ]+).*#\L\1\E \2#' | cut -c1-100
