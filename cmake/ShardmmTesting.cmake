@@ -114,8 +114,10 @@ endfunction()
 # shardmm_stalled_mpi_job(TEST...): jobs where ranks wait seconds for one that never comes (the
 # hang reports): they yield their core to the other tests instead of spinning until the
 # watchdog ends the job (OMPI_MCA_mpi_yield_when_idle=1, what Open MPI does by itself only when
-# oversubscribed). Appends, as shardmm_failing_mpi_job.
+# oversubscribed). The watchdog ends such a job with a failure: a failing job too. Appends, as
+# shardmm_failing_mpi_job.
 function(shardmm_stalled_mpi_job)
+  shardmm_failing_mpi_job(${ARGN})
   _shardmm_openmpi_env("OMPI_MCA_mpi_yield_when_idle=1" ${ARGN})
 endfunction()
 
