@@ -1,6 +1,6 @@
 // Page-cache residency of a file range: mmap it (PROT_READ, no MAP_POPULATE: nothing is read),
 // ask mincore(2) which pages are resident, a window of 1 GiB at a time so that the vector of
-// page flags stays small, and unmap.
+// page flags stays small, and unmap. And how much memory the cache could have (/proc/meminfo).
 #include "io/page_cache.hpp"
 
 #include <fcntl.h>
@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace shardmm::io {
@@ -43,6 +45,18 @@ std::int64_t cached_bytes(const std::string& path, std::int64_t offset, std::int
     n += resident(fd, at, std::min(kWindow, end - at), page);
   close(fd);
   return std::min(n, bytes);  // the first and last pages count whole
+}
+
+std::int64_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib) {
+    std::getline(in, unit);  // " kB"
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
 }
 
 }  // namespace shardmm::io

@@ -12,4 +12,8 @@ namespace shardmm::io {
 /// (a pipe, a file system without page-cache pages): the planner then assumes the disk.
 std::int64_t cached_bytes(const std::string& path, std::int64_t offset, std::int64_t bytes);
 
+/// Bytes of memory this node could give the page cache without swapping (MemAvailable of
+/// /proc/meminfo); 0 when unknown.
+std::int64_t available_memory();
+
 }  // namespace shardmm::io

@@ -202,18 +202,26 @@ double cached_share(MPI_Comm comm, const std::vector<const MatrixFile*>& files) 
   return least;
 }
 
-}  // namespace
+// Collective: whether every rank's node could keep `bytes` in its page cache (MemAvailable),
+// so that the operands a stream reads again stay cached between its passes.
+bool cache_keeps(MPI_Comm comm, std::int64_t bytes) {
+  int mine = io::available_memory() >= bytes ? 1 : 0, all = 0;
+  SHARDMM_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
+  return all == 1;
+}
 
-OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
-                         std::int64_t budget, bool with_c0, bool c0_staging, bool force_out_of_core,
-                         bool out_fortran_order, double cached, IoMethod io,
-                         const FileOrders& orders) {
+// plan_out_of_core, with whether the page cache keeps the operands between the stream's passes
+// (plan::OocProblem::rereads_cached: what the disk serves).
+OocPlan plan_stream(index_t m, index_t n, index_t k, Dtype dtype, int ranks, std::int64_t budget,
+                    bool with_c0, bool c0_staging, bool force_out_of_core, bool out_fortran_order,
+                    double cached, IoMethod io, const FileOrders& orders, bool rereads_cached) {
   OocPlan p;
   p.m = m, p.n = n, p.k = k, p.ranks = ranks, p.io = io;
   plan::OocProblem q = ooc_problem(m, n, k, dtype, ranks, with_c0, c0_staging,
                                    MachineProfile::from_environment(), io);
   q.d_is_c = out_fortran_order;
   q.cached = cached;
+  q.rereads_cached = rereads_cached;
   q.orders = orders;
   PlanRequest r;
   r.memory_limit = budget;
@@ -242,6 +250,16 @@ OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks
   return s;
 }
 
+}  // namespace
+
+OocPlan plan_out_of_core(index_t m, index_t n, index_t k, Dtype dtype, int ranks,
+                         std::int64_t budget, bool with_c0, bool c0_staging, bool force_out_of_core,
+                         bool out_fortran_order, double cached, IoMethod io,
+                         const FileOrders& orders) {
+  return plan_stream(m, n, k, dtype, ranks, budget, with_c0, c0_staging, force_out_of_core,
+                     out_fortran_order, cached, io, orders, false);
+}
+
 double predict_out_of_core_seconds(const OocPlan& plan, Dtype dtype,
                                    const MachineProfile& profile) {
   plan::OocProblem q =
@@ -262,9 +280,14 @@ OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const Mat
   // op(X)'s rows lie contiguous where X is in C order and not transposed, or the other way.
   const FileOrders orders{A.fortran_order == (opA != Op::N), B.fortran_order == (opB != Op::N),
                           !c0.fortran_order};
-  return plan_out_of_core(p.m, p.n, p.k, A.dtype, comm::comm_size(comm), options.memory_limit,
-                          !c0.path.empty(), c0.fortran_order != out_fortran_order,
-                          force_out_of_core, out_fortran_order, cached, io, orders);
+  // The operands and the result all fit the page cache: what the first pass reads, it keeps.
+  const auto es = static_cast<std::int64_t>(dtype_size(A.dtype));
+  const bool kept = cache_keeps(
+      comm,
+      (A.rows * A.cols + B.rows * B.cols + (c0.path.empty() ? 0 : p.m * p.n) + p.m * p.n) * es);
+  return plan_stream(p.m, p.n, p.k, A.dtype, comm::comm_size(comm), options.memory_limit,
+                     !c0.path.empty(), c0.fortran_order != out_fortran_order, force_out_of_core,
+                     out_fortran_order, cached, io, orders, kept);
 }
 
 FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,

@@ -128,11 +128,26 @@ double panel_efficiency(index_t kb, index_t k) {
   return kb >= 32 ? 0.55 : 0.35;
 }
 
+namespace {
+
+// Of `read` bytes a rank reads, those the disk serves when the page cache held none of the
+// operands at the start: all of them, or, when the operands stay in the cache between passes
+// (OocProblem::rereads_cached), at most this rank's share of the operands' distinct bytes (a
+// page one rank read, the other ranks on its node find cached).
+double disk_read_bytes(const OocProblem& p, double read) {
+  if (!p.rereads_cached) return read;
+  const double distinct = static_cast<double>(p.m * p.k + p.k * p.n + (p.with_c0 ? p.m * p.n : 0)) *
+                          static_cast<double>(p.elem) / static_cast<double>(std::max(p.ranks, 1));
+  return std::min(read, distinct);
+}
+
+}  // namespace
+
 // Every byte read costs the read path's copy, and every run its set-up, and every byte written
 // the write's (in the GEMM's term); the bytes read that the page cache does not hold cost the
-// disk too, overlapped with the GEMMs unless the reads block. The busiest rank computes
-// ceil(blocks / ranks) blocks; when the last blocks are cut into strips the ranks share those,
-// and it computes its share of all blocks and half a strip more (they take items as they
+// disk too (disk_read_bytes), overlapped with the GEMMs unless the reads block. The busiest rank
+// computes ceil(blocks / ranks) blocks; when the last blocks are cut into strips the ranks share
+// those, and it computes its share of all blocks and half a strip more (they take items as they
 // finish, so they end at most one strip apart). Edges: the first panels' read, the last
 // block's write and sync, the first touch of the buffers.
 void ooc_predict(const OocProblem& p, OocPlan& s) {
@@ -147,7 +162,7 @@ void ooc_predict(const OocProblem& p, OocPlan& s) {
           : static_cast<double>(mine);
   const auto read = static_cast<double>(s.bytes_read),
              written = static_cast<double>(s.bytes_written);
-  const double read_disk = read * (1.0 - c) / disk;
+  const double read_disk = disk_read_bytes(p, read) * (1.0 - c) / disk;
   s.predicted_compute = gemm_blocks * block_seconds(p, s) + read / copy +
                         static_cast<double>(s.runs_read) * p.read_run_seconds +
                         written / kWriteCopyBytesPerS +

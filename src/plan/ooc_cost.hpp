@@ -20,6 +20,11 @@ struct OocProblem {
   bool d_is_c = true;       ///< the output is in Fortran order (the stream computes C, not C^T)
   double flops_per_s = 30e9, disk_bytes_per_s = 1e9;
   double cached = 0;  ///< the share of the operands' bytes in the page cache (0-1)
+  /// The node's free memory holds the operands and the result (plan_files: MemAvailable on
+  /// every rank's node), so the page cache keeps what the first pass read: of the bytes it
+  /// did not hold at the start, each comes from the disk once, and the passes after the first
+  /// re-read them from the cache. False: every read of an uncached byte goes to the disk.
+  bool rereads_cached = false;
   /// What a rank's read path copies out of the page cache per second (the profile's
   /// read_copy_bytes_per_s of the I/O method), on the cores the GEMMs run on.
   double read_copy_bytes_per_s = 1.5e9;

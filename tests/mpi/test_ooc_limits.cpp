@@ -1,8 +1,11 @@
 // gemm_files under limits: a product whose A + B + C is far more than the ranks' budgets keeps
 // every rank's peak resident memory (VmHWM) under its budget plus a fixed overhead; a
-// destination that fills up (RLIMIT_FSIZE) fails on every rank and leaves nothing behind.
+// destination that fills up (RLIMIT_FSIZE) fails on every rank and leaves nothing behind;
+// operands out of the page cache are priced at the disk once when the node's memory keeps them.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
@@ -25,6 +28,16 @@ constexpr bool kPeakIsTheLibrarys = false;
 #else
 constexpr bool kPeakIsTheLibrarys = true;
 #endif
+
+// Drops the file's clean pages from the page cache (written back first): its next read comes
+// from the disk.
+void drop_from_page_cache(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << path;
+  EXPECT_EQ(::fdatasync(fd), 0);
+  EXPECT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  ::close(fd);
+}
 
 // C (m x n) = A (m x k) B (k x n) with k small: C dominates; 3200^2 doubles are 78 MiB.
 TEST(OocLimits, PeakMemoryStaysUnderTheBudget) {
@@ -136,6 +149,26 @@ TEST(OocLimits, PlanIoPricesThatReadPath) {
     EXPECT_NE(out.find(said), std::string::npos) << said << "\n" << out;
   }
   EXPECT_GT(seconds[static_cast<int>(IoMethod::Mmap)], seconds[static_cast<int>(IoMethod::Posix)]);
+}
+
+// Files the node's memory can keep: dropped from the page cache, read in several passes, they
+// cost the disk once (the rank's share of A and B), not once per pass (plan_out_of_core, which
+// knows no files, prices every pass at the disk).
+TEST(OocLimits, ColdOperandsThatFitThePageCacheCostTheDiskOnce) {
+  const Stored a{300, 200, 1, true}, b{200, 250, 2, true};
+  const MatrixFile fa = ooc::put_npy<double>("a.npy", a), fb = ooc::put_npy<double>("b.npy", b);
+  for (const MatrixFile* f : {&fa, &fb}) drop_from_page_cache(f->path);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto da = describe_file(fa, MPI_COMM_WORLD), db = describe_file(fb, MPI_COMM_WORLD);
+  Options o;
+  o.memory_limit = std::int64_t{4000} * 8;
+  const OocPlan p = plan_files(MPI_COMM_WORLD, Op::N, da, Op::N, db, {}, true, o, true);
+  ASSERT_LT(p.cached, 0.5) << "the files stayed in the page cache";
+  const double share = (300.0 * 200 + 200.0 * 250) * 8 / world_size();
+  ASSERT_GT(static_cast<double>(p.bytes_read), share) << p.to_string();
+  const double disk = MachineProfile::from_environment().disk_bytes_per_s;
+  const auto written = static_cast<double>(p.bytes_written);
+  EXPECT_NEAR(p.predicted_disk, ((1 - p.cached) * share + written) / disk, 1e-9) << p.to_string();
 }
 
 }  // namespace

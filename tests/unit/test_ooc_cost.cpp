@@ -82,6 +82,41 @@ TEST(OocCost, BlockingReadsAddTheirDiskTime) {
   EXPECT_GT(blocking.predicted_seconds, overlapped.predicted_seconds);
 }
 
+// Cold operands that the page cache keeps between passes cost the disk once: on one shape
+// (7 and 6 passes over A and B), the disk term drops from every byte read to the rank's share
+// of A and B, half the cold part when half was cached; blocking reads (MPI-IO) move the same
+// amount out of the GEMM term. A shape that reads each operand once costs the same either way.
+TEST(OocCost, OperandsKeptInThePageCacheCostTheDiskOnce) {
+  plan::OocProblem q = problem(16384, 16384, 2048, 1.5e9);
+  q.cached = 0;
+  const OocPlan every = plan::ooc_schedule(q);
+  const double share = (16384.0 * 2048 * 2) * 8 / 2;  // A and B over 2 ranks
+  ASSERT_GT(static_cast<double>(every.bytes_read), 2 * share) << "a shape with several passes";
+  for (const bool blocking : {false, true})
+    for (const double cached : {0.0, 0.5}) {
+      q.reads_block = blocking, q.cached = cached, q.rereads_cached = false;
+      OocPlan all = every, once = every;
+      plan::ooc_predict(q, all);
+      q.rereads_cached = true;
+      plan::ooc_predict(q, once);
+      const double saved =
+          (static_cast<double>(every.bytes_read) - share) * (1 - cached) / q.disk_bytes_per_s;
+      const double term_all = blocking ? all.predicted_compute : all.predicted_disk;
+      const double term_once = blocking ? once.predicted_compute : once.predicted_disk;
+      EXPECT_NEAR(term_all - term_once, saved, 1e-6) << blocking << " " << cached;
+      EXPECT_LE(once.predicted_seconds, all.predicted_seconds);
+    }
+  OocPlan single = every;  // A and B read once each: nothing is read twice
+  single.bytes_read = static_cast<std::int64_t>(share);
+  q.reads_block = false, q.cached = 0;
+  OocPlan single_kept = single;
+  q.rereads_cached = false;
+  plan::ooc_predict(q, single);
+  q.rereads_cached = true;
+  plan::ooc_predict(q, single_kept);
+  EXPECT_DOUBLE_EQ(single.predicted_disk, single_kept.predicted_disk);
+}
+
 // The runs a schedule reads follow the files' orders. Without a run cost the shape does not
 // depend on them, so on one shape: op(A)'s panels (bm x kb) take bm runs in C order, kb in
 // Fortran order; op(B)'s (kb x bn) kb and bn. The differences give how many panels of each the
