@@ -272,10 +272,9 @@ void warm_runtime(const Setup<T>& s, DistMatrix<T>& C) {
 // error).
 template <Scalar T>
 void run_alternating(const BenchConfig& cfg, const Setup<T>& s,
-                     std::vector<std::unique_ptr<Contender<T>>>& cs, bool progress, double before,
-                     double abc) {
+                     std::vector<std::unique_ptr<Contender<T>>>& cs, ProgressLine* line,
+                     double before, double abc) {
   const int total = cfg.warmup + cfg.reps;
-  ProgressLine line;  // redrawn on a terminal, a line per call in a log
   for (int r = 0; r < total; ++r)
     for (auto& c : cs) {
       if (r == 0 && cs.size() > 1 &&
@@ -297,9 +296,9 @@ void run_alternating(const BenchConfig& cfg, const Setup<T>& s,
       char text[160];
       (void)std::snprintf(text, sizeof text, "%s: call %d/%d (%.3f s)", c->row.name.c_str(), r + 1,
                           total, t);
-      if (progress) line.update(text);
+      if (line) line->update(text);
     }
-  line.finish();
+  if (line) line->finish();
 }
 
 // Words from shardmm's own counters, the probe check and peak memory.
@@ -327,6 +326,13 @@ void finish_row(const BenchConfig& cfg, const Setup<T>& s, Contender<T>& c) {
 
 template <Scalar T>
 int bench_typed(const BenchConfig& cfg) {
+  // Rank 0's progress on stderr: redrawn on a terminal, a line per update in a log.
+  const bool progress = !cfg.quiet && cfg.json.empty() && world_rank() == 0 &&
+                        (cfg.progress || isatty(STDERR_FILENO));
+  ProgressLine line;
+  // Filling the operands, the contenders' set-up and the warm-up call take seconds before the
+  // first call is timed (11 s on 4 ranks of a 2-core machine's first run): said first.
+  if (progress && !cfg.bare) line.update("setting up the operands, the contenders and a warm-up");
   const auto s = make_setup<T>(cfg);
   std::vector<std::unique_ptr<Contender<T>>> cs;
   cs.reserve(cfg.algos.size());
@@ -334,9 +340,6 @@ int bench_typed(const BenchConfig& cfg) {
     (void)options_of(cfg, name);  // a bad name is the command's error
   for (const std::string& name : cfg.algos) cs.push_back(make_or_report(cfg, *s, name));
   if (cfg.bare) return run_bare(cfg, *s, cs);
-  const int me = s->mesh.rank();
-  const bool progress =
-      !cfg.quiet && cfg.json.empty() && me == 0 && (cfg.progress || isatty(STDERR_FILENO));
   bench::Context ctx{cfg, s->mesh, s->A.layout(), s->B.layout(), s->C0.layout(), 0, 0};
   ctx.work = bench::flops(cfg.m, cfg.n, cfg.k, is_complex_v<T>);
   ctx.lower_bound = lower_bound_words(cfg.m, cfg.n, cfg.k, s->mesh.size());
@@ -352,7 +355,7 @@ int bench_typed(const BenchConfig& cfg) {
       break;
     }
   const double before = resident_bytes();
-  run_alternating(cfg, *s, cs, progress, before, abc);
+  run_alternating(cfg, *s, cs, progress ? &line : nullptr, before, abc);
   const double extra = std::max(0.0, peak_resident_bytes() - before);
   if (cs.size() == 1)
     cs.front()->row.own_extra_ratio = max_over(abc > 0 ? extra / abc : 0.0, s->mesh.comm());
@@ -373,7 +376,7 @@ int bench_typed(const BenchConfig& cfg) {
     if (c->row.probe > probe_limit(cfg) && rc == 0) rc = 3;
     rows.push_back(c->row);
   }
-  if (me == 0) bench::report(ctx, rows);
+  if (s->mesh.rank() == 0) bench::report(ctx, rows);
   return rc;
 }
 

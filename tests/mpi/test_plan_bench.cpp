@@ -143,6 +143,29 @@ TEST(Bench, SmokeC64TransposedWithBeta) {
   bench_smoke(cfg, "bench_c64.json");
 }
 
+// --progress (run-demo's run): rank 0 says it is setting up before the first call is timed
+// (the operands, the contenders and the warm-up take seconds), then a line per call; the other
+// ranks print nothing on stderr.
+TEST(Bench, ProgressSaysTheSetUpBeforeTheCalls) {
+  cli::BenchConfig cfg;
+  cfg.m = cfg.n = cfg.k = 64, cfg.reps = 2, cfg.warmup = 1, cfg.progress = true;
+  cfg.algos = {"auto", "summa"};
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int rc = returns([&cfg] { return cli::run_bench(cfg); });
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  (void)::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 0) << err;
+  if (world_rank() != 0) {
+    EXPECT_EQ(err, "");
+    return;
+  }
+  const std::string first = "setting up the operands, the contenders and a warm-up\n";
+  EXPECT_EQ(err.substr(0, first.size()), first) << err;
+  EXPECT_NE(err.find(first + "auto: call 1/3 ("), std::string::npos) << err;
+  EXPECT_NE(err.find("summa: call 3/3 ("), std::string::npos) << err;
+}
+
 #if !SHARDMM_HAVE_SCALAPACK
 // A build without ScaLAPACK: --algo scalapack reports so in its row, the others still run.
 TEST(Bench, ScalapackColumnSaysTheBuildHasNone) {
