@@ -131,12 +131,15 @@ std::vector<Report> collect(const Scope& sc, double since, double patience) {
 }
 
 // Before the process ends by _Exit (no destructors): the status directories this rank made,
-// for any communicator (a mesh's made when the mesh was, the world's by a call on it).
-void remove_owned() {
+// for any communicator (a mesh's made when the mesh was, the world's by a call on it), `last`
+// (one of them or not) after the others.
+void remove_owned(const std::string& last = "") {
   State& s = state();
   const std::scoped_lock lock(s.m);
   std::error_code ec;
-  for (const std::string& d : s.owned) fs::remove_all(d, ec);
+  for (const std::string& d : s.owned)
+    if (d != last) fs::remove_all(d, ec);
+  if (!last.empty()) fs::remove_all(last, ec);
 }
 
 void fire(const Report& mine, const Scope& sc, const Settings& set, double idle) {
@@ -156,12 +159,15 @@ void fire(const Report& mine, const Scope& sc, const Settings& set, double idle)
     // or the watchdog's own interval when shorter, for their files.
     const auto reports = collect(sc, mine.time - set.seconds - 10, std::min(3.0, set.seconds));
     for (const std::string& line : who_waits(sc.members, reports)) say(mine.rank, line);
+    if (set.abort) {
+      say(mine.rank, "ending the job (SHARDMM_WATCHDOG=...:abort)");
+      // The others end as soon as their files are gone, and the launcher may then kill this
+      // rank at once: its directories go first, the one holding their files last.
+      remove_owned(sc.dir);
+      std::_Exit(kExitStatus);
+    }
     for (int w : sc.members) fs::remove(status_file(sc, w), ec);  // read: the others may go
-    if (!set.abort) return;
-    say(mine.rank, "ending the job (SHARDMM_WATCHDOG=...:abort)");
-    fs::remove_all(sc.dir, ec);
-    remove_owned();
-    std::_Exit(kExitStatus);
+    return;
   }
   if (!set.abort) return;
   // Rank 0 reports first: it removes this rank's file once read (within 5 s).
