@@ -331,7 +331,7 @@ int bench_typed(const BenchConfig& cfg) {
                         (cfg.progress || isatty(STDERR_FILENO));
   ProgressLine line;
   // Filling the operands, the contenders' set-up and the warm-up call take seconds before the
-  // first call is timed (11 s on 4 ranks of a 2-core machine's first run): said first.
+  // first call is timed (2-4 s for run-demo's 4 ranks on 2 cores): said first.
   if (progress && !cfg.bare) line.update("setting up the operands, the contenders and a warm-up");
   const auto s = make_setup<T>(cfg);
   std::vector<std::unique_ptr<Contender<T>>> cs;
