@@ -187,9 +187,18 @@ plan::OocProblem ooc_problem(index_t m, index_t n, index_t k, Dtype dtype, int r
   return q;
 }
 
-// Collective: the share of the operands' data in the page cache, the least any rank sees (ranks
-// on other hosts have other caches), so that every rank plans alike.
-double cached_share(MPI_Comm comm, const std::vector<const MatrixFile*>& files) {
+// What the page cache holds of the operands and whether it can keep them (plan_files).
+struct PageCacheView {
+  double cached = 0;   ///< the share of the operands' data in the page cache (0-1)
+  bool keeps = false;  ///< the node could keep the operands and `extra` bytes (MemAvailable)
+};
+
+// Collective, one reduction: the least any rank sees (ranks on other hosts have other caches),
+// so that every rank plans alike. `extra`: bytes the run adds to the page cache besides the
+// operands (the result), which the operands must fit beside for a stream's later passes to
+// find them cached.
+PageCacheView page_cache_view(MPI_Comm comm, const std::vector<const MatrixFile*>& files,
+                              std::int64_t extra) {
   double cached = 0, total = 0;
   for (const MatrixFile* f : files) {
     if (f->path.empty()) continue;
@@ -197,17 +206,12 @@ double cached_share(MPI_Comm comm, const std::vector<const MatrixFile*>& files) 
     cached += static_cast<double>(io::cached_bytes(f->path, f->data_offset, bytes));
     total += static_cast<double>(bytes);
   }
-  double share = total > 0 ? cached / total : 0, least = 0;
-  SHARDMM_MPI(MPI_Allreduce(&share, &least, 1, MPI_DOUBLE, MPI_MIN, comm));
-  return least;
-}
-
-// Collective: whether every rank's node could keep `bytes` in its page cache (MemAvailable),
-// so that the operands a stream reads again stay cached between its passes.
-bool cache_keeps(MPI_Comm comm, std::int64_t bytes) {
-  int mine = io::available_memory() >= bytes ? 1 : 0, all = 0;
-  SHARDMM_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm));
-  return all == 1;
+  const double room = static_cast<double>(io::available_memory());
+  const double mine[2] = {total > 0 ? cached / total : 0,
+                          room >= total + static_cast<double>(extra) ? 1.0 : 0.0};
+  double least[2] = {0, 0};
+  SHARDMM_MPI(MPI_Allreduce(mine, least, 2, MPI_DOUBLE, MPI_MIN, comm));
+  return {least[0], least[1] == 1.0};
 }
 
 // plan_out_of_core, with whether the page cache keeps the operands between the stream's passes
@@ -276,18 +280,14 @@ OocPlan plan_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const Mat
                    bool force_out_of_core, IoMethod io) {
   OocPlan p;
   product_dims(opA, A, opB, B, p);
-  const double cached = cached_share(comm, {&A, &B, &c0});
+  const PageCacheView cache = page_cache_view(
+      comm, {&A, &B, &c0}, p.m * p.n * static_cast<std::int64_t>(dtype_size(A.dtype)));
   // op(X)'s rows lie contiguous where X is in C order and not transposed, or the other way.
   const FileOrders orders{A.fortran_order == (opA != Op::N), B.fortran_order == (opB != Op::N),
                           !c0.fortran_order};
-  // The operands and the result all fit the page cache: what the first pass reads, it keeps.
-  const auto es = static_cast<std::int64_t>(dtype_size(A.dtype));
-  const bool kept = cache_keeps(
-      comm,
-      (A.rows * A.cols + B.rows * B.cols + (c0.path.empty() ? 0 : p.m * p.n) + p.m * p.n) * es);
   return plan_stream(p.m, p.n, p.k, A.dtype, comm::comm_size(comm), options.memory_limit,
                      !c0.path.empty(), c0.fortran_order != out_fortran_order, force_out_of_core,
-                     out_fortran_order, cached, io, orders, kept);
+                     out_fortran_order, cache.cached, io, orders, cache.keeps);
 }
 
 FileGemmReport gemm_files(MPI_Comm comm, Op opA, const MatrixFile& A, Op opB, const MatrixFile& B,
